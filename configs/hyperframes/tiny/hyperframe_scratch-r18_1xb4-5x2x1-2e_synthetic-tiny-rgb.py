@@ -1,0 +1,84 @@
+# The foundation's end-to-end slice: a T=5 hyperframe ResNet-18 trained from scratch for 2 epochs
+# on the tiny synthetic set that `python tools/make_synthetic_dataset.py --preset tiny` writes.
+_base_ = [
+    '../../_base_/models/hyper_r18.py', '../../_base_/default_runtime.py'
+]
+
+num_frames = 5
+model = dict(
+    backbone=dict(num_frames=num_frames),
+    cls_head=dict(num_classes=4, dropout_ratio=0.0))
+
+dataset_type = 'VideoDataset'
+data_root = '{{$HF_SYNTHETIC_TINY:data/synthetic_tiny}}'
+train_pipeline = [
+    dict(type='DecordInit'),
+    dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=1),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(56, 56), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+val_pipeline = [
+    dict(type='DecordInit'),
+    dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=1,
+         test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(56, 56), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+test_pipeline = [
+    dict(type='DecordInit'),
+    dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=2,
+         test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(56, 56), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+
+train_dataloader = dict(
+    batch_size=4,
+    num_workers=0,
+    persistent_workers=False,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    dataset=dict(
+        type=dataset_type,
+        ann_file=f'{data_root}/train.txt',
+        data_prefix=dict(video=data_root),
+        pipeline=train_pipeline))
+val_dataloader = dict(
+    batch_size=4,
+    num_workers=0,
+    persistent_workers=False,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(
+        type=dataset_type,
+        ann_file=f'{data_root}/val.txt',
+        data_prefix=dict(video=data_root),
+        pipeline=val_pipeline,
+        test_mode=True))
+test_dataloader = dict(
+    batch_size=1,
+    num_workers=0,
+    persistent_workers=False,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(
+        type=dataset_type,
+        ann_file=f'{data_root}/val.txt',
+        data_prefix=dict(video=data_root),
+        pipeline=test_pipeline,
+        test_mode=True))
+
+val_evaluator = dict(type='AccMetric')
+test_evaluator = val_evaluator
+
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=2, val_begin=1, val_interval=1)
+val_cfg = dict(type='ValLoop')
+test_cfg = dict(type='TestLoop')
+param_scheduler = [dict(type='CosineAnnealingLR', T_max=2, eta_min=0, by_epoch=True)]
+optim_wrapper = dict(
+    optimizer=dict(type='SGD', lr=0.01, momentum=0.9, weight_decay=1e-4),
+    clip_grad=dict(max_norm=40, norm_type=2))
+default_hooks = dict(logger=dict(interval=1))

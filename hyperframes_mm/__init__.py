@@ -1,0 +1,15 @@
+"""hyperframes_mm: hyperframe video models for MMAction2.
+
+Importing the package first applies the upstream fixes in :mod:`hyperframes_mm.compat` (before
+anything imports ``mmaction.models``), then registers the plugin's transforms, datasets and models
+in mmaction2's registries. Configs load it with
+``custom_imports = dict(imports=['hyperframes_mm'], allow_failed_imports=False)``.
+"""
+from . import compat
+from .version import __version__
+
+compat.apply()
+
+from . import datasets, models  # noqa: E402,F401  (registration needs compat applied first)
+
+__all__ = ['__version__', 'compat', 'datasets', 'models']

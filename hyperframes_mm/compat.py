@@ -1,0 +1,270 @@
+"""Upstream breakages this plugin must live with, fixed at ``import hyperframes_mm``.
+
+Every fix first checks that it is needed and does nothing otherwise, so a future mmaction2 or
+mmengine that no longer has the problem is left untouched:
+
+* :func:`check_environment` refuses a Python/torch/mmcv/mmengine combination that cannot work,
+  with a message that says what to install, before mmaction2's own import-time asserts fire.
+* :func:`patch_missing_drn`: the ``mmaction2==1.2.0`` wheel on PyPI lacks
+  ``mmaction/models/localizers/drn/`` (the folder has no ``__init__.py`` upstream, so the wheel
+  builder skipped it) and ``import mmaction.models`` raises ``ModuleNotFoundError``. We provide
+  the missing module with a ``DRN`` that raises a clear error when built.
+* :func:`allow_mmengine_checkpoint_globals`: ``mmengine==0.10.7`` calls ``torch.load`` without
+  ``weights_only``; since torch 2.6 that means weights-only loading, which refuses the
+  non-tensor objects mmengine itself writes into every checkpoint (the message hub's
+  ``HistoryBuffer`` and the numpy values inside it). We allow-list exactly those globals, keeping
+  torch's protection on for everything else.
+"""
+import importlib.util
+import logging
+import sys
+import types
+from importlib import metadata
+from pathlib import Path
+from typing import Dict, List, Optional
+
+logger = logging.getLogger(__name__)
+
+#: Inclusive minimum / exclusive maximum that mmaction2 1.2.0 accepts for mmcv.
+MMCV_RANGE = ('2.0.0rc4', '2.2.0')
+MMENGINE_RANGE = ('0.7.1', '1.0.0')
+MIN_TORCH = '1.13'
+
+_DRN_MODULE = 'mmaction.models.localizers.drn'
+
+
+def _version(version: str):
+    """A comparable version (``2.0.0rc4`` < ``2.0.0``); packaging comes with mmengine/mmcv."""
+    from packaging.version import Version
+    return Version(version)
+
+
+def _installed(dist: str) -> Optional[str]:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def check_environment() -> None:
+    """Refuse, with an actionable message, a stack that mmaction2 1.2.0 cannot run on.
+
+    Raises:
+        ImportError: naming the package, the version found and the command that fixes it.
+    """
+    problems: List[str] = []
+    if sys.version_info < (3, 9):
+        problems.append(f'Python {sys.version.split()[0]} is too old: use Python 3.9-3.12 '
+                        '(3.11 is the tested one).')
+    torch_version = _installed('torch')
+    if torch_version is None:
+        problems.append('torch is not installed: pip install torch==2.14.1 torchvision==0.29.1')
+    elif _version(torch_version.split('+')[0]) < _version(MIN_TORCH):
+        problems.append(f'torch {torch_version} is too old: pip install torch==2.14.1 '
+                        'torchvision==0.29.1')
+    mmcv_full, mmcv_lite = _installed('mmcv'), _installed('mmcv-lite')
+    if mmcv_full and mmcv_lite:
+        problems.append(f'both mmcv {mmcv_full} and mmcv-lite {mmcv_lite} are installed; they '
+                        'overwrite each other\'s files. Keep one: pip uninstall -y mmcv mmcv-lite '
+                        '&& pip install mmcv-lite==2.1.0 (CPU) or mim install mmcv==2.1.0 (GPU ops).')
+    mmcv_version = mmcv_full or mmcv_lite
+    low, high = map(_version, MMCV_RANGE)
+    if mmcv_version is None:
+        problems.append('mmcv is not installed: pip install mmcv-lite==2.1.0 (CPU, pure Python) '
+                        'or mim install mmcv==2.1.0 (compiled CUDA ops).')
+    elif not low <= _version(mmcv_version) < high:
+        name = 'mmcv' if mmcv_full else 'mmcv-lite'
+        problems.append(f'{name} {mmcv_version} is installed but mmaction2 1.2.0 needs '
+                        f'mmcv>={MMCV_RANGE[0]},<{MMCV_RANGE[1]}: pip install mmcv-lite==2.1.0 '
+                        '(CPU) or mim install mmcv==2.1.0 (GPU ops).')
+    mmengine_version = _installed('mmengine')
+    low, high = map(_version, MMENGINE_RANGE)
+    if mmengine_version is None:
+        problems.append('mmengine is not installed: pip install mmengine==0.10.7')
+    elif not low <= _version(mmengine_version) < high:
+        problems.append(f'mmengine {mmengine_version} is outside mmaction2 1.2.0\'s range '
+                        f'>={MMENGINE_RANGE[0]},<{MMENGINE_RANGE[1]}: pip install mmengine==0.10.7')
+    if _installed('mmaction2') is None:
+        problems.append('mmaction2 is not installed: pip install mmaction2==1.2.0')
+    if importlib.util.find_spec('importlib_metadata') is None:
+        problems.append('importlib_metadata is missing (mmaction2 imports it without declaring '
+                        'it): pip install importlib_metadata')
+    if problems:
+        raise ImportError('hyperframes_mm cannot run on this environment:\n  - ' +
+                          '\n  - '.join(problems) +
+                          '\nThe tested set is pinned in requirements/lock-cpu.txt.')
+
+
+class UnavailableDRN:
+    """Stands in for mmaction2's DRN localizer, which the PyPI wheel does not ship."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        raise RuntimeError(
+            'DRN is unavailable: the mmaction2 1.2.0 wheel on PyPI ships without '
+            'mmaction/models/localizers/drn/ (the folder lacks an __init__.py upstream, so it was '
+            'left out of the wheel). Install mmaction2 from a source checkout '
+            '(pip install -e <mmaction2 repo>) to use DRN; every other mmaction2 model works.')
+
+
+def patch_missing_drn() -> bool:
+    """Provide ``mmaction.models.localizers.drn`` where the installed wheel lacks it.
+
+    Returns:
+        bool: True when the placeholder was installed, False when nothing was needed.
+    """
+    if _DRN_MODULE in sys.modules:
+        return False
+    spec = importlib.util.find_spec('mmaction')
+    if spec is None or not spec.submodule_search_locations:
+        return False
+    localizers = Path(list(spec.submodule_search_locations)[0], 'models', 'localizers')
+    init_text = localizers.joinpath('__init__.py')
+    if not init_text.is_file() or 'drn' not in init_text.read_text():
+        return False
+    if localizers.joinpath('drn', 'drn.py').is_file():
+        return False
+
+    from mmaction.registry import MODELS
+    package = types.ModuleType(_DRN_MODULE)
+    package.__path__ = []
+    package.__doc__ = 'Placeholder installed by hyperframes_mm.compat: DRN is not in the wheel.'
+    module = types.ModuleType(f'{_DRN_MODULE}.drn')
+    module.DRN = UnavailableDRN
+    package.drn = module
+    package.DRN = UnavailableDRN
+    sys.modules[_DRN_MODULE] = package
+    sys.modules[f'{_DRN_MODULE}.drn'] = module
+    MODELS.register_module(name='DRN', module=UnavailableDRN, force=False)
+    logger.debug('installed a placeholder for %s (missing from the mmaction2 wheel)', _DRN_MODULE)
+    return True
+
+
+def _history_buffer_statistic(owner, name: str):
+    """The only ``getattr`` a weights-only load may call: a HistoryBuffer statistics method.
+
+    ``HistoryBuffer.__getstate__`` stores its ``_statistics_methods`` dict ({'min':
+    HistoryBuffer.min, ...}); pickle writes each method as ``getattr(HistoryBuffer, 'min')``.
+    Allow-listing the real ``builtins.getattr`` would let a crafted file walk attributes of
+    anything it can reach; this resolves registered statistics methods and refuses the rest.
+    The result is only stored, never called by the unpickler.
+    """
+    from mmengine.logging.history_buffer import HistoryBuffer
+    # The four built-ins are put in the table by the first HistoryBuffer() of a process, which
+    # may not have happened yet when a checkpoint is loaded.
+    methods = {'min', 'max', 'current', 'mean'} | set(HistoryBuffer._statistics_methods)
+    if owner is not HistoryBuffer or not isinstance(name, str) or name not in methods:
+        raise TypeError(f'weights-only load refused getattr({owner!r}, {name!r}): only '
+                        f'HistoryBuffer statistics methods {sorted(methods)} may be looked up')
+    return getattr(HistoryBuffer, name)
+
+
+def mmengine_checkpoint_globals() -> List:
+    """The globals a checkpoint written by an mmengine runner contains, each with why it is safe.
+
+    Derived with ``torch.serialization.get_unsafe_globals_in_checkpoint`` from checkpoints that
+    mmengine 0.10.7 runs write under numpy 2 (``tests/test_compat.py`` re-derives it from a fresh
+    run and fails if an entry is missing): the message hub's ``HistoryBuffer`` objects, the numpy
+    arrays and scalars inside them, and the statistics methods they keep a table of.
+    """
+    import numpy
+    from mmengine.logging.history_buffer import HistoryBuffer
+    core = getattr(numpy, '_core', None) or numpy.core
+    multiarray = core.multiarray
+    module_name = multiarray.__name__
+    return [
+        # Plain container of two numpy arrays (logged values and counts), rebuilt by __new__ +
+        # __setstate__ (a dict update); no side effects.
+        HistoryBuffer,
+        # numpy arrays: ndarray.__setstate__ copies raw bytes into a buffer of the given dtype;
+        # object arrays would need pickled Python objects, which the unpickler still refuses.
+        numpy.ndarray,
+        numpy.dtype,
+        # _reconstruct makes an empty array of a class that must itself be allow-listed; scalar
+        # builds one numpy scalar from a dtype and raw bytes.
+        (multiarray._reconstruct, f'{module_name}._reconstruct'),
+        (multiarray.scalar, f'{module_name}.scalar'),
+        # Pickle protocol 2 names HistoryBuffer.min & co. as builtins.getattr(HistoryBuffer, ..).
+        (_history_buffer_statistic, 'builtins.getattr'),
+    ] + _numpy_dtype_classes()
+
+
+def _numpy_dtype_classes() -> List[type]:
+    """numpy 2 dtype instances are of per-type classes (``numpy.dtypes.Float64DType``) that the
+    unpickler must be allowed to ``BUILD``; their state is a (byte order, sizes, flags) tuple."""
+    import numpy
+    dtypes = getattr(numpy, 'dtypes', None)
+    if dtypes is None:
+        return []
+    return [value for value in vars(dtypes).values()
+            if isinstance(value, type) and issubclass(value, numpy.dtype)]
+
+
+def allow_mmengine_checkpoint_globals() -> bool:
+    """Let ``torch.load`` (weights-only) read mmengine checkpoints, and nothing more.
+
+    Returns:
+        bool: True when globals were added, False when torch or mmengine do not need it.
+    """
+    import torch
+    serialization = torch.serialization
+    if not hasattr(serialization, 'add_safe_globals'):
+        return False  # torch < 2.4: no weights-only default, nothing to fix.
+    from mmengine.runner import checkpoint as mm_checkpoint
+    source = Path(mm_checkpoint.__file__).read_text()
+    if 'weights_only' in source:
+        return False  # this mmengine decides weights-only loading itself.
+    serialization.add_safe_globals(mmengine_checkpoint_globals())
+    logger.debug('allowed mmengine checkpoint globals for weights-only torch.load')
+    return True
+
+
+def _loader_with_filename(load_from_local):
+    """Wrap mmengine's local checkpoint loader so a refused file names itself and the reason."""
+    import pickle
+
+    def load_from_local_named(filename, map_location):
+        try:
+            return load_from_local(filename, map_location)
+        except pickle.UnpicklingError as error:
+            raise CheckpointRefusedError(
+                f'{filename}: refused by torch weights-only loading. The file holds Python objects '
+                'that are not plain tensors or the values mmengine writes, so loading it could run '
+                'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
+                f'torch said: {_unpickler_reason(error)}') from error
+
+    load_from_local_named.__wrapped__ = load_from_local
+    return load_from_local_named
+
+
+def _unpickler_reason(error: Exception) -> str:
+    """The one line of torch's long weights-only message that says what was refused."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if 'WeightsUnpickler error' in line:
+            reason = line.split('WeightsUnpickler error:', 1)[1].strip()
+            return reason or (lines[index + 1] if index + 1 < len(lines) else line)
+    return lines[0] if lines else repr(error)
+
+
+class CheckpointRefusedError(RuntimeError):
+    """A checkpoint that weights-only loading refused (it may carry a code payload)."""
+
+
+def name_refused_checkpoints() -> bool:
+    """Make mmengine's local loader raise :class:`CheckpointRefusedError` naming the file."""
+    from mmengine.runner.checkpoint import CheckpointLoader
+    loader = CheckpointLoader._schemes.get('')
+    if loader is None or hasattr(loader, '__wrapped__'):
+        return False
+    CheckpointLoader._schemes[''] = _loader_with_filename(loader)
+    return True
+
+
+def apply() -> Dict[str, bool]:
+    """Apply every fix; returns which ones did something (for logs and tests)."""
+    check_environment()
+    return {
+        'drn_placeholder': patch_missing_drn(),
+        'mmengine_checkpoint_globals': allow_mmengine_checkpoint_globals(),
+        'named_checkpoint_errors': name_refused_checkpoints(),
+    }

@@ -1,0 +1,1 @@
+from .transforms import *  # noqa: F401,F403

@@ -1,0 +1,3 @@
+from .hyperframe_data_preprocessor import HyperframeDataPreprocessor
+
+__all__ = ['HyperframeDataPreprocessor']

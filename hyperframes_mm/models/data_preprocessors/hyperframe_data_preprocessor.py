@@ -1,0 +1,95 @@
+"""Normalise and batch hyperframes: a 3-value mean/std tiled over the T frames of each stream."""
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+from mmaction.registry import MODELS
+from mmaction.utils import SampleList
+from mmengine.model import BaseDataPreprocessor, stack_batch
+
+
+@MODELS.register_module()
+class HyperframeDataPreprocessor(BaseDataPreprocessor):
+    """Batch ``[K, 3T, H, W]`` hyperframes and normalise each frame with the image mean/std.
+
+    mmaction2's ``ActionDataPreprocessor`` cannot broadcast a 3-value mean over 3T channels; here
+    the mean/std are tiled to whatever channel count arrives, so one config serves every T and
+    every stream (streams may differ in T). Normalisation runs in float32 whatever the input
+    dtype, so uint8 inputs and mixed-precision training are safe.
+
+    Args:
+        mean (Sequence[float], optional): per-channel mean of one frame (3 values), or of a whole
+            hyperframe (3T values). Defaults to None (no normalisation).
+        std (Sequence[float], optional): as ``mean``. Defaults to None.
+        to_rgb (bool): reverse the channel order inside every frame (BGR -> RGB). Defaults to
+            False (decord and PyAV already decode RGB).
+        channels_per_frame (int): channels of one frame. Defaults to 3.
+        blending (dict, optional): mmaction2 batch blending (``MixupBlending``, ...), single
+            stream only. Defaults to None.
+    """
+
+    def __init__(self,
+                 mean: Optional[Sequence[float]] = None,
+                 std: Optional[Sequence[float]] = None,
+                 to_rgb: bool = False,
+                 channels_per_frame: int = 3,
+                 blending: Optional[dict] = None) -> None:
+        super().__init__()
+        if (mean is None) != (std is None):
+            raise ValueError('HyperframeDataPreprocessor: give both mean and std, or neither')
+        if mean is not None and len(mean) != len(std):
+            raise ValueError(f'HyperframeDataPreprocessor: mean has {len(mean)} values but std '
+                             f'has {len(std)}')
+        if mean is not None and len(mean) % channels_per_frame:
+            raise ValueError(f'HyperframeDataPreprocessor: mean/std need a multiple of '
+                             f'channels_per_frame={channels_per_frame} values, got {len(mean)}')
+        self.to_rgb = to_rgb
+        self.channels_per_frame = channels_per_frame
+        self._enable_normalize = mean is not None
+        if mean is not None:
+            self.register_buffer('mean', torch.tensor(mean, dtype=torch.float32), False)
+            self.register_buffer('std', torch.tensor(std, dtype=torch.float32), False)
+        self.blending = MODELS.build(blending) if blending is not None else None
+
+    def _normalise(self, batch: torch.Tensor) -> torch.Tensor:
+        """``[..., 3T, H, W]`` -> float32, RGB-ordered, normalised per frame."""
+        channels = batch.shape[-3]
+        if channels % self.channels_per_frame:
+            raise ValueError(f'HyperframeDataPreprocessor: inputs have {channels} channels, not a '
+                             f'multiple of channels_per_frame={self.channels_per_frame}')
+        batch = batch.float()
+        if self.to_rgb:
+            order = torch.arange(channels, device=batch.device).view(-1, self.channels_per_frame)
+            batch = batch[..., order.flip(1).reshape(-1), :, :]
+        if not self._enable_normalize:
+            return batch
+        if channels % len(self.mean):
+            raise ValueError(f'HyperframeDataPreprocessor: mean/std have {len(self.mean)} values, '
+                             f'which does not divide the {channels} input channels')
+        repeats = channels // len(self.mean)
+        mean = self.mean.repeat(repeats).view(-1, 1, 1)
+        std = self.std.repeat(repeats).view(-1, 1, 1)
+        return (batch - mean) / std
+
+    def preprocess(self, inputs: Union[List[torch.Tensor], List[Dict[str, torch.Tensor]]],
+                   data_samples: SampleList,
+                   training: bool = False) -> Tuple:
+        """Stack the samples of a batch and normalise them; dict inputs are per stream."""
+        if isinstance(inputs, dict):  # already collated per stream (default_collate)
+            return {key: self._normalise(value) for key, value in inputs.items()}, data_samples
+        if isinstance(inputs[0], dict):
+            if training and self.blending is not None:
+                raise ValueError('HyperframeDataPreprocessor: batch blending is not supported for '
+                                 'multi-stream inputs (each stream would draw its own mix)')
+            keys = list(inputs[0])
+            return {key: self._normalise(stack_batch([sample[key] for sample in inputs]))
+                    for key in keys}, data_samples
+        batch = self._normalise(inputs if isinstance(inputs, torch.Tensor) else stack_batch(inputs))
+        if training and self.blending is not None:
+            batch, data_samples = self.blending(batch, data_samples)
+        return batch, data_samples
+
+    def forward(self, data: dict, training: bool = False) -> dict:
+        data = self.cast_data(data)
+        data['inputs'], data['data_samples'] = self.preprocess(data['inputs'],
+                                                               data.get('data_samples'), training)
+        return data

@@ -1,0 +1,103 @@
+"""The upstream fixes applied at ``import hyperframes_mm``."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from hyperframes_mm import compat
+
+
+def test_mmaction_models_importable_after_plugin():
+    result = subprocess.run([sys.executable, '-c', 'import hyperframes_mm, mmaction.models; '
+                             'from mmaction.models import Recognizer2D; print("ok")'],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith('ok')
+
+
+def test_building_drn_says_why_it_is_missing():
+    import mmaction.models  # noqa: F401
+    from mmaction.registry import MODELS
+    with pytest.raises(Exception, match='DRN is unavailable.*wheel'):
+        MODELS.build(dict(type='DRN'))
+
+
+def test_patches_are_noops_when_applied_again():
+    assert compat.patch_missing_drn() is False
+    assert compat.name_refused_checkpoints() is False
+
+
+@pytest.mark.parametrize('dist,version,advice', [
+    ('mmcv-lite', '2.2.0', 'mmcv-lite==2.1.0'),
+    ('mmengine', '1.1.0', 'mmengine==0.10.7'),
+    ('torch', '1.8.0', 'torch==2.14.1'),
+])
+def test_incompatible_stack_is_refused_with_advice(monkeypatch, dist, version, advice):
+    real = compat._installed
+    monkeypatch.setattr(compat, '_installed',
+                        lambda name: version if name == dist else real(name))
+    with pytest.raises(ImportError, match=advice.replace('.', r'\.')):
+        compat.check_environment()
+
+
+def test_both_mmcv_packages_installed_is_refused(monkeypatch):
+    monkeypatch.setattr(compat, '_installed',
+                        lambda name: {'mmcv': '2.1.0', 'mmcv-lite': '2.1.0'}.get(
+                            name, '2.14.1' if name == 'torch' else '0.10.7'))
+    with pytest.raises(ImportError, match='both mmcv 2.1.0 and mmcv-lite'):
+        compat.check_environment()
+
+
+def test_allow_list_covers_a_real_mmengine_checkpoint(tiny_work_dir):
+    """Re-derive what a real mmengine run writes; every global must be allow-listed."""
+    checkpoint = next(tiny_work_dir.glob('epoch_*.pth'))
+    # A fresh interpreter without the plugin: this one already allows the list under test.
+    probe = subprocess.run(
+        [sys.executable, '-c', 'import json, sys, torch; print(json.dumps(torch.serialization.'
+         'get_unsafe_globals_in_checkpoint(sys.argv[1])))', str(checkpoint)],
+        capture_output=True, text=True, check=True)
+    needed = set(json.loads(probe.stdout))
+    allowed = {entry[1] if isinstance(entry, tuple) else f'{entry.__module__}.{entry.__qualname__}'
+               for entry in compat.mmengine_checkpoint_globals()}
+    assert needed, 'an mmengine checkpoint should hold HistoryBuffer and numpy values'
+    assert needed <= allowed, f'not allow-listed: {needed - allowed}'
+    loaded = torch.load(checkpoint, map_location='cpu')  # weights_only is torch's default
+    assert 'message_hub' in loaded and 'state_dict' in loaded
+
+
+class _Payload:
+    """Pickles as a call that writes a file: what a malicious checkpoint would carry."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path.write_text, (self.marker, 'pwned'))
+
+
+def _write_malicious_checkpoint(path: Path, marker: Path) -> None:
+    torch.save({'state_dict': {}, 'meta': {'payload': _Payload(marker)}}, path)
+    assert not marker.exists()
+
+
+def test_code_carrying_checkpoint_is_refused_and_does_not_run(tmp_path):
+    from mmengine.runner.checkpoint import _load_checkpoint
+    checkpoint, marker = tmp_path / 'evil.pth', tmp_path / 'pwned.txt'
+    _write_malicious_checkpoint(checkpoint, marker)
+    with pytest.raises(compat.CheckpointRefusedError, match='evil.pth.*weights-only'):
+        _load_checkpoint(str(checkpoint), map_location='cpu')
+    with pytest.raises(Exception):
+        torch.load(checkpoint)
+    assert not marker.exists()
+
+
+def test_getattr_allow_list_entry_is_restricted():
+    from mmengine.logging.history_buffer import HistoryBuffer
+    assert compat._history_buffer_statistic(HistoryBuffer, 'mean') is HistoryBuffer.mean
+    with pytest.raises(TypeError, match='refused'):
+        compat._history_buffer_statistic(HistoryBuffer, '__init__')
+    with pytest.raises(TypeError, match='refused'):
+        compat._history_buffer_statistic(Path, 'write_text')

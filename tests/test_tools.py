@@ -1,0 +1,68 @@
+"""The plugin config trains, tests and resumes through mmaction2's tools and the project's own."""
+import json
+import pickle
+
+import pytest
+
+from hyperframes_mm.utils import upstream_tool_path
+
+from .conftest import REPO, TINY_CONFIG, run_tool
+
+
+def _last_metrics(work_dir):
+    logs = sorted(work_dir.glob('*/*.json'))
+    assert logs, f'no json log in {work_dir}'
+    return json.loads(logs[-1].read_text().splitlines()[-1])
+
+
+def test_upstream_train_wrote_checkpoints(tiny_work_dir):
+    assert (tiny_work_dir / 'epoch_1.pth').is_file()
+    assert (tiny_work_dir / 'last_checkpoint').read_text().strip().endswith('epoch_1.pth')
+
+
+def test_upstream_test_tool_with_dump(tiny_work_dir, tiny_dataset, tmp_path):
+    dump = tmp_path / 'results.pkl'
+    run_tool([upstream_tool_path('test'), TINY_CONFIG, tiny_work_dir / 'epoch_1.pth',
+              '--work-dir', tmp_path, '--dump', dump], tiny_dataset)
+    metrics = _last_metrics(tmp_path)
+    assert 0.0 <= metrics['acc/top1'] <= 1.0
+    with open(dump, 'rb') as f:
+        results = pickle.load(f)
+    assert len(results) == 8  # 4 classes x 2 validation clips
+    scores = results[0]['pred_score']
+    assert scores.shape == (4, ) and abs(float(scores.sum()) - 1) < 1e-4
+
+
+def test_resume_continues_to_epoch_two(tiny_work_dir, tiny_dataset, tmp_path):
+    import shutil
+    work_dir = tmp_path / 'resume'
+    shutil.copytree(tiny_work_dir, work_dir)
+    result = run_tool([REPO / 'tools/train.py', TINY_CONFIG, '--work-dir', work_dir, '--resume',
+                       '--cfg-options', 'train_cfg.max_epochs=2'], tiny_dataset)
+    assert 'resumed epoch: 1' in result.stdout + result.stderr
+    assert (work_dir / 'epoch_2.pth').is_file()
+
+
+def test_project_tools_train_and_test(tiny_dataset, tmp_path):
+    run_tool([REPO / 'tools/train.py', TINY_CONFIG, '--work-dir', tmp_path, '--cfg-options',
+              'train_cfg.max_epochs=1'], tiny_dataset)
+    run_tool([REPO / 'tools/test.py', TINY_CONFIG, tmp_path / 'epoch_1.pth', '--work-dir',
+              tmp_path], tiny_dataset)
+    assert 'acc/top1' in _last_metrics(tmp_path)
+
+
+def test_plugin_tool_refuses_malicious_checkpoint(tiny_dataset, tmp_path):
+    from .test_compat import _write_malicious_checkpoint
+    checkpoint, marker = tmp_path / 'evil.pth', tmp_path / 'pwned.txt'
+    _write_malicious_checkpoint(checkpoint, marker)
+    result = run_tool([REPO / 'tools/test.py', TINY_CONFIG, checkpoint, '--work-dir', tmp_path],
+                      tiny_dataset, check=False)
+    assert result.returncode != 0
+    assert 'CheckpointRefusedError' in result.stderr and 'evil.pth' in result.stderr
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize('script', ['dist_train.sh', 'dist_test.sh'])
+def test_dist_scripts_are_valid_bash(script):
+    import subprocess
+    subprocess.run(['bash', '-n', str(REPO / 'tools' / script)], check=True)
