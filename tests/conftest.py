@@ -7,6 +7,11 @@ from pathlib import Path
 import pytest
 
 import hyperframes_mm  # noqa: F401  (compat fixes and registration for every test)
+from mmaction.utils import register_all_modules
+
+# As mmaction2's runner does: models built in tests resolve names in the mmaction scope
+# (BaseModel builds its data_preprocessor through mmengine's root registry).
+register_all_modules(init_default_scope=True)
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_CONFIG = REPO / 'configs/hyperframes/tiny/hyperframe_scratch-r18_1xb4-5x2x1-2e_synthetic-tiny-rgb.py'

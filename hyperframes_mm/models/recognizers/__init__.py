@@ -1,0 +1,3 @@
+from .fast_slow import FastSlowRecognizer
+
+__all__ = ['FastSlowRecognizer']

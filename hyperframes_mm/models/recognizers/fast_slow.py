@@ -1,0 +1,176 @@
+"""Two-or-more-stream hyperframe recognizer: fast and slow hyperframes, features fused, classified."""
+import copy
+from typing import Dict, Optional, Sequence, Tuple, Union
+
+import torch
+from mmaction.models.recognizers.base import BaseRecognizer
+from mmaction.registry import MODELS
+from mmaction.utils import ConfigType, OptConfigType, SampleList
+from torch import nn
+
+FUSIONS = ('concat', 'sum')
+
+
+def pool_features(features: Union[torch.Tensor, Tuple[torch.Tensor, ...]]) -> torch.Tensor:
+    """Global-average a backbone output to ``[N, C]``.
+
+    Accepts what 2D backbones return: ``[N, C, H, W]`` maps, ``[N, L, C]`` token sequences, flat
+    ``[N, C]`` vectors, or a tuple of them (the last, deepest one is used).
+    """
+    if isinstance(features, (tuple, list)):
+        features = features[-1]
+    if features.dim() == 4:
+        return features.mean(dim=(2, 3))
+    if features.dim() == 3:
+        return features.mean(dim=1)
+    if features.dim() == 2:
+        return features
+    raise ValueError(f'cannot pool backbone output of shape {tuple(features.shape)}')
+
+
+def stream_dropout_mask(batch: int, num_streams: int, p: float,
+                        device: torch.device) -> torch.Tensor:
+    """Inverted-dropout mask ``[batch, num_streams]`` that drops whole streams of a sample.
+
+    Each stream of each sample is kept with probability ``1 - p`` and scaled by ``1 / (1 - p)``;
+    a sample whose streams were all dropped keeps them all (unscaled), so no sample is left without
+    input.
+    """
+    keep = torch.rand(batch, num_streams, device=device) >= p
+    mask = keep.float() / (1.0 - p)
+    all_dropped = ~keep.any(dim=1)
+    mask[all_dropped] = 1.0
+    return mask
+
+
+@MODELS.register_module()
+class FastSlowRecognizer(BaseRecognizer):
+    """Hyperframes of several temporal scales through a (shared) 2D backbone, fused, classified.
+
+    Each stream (e.g. ``fast``: short interval, fine motion; ``slow``: long interval, trends) is a
+    ``[B, K, 3T, H, W]`` input under the key ``imgs_<name>`` — what ``HyperframeStack`` writes for a
+    multi-stream sample and ``PackActionInputs(collect_keys=(...))`` collects. Every stream goes
+    through the backbone, is pooled to ``[B*K, C]``, and the streams are fused by concatenation
+    (``[B*K, S*C]``) or summation (``[B*K, C]``). The head sees the fused feature as K segments,
+    so mmaction2's ``TSNHead`` averages test clips exactly as it does for ``Recognizer2D``.
+
+    Args:
+        backbone (dict): backbone config shared by all streams, or a dict mapping each stream name
+            to its own backbone config (streams may then differ in T); with
+            ``share_backbone=True`` one backbone is built and every stream must have its T.
+        cls_head (dict): head config; its ``in_channels`` must be ``S * C`` for ``concat`` and
+            ``C`` for ``sum``.
+        streams (Sequence[str]): stream names, in fusion order. Defaults to ``('fast', 'slow')``.
+        share_backbone (bool): one backbone for all streams (same parameters, the cost of one
+            backbone in memory) or one per stream. Defaults to True.
+        fusion (str): ``'concat'`` or ``'sum'``. Defaults to ``'concat'``.
+        stream_dropout (float): training-time probability of dropping a whole stream's feature for
+            a sample (see :func:`stream_dropout_mask`), so that neither stream dominates. Defaults
+            to 0.
+        train_cfg, test_cfg (dict, optional): as mmaction2's recognizers.
+        data_preprocessor (dict, optional): defaults to ``HyperframeDataPreprocessor`` without
+            normalisation.
+    """
+
+    def __init__(self,
+                 backbone: ConfigType,
+                 cls_head: ConfigType,
+                 streams: Sequence[str] = ('fast', 'slow'),
+                 share_backbone: bool = True,
+                 fusion: str = 'concat',
+                 stream_dropout: float = 0.0,
+                 train_cfg: OptConfigType = None,
+                 test_cfg: OptConfigType = None,
+                 data_preprocessor: OptConfigType = None) -> None:
+        streams = tuple(streams)
+        if len(streams) < 2 or len(set(streams)) != len(streams):
+            raise ValueError(f'FastSlowRecognizer: streams must be >= 2 distinct names, got '
+                             f'{streams}')
+        if fusion not in FUSIONS:
+            raise ValueError(f'FastSlowRecognizer: fusion must be one of {FUSIONS}, got {fusion!r}')
+        if not 0.0 <= stream_dropout < 1.0:
+            raise ValueError(f'FastSlowRecognizer: stream_dropout must be in [0, 1), got '
+                             f'{stream_dropout}')
+        per_stream = self._per_stream_configs(backbone, streams)
+        if share_backbone and any(cfg != per_stream[streams[0]] for cfg in per_stream.values()):
+            raise ValueError('FastSlowRecognizer: share_backbone=True needs one backbone config '
+                             'for all streams; give per-stream configs with share_backbone=False')
+        if data_preprocessor is None:
+            data_preprocessor = dict(type='HyperframeDataPreprocessor')
+        super().__init__(backbone=copy.deepcopy(per_stream[streams[0]]), cls_head=cls_head,
+                         train_cfg=train_cfg, test_cfg=test_cfg,
+                         data_preprocessor=data_preprocessor)
+        if not share_backbone:
+            built = {streams[0]: self.backbone}
+            built.update({name: MODELS.build(copy.deepcopy(per_stream[name]))
+                          for name in streams[1:]})
+            self.backbone = nn.ModuleDict(built)
+        self.streams = streams
+        self.share_backbone = share_backbone
+        self.fusion = fusion
+        self.stream_dropout = stream_dropout
+
+    @staticmethod
+    def _per_stream_configs(backbone: ConfigType, streams: Tuple[str, ...]) -> Dict[str, dict]:
+        if 'type' in backbone:
+            return {name: backbone for name in streams}
+        if set(backbone) != set(streams):
+            raise ValueError(f'FastSlowRecognizer: per-stream backbone configs must be given for '
+                             f'exactly the streams {streams}, got {sorted(backbone)}')
+        return dict(backbone)
+
+    def stream_backbone(self, name: str) -> nn.Module:
+        """The backbone that processes stream ``name``."""
+        return self.backbone if self.share_backbone else self.backbone[name]
+
+    def extract_feat(self,
+                     inputs: Dict[str, torch.Tensor],
+                     stage: str = 'neck',
+                     data_samples: Optional[SampleList] = None,
+                     test_mode: bool = False) -> Tuple[torch.Tensor, dict]:
+        """Fused features ``[B*K, F, 1, 1]`` and ``dict(num_segs=K)`` for the head.
+
+        ``stage='backbone'`` returns them flat (``[B*K, F]``); ``stage='head'`` returns the head's
+        class scores ``[B, num_classes]`` instead (what ``mode='tensor'`` exports use).
+
+        Args:
+            inputs (dict[str, Tensor]): ``imgs_<name>`` -> ``[B, K, 3T, H, W]`` for every stream.
+        """
+        if not isinstance(inputs, dict):
+            raise TypeError('FastSlowRecognizer expects a dict of streams (imgs_<name> -> '
+                            '[B, K, 3T, H, W]), as PackActionInputs(collect_keys=...) packs them; '
+                            f'got {type(inputs).__name__}')
+        missing = [f'imgs_{name}' for name in self.streams if f'imgs_{name}' not in inputs]
+        if missing:
+            raise KeyError(f'FastSlowRecognizer: inputs lack {missing} (have {sorted(inputs)}); '
+                           'the sampler streams and the recognizer streams must match')
+        features = []
+        num_segs = None
+        for name in self.streams:
+            clips = inputs[f'imgs_{name}']
+            if clips.dim() != 5:
+                raise ValueError(f'FastSlowRecognizer: imgs_{name} must be [B, K, 3T, H, W], got '
+                                 f'shape {tuple(clips.shape)}')
+            if num_segs is None:
+                num_segs = clips.shape[1]
+            elif clips.shape[1] != num_segs:
+                raise ValueError(f'FastSlowRecognizer: every stream needs the same number of '
+                                 f'hyperframes per sample; imgs_{name} has {clips.shape[1]}, '
+                                 f'imgs_{self.streams[0]} has {num_segs}')
+            features.append(pool_features(self.stream_backbone(name)(clips.flatten(0, 1))))
+        if self.training and self.stream_dropout > 0:
+            mask = stream_dropout_mask(features[0].shape[0], len(features), self.stream_dropout,
+                                       features[0].device)
+            features = [feature * mask[:, index:index + 1]
+                        for index, feature in enumerate(features)]
+        if self.fusion == 'concat':
+            fused = torch.cat(features, dim=1)
+        else:
+            fused = torch.stack(features, dim=0).sum(dim=0)
+        kwargs = dict(num_segs=num_segs)
+        if stage == 'backbone':
+            return fused, kwargs
+        fused = fused[:, :, None, None]
+        if stage == 'head':
+            return self.cls_head(fused, **kwargs), kwargs
+        return fused, kwargs
