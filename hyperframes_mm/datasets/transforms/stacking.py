@@ -50,18 +50,29 @@ class HyperframeStack(BaseTransform):
 
         - imgs: ``[crops * K, 3T, H, W]`` for a single-stream sample. Removed for a multi-stream
           sample.
-        - input_shape
 
     Added Keys:
 
         - imgs_<name> (np.ndarray): ``[crops * K, 3T, H, W]`` per stream of a multi-stream sample;
           collect them with ``PackActionInputs(collect_keys=('imgs_fast', 'imgs_slow'))``.
         - num_hyperframes (int): ``crops * K`` (of the first stream).
+        - input_shape (tuple): shape of the (first stream's) hyperframe array.
     """
 
     def transform(self, results: Dict) -> Dict:
+        """Replace the frame list by hyperframes (per stream for multi-stream samples)."""
         imgs = results['imgs']
-        frames = np.stack(imgs) if isinstance(imgs, (list, tuple)) else np.asarray(imgs)
+        if isinstance(imgs, (list, tuple)):
+            shapes = [np.shape(img) for img in imgs]
+            for index, shape in enumerate(shapes):
+                if shape != shapes[0]:
+                    raise ValueError(
+                        f'HyperframeStack: {results.get("filename", "sample")}: frame {index} '
+                        f'has shape {shape} but frame 0 has {shapes[0]}; frames of a sample must '
+                        'share one size (resize or crop them first)')
+            frames = np.stack(imgs)
+        else:
+            frames = np.asarray(imgs)
         if frames.ndim == 3:
             frames = frames[..., None]
         streams = results.get('hyperframe_streams') or [

@@ -1,0 +1,140 @@
+"""HyperframeStack: exact frame-major channel order, per stream, after mmaction2's crops."""
+import numpy as np
+import pytest
+from mmaction.datasets.transforms import CenterCrop, Resize, TenCrop, ThreeCrop
+
+from hyperframes_mm.datasets.transforms.stacking import HyperframeStack, stack_hyperframes
+
+
+def numbered_frames(count, height=6, width=8):
+    """Frame i holds 100*i + 10*c + (y*width + x) % 10 in channel c: every value is traceable."""
+    pixel = (np.arange(height * width).reshape(height, width) % 10)[..., None]
+    channel = np.arange(3)[None, None, :] * 10
+    return [(100 * i + channel + pixel).astype(np.int32) for i in range(count)]
+
+
+def assert_hyperframe(hyperframe, frames):
+    """Channels 3t..3t+2 of the hyperframe are frame t (C, H, W)."""
+    assert hyperframe.shape[0] == 3 * len(frames)
+    for t, frame in enumerate(frames):
+        np.testing.assert_array_equal(hyperframe[3 * t:3 * t + 3], frame.transpose(2, 0, 1))
+
+
+def test_stack_hyperframes_frame_major():
+    frames = np.stack(numbered_frames(6))
+    stacked = stack_hyperframes(frames, 3)
+    assert stacked.shape == (2, 9, 6, 8) and stacked.flags['C_CONTIGUOUS']
+    assert stacked[0, :, 0, 0].tolist() == [0, 10, 20, 100, 110, 120, 200, 210, 220]
+    assert stacked[1, :, 0, 1].tolist() == [301, 311, 321, 401, 411, 421, 501, 511, 521]
+
+
+def test_single_clip_channel_order_matches_the_input_frames():
+    frames = numbered_frames(5)
+    results = HyperframeStack()(dict(imgs=list(frames), clip_len=5, num_clips=1))
+    assert results['imgs'].shape == (1, 15, 6, 8)
+    assert_hyperframe(results['imgs'][0], frames)
+    assert results['num_hyperframes'] == 1 and results['input_shape'] == (1, 15, 6, 8)
+
+
+def test_clips_become_hyperframes_in_order():
+    frames = numbered_frames(6)
+    results = HyperframeStack()(dict(imgs=frames, clip_len=2, num_clips=3))
+    assert results['imgs'].shape == (3, 6, 6, 8)
+    for k in range(3):
+        assert_hyperframe(results['imgs'][k], frames[2 * k:2 * k + 2])
+
+
+def test_two_streams_give_one_array_each():
+    frames = numbered_frames(4 + 2 * 2)  # fast: 1 clip of 4, slow: 2 clips of 2
+    streams = [dict(name='fast', clip_len=4, num_clips=1), dict(name='slow', clip_len=2,
+                                                                  num_clips=2)]
+    results = HyperframeStack()(dict(imgs=frames, clip_len=4, num_clips=1,
+                                     hyperframe_streams=streams))
+    assert 'imgs' not in results
+    assert results['imgs_fast'].shape == (1, 12, 6, 8)
+    assert results['imgs_slow'].shape == (2, 6, 6, 8)
+    assert_hyperframe(results['imgs_fast'][0], frames[:4])
+    assert_hyperframe(results['imgs_slow'][0], frames[4:6])
+    assert_hyperframe(results['imgs_slow'][1], frames[6:8])
+    assert results['num_hyperframes'] == 1
+
+
+def crop(frame, bbox):
+    x1, y1, x2, y2 = bbox
+    return frame[y1:y2, x1:x2]
+
+
+def test_after_mmaction_three_crop_crops_become_clips():
+    frames = numbered_frames(6, height=6, width=12)  # K=2 clips of T=3
+    results = ThreeCrop(crop_size=6)(dict(imgs=list(frames), img_shape=(6, 12)))
+    results.update(clip_len=3, num_clips=2)
+    boxes = results['crop_bbox'][::6]  # one box per crop
+    np.testing.assert_array_equal(boxes, [[0, 0, 6, 6], [6, 0, 12, 6], [3, 0, 9, 6]])
+    stacked = HyperframeStack()(results)['imgs']
+    assert stacked.shape == (6, 9, 6, 6)
+    for c, box in enumerate(boxes):
+        for k in range(2):
+            assert_hyperframe(stacked[2 * c + k], [crop(f, box) for f in frames[3 * k:3 * k + 3]])
+
+
+def test_after_mmaction_ten_crop_including_the_flipped_crops():
+    frames = numbered_frames(2, height=8, width=8)  # K=1 clip of T=2
+    results = TenCrop(crop_size=4)(dict(imgs=list(frames), img_shape=(8, 8)))
+    results.update(clip_len=2, num_clips=1)
+    boxes = results['crop_bbox'][::4]  # each corner box serves its crop and its flip
+    stacked = HyperframeStack()(results)['imgs']
+    assert stacked.shape == (10, 6, 4, 4)
+    np.testing.assert_array_equal(boxes[:, :2], [[0, 0], [4, 0], [0, 4], [4, 4], [2, 2]])
+    for c, box in enumerate(boxes):
+        assert_hyperframe(stacked[2 * c], [crop(f, box) for f in frames])
+        assert_hyperframe(stacked[2 * c + 1], [crop(f, box)[:, ::-1] for f in frames])
+
+
+def test_two_streams_after_three_crop():
+    frames = numbered_frames(3 + 2, height=6, width=12)  # fast T=3, slow T=2, K=1
+    streams = [dict(name='fast', clip_len=3, num_clips=1), dict(name='slow', clip_len=2,
+                                                                  num_clips=1)]
+    results = ThreeCrop(crop_size=6)(dict(imgs=list(frames), img_shape=(6, 12)))
+    results.update(clip_len=3, num_clips=1, hyperframe_streams=streams)
+    boxes = results['crop_bbox'][::5]
+    results = HyperframeStack()(results)
+    assert results['imgs_fast'].shape == (3, 9, 6, 6)
+    assert results['imgs_slow'].shape == (3, 6, 6, 6)
+    for c, box in enumerate(boxes):
+        assert_hyperframe(results['imgs_fast'][c], [crop(f, box) for f in frames[:3]])
+        assert_hyperframe(results['imgs_slow'][c], [crop(f, box) for f in frames[3:]])
+
+
+def test_after_mmaction_resize_and_center_crop():
+    frames = [frame.astype(np.uint8) for frame in numbered_frames(3, height=8, width=16)]
+    results = Resize(scale=(-1, 4), interpolation='nearest')(dict(imgs=list(frames),
+                                                                   img_shape=(8, 16)))
+    results = CenterCrop(crop_size=4)(results)
+    results.update(clip_len=3, num_clips=1)
+    x1, y1, x2, y2 = results['crop_bbox']
+    expected = [frame[::2, ::2][y1:y2, x1:x2] for frame in frames]
+    stacked = HyperframeStack()(results)['imgs']
+    assert stacked.shape == (1, 9, 4, 4) and stacked.dtype == np.uint8
+    assert_hyperframe(stacked[0], expected)
+
+
+def test_grayscale_frames_stack_one_channel_each():
+    frames = [np.full((4, 4), value, np.uint8) for value in (1, 2, 3)]
+    stacked = HyperframeStack()(dict(imgs=frames, clip_len=3, num_clips=1))['imgs']
+    assert stacked.shape == (1, 3, 4, 4)
+    assert stacked[0, :, 0, 0].tolist() == [1, 2, 3]
+
+
+def test_errors_name_the_file():
+    with pytest.raises(ValueError, match=r'7 frames in v\.mp4 are not a whole number of crops '
+                                         r'of 3 frames'):
+        HyperframeStack()(dict(imgs=numbered_frames(7), clip_len=3, num_clips=1,
+                               filename='v.mp4'))
+    frames = numbered_frames(2) + numbered_frames(1, height=4)
+    with pytest.raises(ValueError, match=r'v\.mp4: frame 2 has shape \(4, 8, 3\) but frame 0 '
+                                         r'has \(6, 8, 3\)'):
+        HyperframeStack()(dict(imgs=frames, clip_len=3, num_clips=1, filename='v.mp4'))
+    with pytest.raises(ValueError, match=r'expected frames \[N, H, W, C\]'):
+        stack_hyperframes(np.zeros((2, 4, 4)), 2)
+    with pytest.raises(ValueError, match='4 frames cannot be split into hyperframes of 0'):
+        stack_hyperframes(np.zeros((4, 2, 2, 3)), 0)
