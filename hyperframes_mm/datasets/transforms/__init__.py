@@ -1,3 +1,7 @@
+from .frame_cache import FrameCacheDecode, FrameCacheInit
+from .augment import ConsistentClipAugment
+from .sampling import HyperframeSampleFrames
 from .stacking import HyperframeStack, stack_hyperframes
 
-__all__ = ['HyperframeStack', 'stack_hyperframes']
+__all__ = ['FrameCacheInit', 'FrameCacheDecode', 'HyperframeStack', 'stack_hyperframes']
+__all__ += ['ConsistentClipAugment', 'HyperframeSampleFrames']

@@ -1,0 +1,632 @@
+"""A pre-decoded frame cache: one memory-mappable uint8 file per video.
+
+Decoding is the bottleneck of a video pipeline: a clip of K*T frames costs a container open, a
+seek to a keyframe and the decoding of every frame up to the ones asked for. The cache decodes
+each video once and stores its frames raw, so a sample reads exactly its K*T frames from a
+memory map.
+
+Entry layout (format version 1), one file per video, ``<cache_root>/<relative video path>.hfc``::
+
+    bytes 0..7            magic b'HFCACHE\\0'
+    bytes 8..11           header length L, uint32 little-endian
+    bytes 12..12+L        header: UTF-8 JSON object (the fields of FrameCacheHeader),
+                          padded with spaces up to data_offset
+    data_offset..end      frames: uint8 [num_frames, height, width, 3], RGB, C order;
+                          data_offset is a multiple of 4096 (page aligned)
+
+An entry is written under a temporary name beside its final name and renamed into place once
+complete, so a killed or failed build never leaves a partial entry under the final name. A
+reader checks the magic, the format version, that the file size is exactly ``data_offset`` plus
+the frame bytes (a truncated entry is refused), and that the source video still has the size and
+modification time recorded at build time (a stale entry is refused).
+"""
+import json
+import os
+import socket
+import struct
+import time
+import zlib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+FORMAT_VERSION = 1
+MAGIC = b'HFCACHE\0'
+ENTRY_SUFFIX = '.hfc'
+_PREFIX = struct.Struct('<8sI')
+_ALIGN = 4096
+# Bytes of source frames decoded per batch while building: bounds memory for long or 4K videos.
+_CHUNK_BYTES = 64 << 20
+
+PathLike = Union[str, Path]
+
+
+class FrameCacheError(RuntimeError):
+    """A frame cache entry cannot be used; the message names the entry file."""
+
+
+class MissingFrameCacheError(FrameCacheError, FileNotFoundError):
+    """No entry exists for a video."""
+
+
+class CorruptFrameCacheError(FrameCacheError):
+    """An entry is truncated, has extra bytes, or its header or data are damaged."""
+
+
+class StaleFrameCacheError(FrameCacheError):
+    """An entry is intact but out of date: its source changed, or it was built differently."""
+
+
+@dataclass
+class FrameCacheHeader:
+    """What an entry records about its frames and its source.
+
+    Attributes:
+        num_frames (int): frames stored.
+        height (int): stored frame height.
+        width (int): stored frame width.
+        fps (float): the source's average frame rate (decord's ``get_avg_fps``).
+        source (str): the video's path relative to the video root, as given to the builder.
+        source_size (int): the source's size in bytes when it was decoded.
+        source_mtime_ns (int): the source's modification time (ns) when it was decoded.
+        source_shape (list[int]): ``[height, width]`` of the decoded source frames.
+        short_side (int, optional): the short side frames were resized to; None if not resized.
+        data_offset (int): byte offset of the first frame.
+        crc32 (str): CRC-32 of the frame bytes, 8 hex digits.
+        version (int): format version.
+    """
+
+    num_frames: int
+    height: int
+    width: int
+    fps: float
+    source: str
+    source_size: int
+    source_mtime_ns: int
+    source_shape: List[int]
+    short_side: Optional[int]
+    data_offset: int
+    crc32: str = '00000000'
+    version: int = FORMAT_VERSION
+    channels: int = field(default=3, init=False)
+
+    @property
+    def shape(self) -> Tuple[int, int, int, int]:
+        """``(num_frames, height, width, 3)``."""
+        return (self.num_frames, self.height, self.width, self.channels)
+
+    @property
+    def frame_bytes(self) -> int:
+        """Bytes of one stored frame."""
+        return self.height * self.width * self.channels
+
+    @property
+    def file_size(self) -> int:
+        """The exact size in bytes of a complete entry with this header."""
+        return self.data_offset + self.num_frames * self.frame_bytes
+
+    def payload(self) -> bytes:
+        """The header's JSON, UTF-8."""
+        return json.dumps(asdict(self), sort_keys=True).encode('utf-8')
+
+    def encode(self) -> bytes:
+        """The header block: magic, length, JSON padded with spaces to ``data_offset``."""
+        payload = self.payload()
+        block = _PREFIX.pack(MAGIC, len(payload)) + payload
+        if len(block) > self.data_offset:
+            raise ValueError(f'frame cache header of {len(block)} bytes does not fit before '
+                             f'data_offset={self.data_offset}')
+        return block + b' ' * (self.data_offset - len(block))
+
+
+def entry_path(cache_root: PathLike, relative: PathLike) -> Path:
+    """The entry file of the video at ``relative`` (to the video root): ``<root>/<rel>.hfc``.
+
+    Args:
+        cache_root (str | Path): the cache's root directory.
+        relative (str | Path): the video's path relative to the video root.
+
+    Returns:
+        Path: ``cache_root / (relative + '.hfc')``.
+    """
+    relative = os.path.normpath(str(relative))
+    if os.path.isabs(relative) or relative == '.' or relative.split(os.sep)[0] == '..':
+        raise ValueError(f'frame cache: video path {relative!r} must name a file inside the '
+                         'video root (relative to it)')
+    return Path(cache_root) / (relative + ENTRY_SUFFIX)
+
+
+def source_stamp(source: PathLike) -> Tuple[int, int]:
+    """``(size in bytes, mtime in ns)`` of a source video, the pair an entry is checked against."""
+    stat = os.stat(source)
+    return stat.st_size, stat.st_mtime_ns
+
+
+def _parse_header(entry: Path, handle) -> FrameCacheHeader:
+    prefix = handle.read(_PREFIX.size)
+    if len(prefix) < _PREFIX.size or prefix[:8] != MAGIC:
+        raise CorruptFrameCacheError(f'{entry}: not a frame cache entry (bad magic or truncated '
+                                     'header)')
+    length = _PREFIX.unpack(prefix)[1]
+    payload = handle.read(length)
+    if len(payload) < length:
+        raise CorruptFrameCacheError(f'{entry}: truncated header ({len(payload)} of {length} '
+                                     'bytes)')
+    try:
+        values = json.loads(payload.decode('utf-8'))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise CorruptFrameCacheError(f'{entry}: unreadable header: {error}') from error
+    if not isinstance(values, dict):
+        raise CorruptFrameCacheError(f'{entry}: header is not a JSON object')
+    if values.get('version') != FORMAT_VERSION:
+        raise StaleFrameCacheError(f'{entry}: format version {values.get("version")}, this code '
+                                   f'reads version {FORMAT_VERSION}; rebuild the entry')
+    names = [f.name for f in fields(FrameCacheHeader) if f.init]
+    missing = [name for name in names if name not in values]
+    if missing:
+        raise CorruptFrameCacheError(f'{entry}: header lacks {missing}')
+    return FrameCacheHeader(**{name: values[name] for name in names})
+
+
+def read_header(entry: PathLike) -> FrameCacheHeader:
+    """Read and check an entry's header and size (not its source, not its data checksum).
+
+    Raises:
+        MissingFrameCacheError: no file at ``entry``.
+        CorruptFrameCacheError: bad magic or header, or a size other than the header's.
+        StaleFrameCacheError: another format version.
+    """
+    entry = Path(entry)
+    with _open_entry(entry) as handle:
+        header = _parse_header(entry, handle)
+        _check_size(entry, header, os.fstat(handle.fileno()).st_size)
+    return header
+
+
+def _open_entry(entry: Path):
+    try:
+        return open(entry, 'rb')
+    except FileNotFoundError:
+        raise MissingFrameCacheError(
+            f'{entry}: no frame cache entry; build it with tools/build_frame_cache.py') from None
+
+
+def _check_size(entry: Path, header: FrameCacheHeader, size: int) -> None:
+    if size < header.file_size:
+        raise CorruptFrameCacheError(f'{entry}: truncated: {size} bytes, its header says '
+                                     f'{header.file_size} ({header.num_frames} frames)')
+    if size > header.file_size:
+        raise CorruptFrameCacheError(f'{entry}: {size} bytes, more than the {header.file_size} '
+                                     'its header says')
+
+
+def check_source(entry: PathLike, header: FrameCacheHeader, source: PathLike) -> None:
+    """Refuse an entry whose source video changed since it was built.
+
+    A source that does not exist is not checked: the cache may outlive its videos.
+
+    Raises:
+        StaleFrameCacheError: the source's size or modification time differ from the header's.
+    """
+    if not os.path.exists(source):
+        return
+    size, mtime_ns = source_stamp(source)
+    if (size, mtime_ns) != (header.source_size, header.source_mtime_ns):
+        raise StaleFrameCacheError(
+            f'{entry}: stale: its source {source} changed (size {header.source_size} -> {size}, '
+            f'mtime_ns {header.source_mtime_ns} -> {mtime_ns}); rebuild it with '
+            'tools/build_frame_cache.py or FrameCacheInit(on_stale="rebuild")')
+
+
+def check_short_side(entry: PathLike, header: FrameCacheHeader,
+                     short_side: Optional[int]) -> None:
+    """Refuse an entry built at another short side than the one expected.
+
+    Raises:
+        StaleFrameCacheError: ``header.short_side != short_side``.
+    """
+    if header.short_side != short_side:
+        raise StaleFrameCacheError(
+            f'{entry}: built with short_side={header.short_side}, expected '
+            f'short_side={short_side}; rebuild it, or expect the size it was built with')
+
+
+def verify_data(entry: PathLike, header: Optional[FrameCacheHeader] = None) -> None:
+    """Recompute the CRC-32 of an entry's frames (reads the whole entry).
+
+    Raises:
+        CorruptFrameCacheError: the checksum differs from the header's.
+    """
+    entry = Path(entry)
+    header = header or read_header(entry)
+    crc = 0
+    with open(entry, 'rb') as handle:
+        handle.seek(header.data_offset)
+        for block in iter(lambda: handle.read(_CHUNK_BYTES), b''):
+            crc = zlib.crc32(block, crc)
+    if f'{crc:08x}' != header.crc32:
+        raise CorruptFrameCacheError(f'{entry}: frame data checksum {crc:08x} differs from its '
+                                     f'header\'s {header.crc32}')
+
+
+def open_entry(entry: PathLike, source: Optional[PathLike] = None,
+               short_side: Union[int, None, str] = 'any') -> Tuple[FrameCacheHeader, np.memmap]:
+    """Check an entry and map its frames read-only.
+
+    The header, the size check and the map use one open file, so an entry replaced by a
+    concurrent rebuild is never read half old, half new. The map touches no frame until indexed.
+
+    Args:
+        entry (str | Path): the entry file.
+        source (str | Path, optional): the source video to check freshness against.
+        short_side (int | None | str): the short side the entry must have been built with
+            (None: not resized); ``'any'`` accepts any. Defaults to ``'any'``.
+
+    Returns:
+        tuple: the header and a read-only ``np.memmap`` of shape ``header.shape``.
+
+    Raises:
+        MissingFrameCacheError, CorruptFrameCacheError, StaleFrameCacheError.
+    """
+    entry = Path(entry)
+    with _open_entry(entry) as handle:
+        header = _parse_header(entry, handle)
+        _check_size(entry, header, os.fstat(handle.fileno()).st_size)
+        if short_side != 'any':
+            check_short_side(entry, header, short_side)
+        if source is not None:
+            check_source(entry, header, source)
+        if header.num_frames == 0:
+            raise CorruptFrameCacheError(f'{entry}: holds no frames')
+        frames = np.memmap(handle, dtype=np.uint8, mode='r', offset=header.data_offset,
+                           shape=header.shape)
+    return header, frames
+
+
+def read_frames(frames: np.ndarray, frame_inds: np.ndarray,
+                name: str = 'frame cache') -> np.ndarray:
+    """Copy the frames at ``frame_inds`` out of a mapped entry: only those frames are read.
+
+    Args:
+        frames (np.ndarray): ``[N, H, W, 3]``, typically the map from :func:`open_entry`.
+        frame_inds (np.ndarray): integer indices in ``[0, N)``, any order, repeats allowed.
+        name (str): what to name in errors (the entry or video). Defaults to ``'frame cache'``.
+
+    Returns:
+        np.ndarray: ``[len(frame_inds), H, W, 3]`` uint8, an in-memory copy.
+    """
+    inds = np.asarray(frame_inds)
+    if inds.size == 0:
+        raise IndexError(f'{name}: no frame indices given')
+    if not np.issubdtype(inds.dtype, np.integer):
+        raise TypeError(f'{name}: frame indices must be integers, got {inds.dtype}')
+    inds = inds.reshape(-1)
+    low, high = int(inds.min()), int(inds.max())
+    if low < 0 or high >= len(frames):
+        bad = low if low < 0 else high
+        raise IndexError(f'{name}: frame index {bad} out of range for {len(frames)} frames')
+    return np.asarray(frames[inds])
+
+
+def resize_short_side(frames: np.ndarray, short_side: int) -> np.ndarray:
+    """Resize ``[N, H, W, 3]`` frames so the short side is ``short_side``, keeping the ratio.
+
+    Same size arithmetic and bilinear interpolation as mmaction2's
+    ``Resize(scale=(-1, short_side))``, so a cache built at a short side holds exactly the frames
+    that decoding then resizing would give.
+    """
+    import mmcv
+    height, width = frames.shape[1:3]
+    new_w, new_h = mmcv.rescale_size((width, height), (np.inf, short_side))
+    if (new_h, new_w) == (height, width):
+        return frames
+    return np.stack([mmcv.imresize(frame, (new_w, new_h), interpolation='bilinear')
+                     for frame in frames])
+
+
+def _temp_name(entry: Path) -> Path:
+    return entry.with_name(f'.{entry.name}.{socket.gethostname()}.{os.getpid()}.tmp')
+
+
+def remove_orphan_temps(entry: PathLike) -> List[Path]:
+    """Delete temporary files of ``entry`` left by builds killed on this host.
+
+    A temporary file names its host and process; it is an orphan when that process is gone.
+    Files of live processes and of other hosts (a shared file system) are left alone.
+
+    Returns:
+        list[Path]: the files removed.
+    """
+    entry = Path(entry)
+    removed = []
+    host = socket.gethostname()
+    for path in entry.parent.glob(f'.{entry.name}.*.tmp'):
+        owner, _, pid = path.name[len(entry.name) + 2:-len('.tmp')].rpartition('.')
+        if owner != host or not pid.isdigit() or _process_alive(int(pid)):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = None,
+                short_side: Optional[int] = None) -> FrameCacheHeader:
+    """Decode ``source`` with decord (once, in order) and write its entry atomically.
+
+    Frames go to a temporary file beside ``entry`` (``.<name>.<host>.<pid>.tmp``), which is
+    flushed to disk and renamed onto ``entry`` only when complete; on any failure it is deleted
+    and an existing entry under the final name is left untouched.
+
+    Args:
+        source (str | Path): the video file.
+        entry (str | Path): the entry file to write.
+        relative (str, optional): the source path to record in the header. Defaults to
+            ``str(source)``.
+        short_side (int, optional): resize so the short side is this (as
+            ``Resize(scale=(-1, short_side))``); None stores decoded frames unchanged.
+
+    Returns:
+        FrameCacheHeader: the header written.
+
+    Raises:
+        FileNotFoundError: no source file.
+        FrameCacheError: the source cannot be opened or decoded (names the file and frames).
+    """
+    import decord
+    source, entry = Path(source), Path(entry)
+    if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
+        raise ValueError(f'short_side must be a positive int or None, got {short_side!r}')
+    if not source.is_file():
+        raise FileNotFoundError(f'{source}: source video not found (for frame cache {entry})')
+    # Stamp before decoding: a source modified during the build then reads as stale.
+    size, mtime_ns = source_stamp(source)
+    try:
+        reader = decord.VideoReader(str(source), num_threads=1)
+        num_frames, fps = len(reader), float(reader.get_avg_fps())
+    except (decord.DECORDError, RuntimeError) as error:
+        raise FrameCacheError(f'{source}: cannot open the video: {error}') from error
+    if num_frames == 0:
+        raise FrameCacheError(f'{source}: the video has no frames')
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    remove_orphan_temps(entry)
+    temp = _temp_name(entry)
+    stamp = dict(source=relative or str(source), source_size=size, source_mtime_ns=mtime_ns)
+    try:
+        with open(temp, 'wb') as handle:
+            header = _write_frames(handle, reader, source, num_frames, fps, short_side, stamp)
+            handle.seek(0)
+            handle.write(header.encode())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, entry)
+    except OSError as error:
+        raise FrameCacheError(f'{entry}: writing the entry failed: {error}') from error
+    finally:
+        if temp.exists():
+            temp.unlink()
+    return header
+
+
+def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
+                  short_side: Optional[int], stamp: Dict) -> FrameCacheHeader:
+    """Write the frames after a reserved header block; return the header, checksum included."""
+    import decord
+    header, crc, start, chunk = None, 0, 0, 1
+    while start < num_frames:
+        stop = min(num_frames, start + chunk)
+        try:
+            frames = reader.get_batch(list(range(start, stop))).asnumpy()
+        except (decord.DECORDError, RuntimeError) as error:
+            raise FrameCacheError(f'{source}: decoding frames {start}..{stop - 1} of '
+                                  f'{num_frames} failed: {error}') from error
+        if header is None:
+            chunk = max(1, _CHUNK_BYTES // frames[0].nbytes)
+            source_shape = list(frames.shape[1:3])
+        if short_side is not None:
+            frames = resize_short_side(frames, short_side)
+        frames = np.ascontiguousarray(frames)
+        if header is None:
+            header = FrameCacheHeader(
+                num_frames=num_frames, height=frames.shape[1], width=frames.shape[2], fps=fps,
+                source_shape=source_shape, short_side=short_side, data_offset=0, **stamp)
+            # The checksum has a fixed width; 20 bytes leave room for data_offset's digits.
+            needed = _PREFIX.size + len(header.payload()) + 20
+            header.data_offset = -(-needed // _ALIGN) * _ALIGN
+            handle.seek(header.data_offset)
+        crc = zlib.crc32(frames.data, crc)
+        handle.write(frames.data)
+        start = stop
+    header.crc32 = f'{crc:08x}'
+    return header
+
+
+def entry_problem(entry: PathLike, source: PathLike, short_side: Optional[int],
+                  verify: bool = False) -> Optional[str]:
+    """Why ``entry`` must be (re)built, or None when it is fresh.
+
+    Args:
+        entry (str | Path): the entry file.
+        source (str | Path): its source video.
+        short_side (int, optional): the short side it must have.
+        verify (bool): also recompute the data checksum. Defaults to False.
+
+    Returns:
+        str | None: ``'missing'`` or the reason it is stale or corrupt; None if usable.
+    """
+    try:
+        header, frames = open_entry(entry, source, short_side)
+        del frames
+        if verify:
+            verify_data(entry, header)
+    except MissingFrameCacheError:
+        return 'missing'
+    except FrameCacheError as error:
+        return str(error)
+    return None
+
+
+@dataclass
+class BuildSummary:
+    """Counts of one :func:`build_frame_cache` run.
+
+    Attributes:
+        videos (int): videos listed.
+        built (int): entries written that did not exist.
+        rebuilt (int): stale or corrupt entries written again.
+        fresh (int): entries already up to date, left alone.
+        failed (dict): relative video path -> error message, for videos that could not be cached.
+        frames (int): frames held by the cache for the listed videos after the run.
+        bytes (int): bytes of those entries.
+        bytes_written (int): bytes written by this run.
+        seconds (float): wall time.
+    """
+
+    videos: int = 0
+    built: int = 0
+    rebuilt: int = 0
+    fresh: int = 0
+    failed: Dict[str, str] = field(default_factory=dict)
+    frames: int = 0
+    bytes: int = 0
+    bytes_written: int = 0
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        return (f'{self.videos} videos: {self.built} built, {self.rebuilt} rebuilt, '
+                f'{self.fresh} fresh, {len(self.failed)} failed; {self.frames} frames, '
+                f'{self.bytes / 2**20:.1f} MiB cached ({self.bytes_written / 2**20:.1f} MiB '
+                f'written) in {self.seconds:.1f} s')
+
+
+def _build_one(task: Tuple[str, str, str, Optional[int], bool]) -> Dict:
+    relative, video_root, cache_root, short_side, verify = task
+    entry = entry_path(cache_root, relative)
+    source = Path(video_root) / relative
+    problem = entry_problem(entry, source, short_side, verify)
+    result = dict(video=relative, status='fresh', written=0)
+    try:
+        if problem is not None:
+            header = write_entry(source, entry, relative, short_side)
+            result.update(status='built' if problem == 'missing' else 'rebuilt',
+                          written=header.file_size)
+        else:
+            header = read_header(entry)
+    except (FrameCacheError, OSError, ValueError) as error:
+        return dict(video=relative, status='failed', error=str(error), written=0)
+    result.update(frames=header.num_frames, size=header.file_size)
+    return result
+
+
+def _init_worker() -> None:
+    # One OpenCV thread per worker process: the workers already use every core.
+    import cv2
+    cv2.setNumThreads(1)
+
+
+def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: PathLike,
+                      short_side: Optional[int] = None, workers: int = 1, verify: bool = False,
+                      progress: bool = True) -> BuildSummary:
+    """Decode each video once into ``cache_root``; skip fresh entries, rebuild stale ones.
+
+    Safe to run again (idempotent) and to interrupt: entries are written atomically. One bad
+    video does not stop the others; its error is collected in ``summary.failed``. Under
+    distributed training, call it on one rank only (the others wait on a barrier).
+
+    Args:
+        videos (Sequence[str]): video paths relative to ``video_root`` (duplicates are built once).
+        video_root (str | Path): directory the paths are relative to.
+        cache_root (str | Path): directory the entries go to, mirroring the videos' paths.
+        short_side (int, optional): resize frames so the short side is this; None keeps them.
+        workers (int): processes decoding in parallel. Defaults to 1.
+        verify (bool): recompute the checksum of existing entries before calling them fresh.
+            Defaults to False.
+        progress (bool): show a tqdm progress bar. Defaults to True.
+
+    Returns:
+        BuildSummary: what was built, skipped and failed, with totals.
+    """
+    from tqdm import tqdm
+    if workers < 1:
+        raise ValueError(f'workers must be >= 1, got {workers}')
+    if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
+        raise ValueError(f'short_side must be a positive int or None, got {short_side!r}')
+    start = time.perf_counter()
+    unique = list(dict.fromkeys(os.path.normpath(v) for v in videos))
+    for relative in unique:
+        entry_path(cache_root, relative)
+    tasks = [(v, str(video_root), str(cache_root), short_side, verify) for v in unique]
+    summary = BuildSummary(videos=len(unique))
+    bar = tqdm(total=len(tasks), desc='frame cache', unit='video', disable=not progress)
+    if workers == 1:
+        results = map(_build_one, tasks)
+        pool = None
+    else:
+        import multiprocessing
+        # fork: workers start at once, without re-importing mmaction2; they share no handles,
+        # each opens its own videos and entries.
+        method = 'fork' if 'fork' in multiprocessing.get_all_start_methods() else 'spawn'
+        pool = multiprocessing.get_context(method).Pool(workers, initializer=_init_worker)
+        results = pool.imap_unordered(_build_one, tasks)
+    try:
+        for result in results:
+            if result['status'] == 'failed':
+                summary.failed[result['video']] = result['error']
+            else:
+                setattr(summary, result['status'], getattr(summary, result['status']) + 1)
+                summary.frames += result['frames']
+                summary.bytes += result['size']
+                summary.bytes_written += result['written']
+            bar.update(1)
+            bar.set_postfix(failed=len(summary.failed), refresh=False)
+    finally:
+        bar.close()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    summary.seconds = time.perf_counter() - start
+    return summary
+
+
+def read_video_list(ann_file: PathLike, delimiter: str = ' ') -> List[str]:
+    """The video paths of an annotation file, in order.
+
+    Two formats: an mmaction2 ``VideoDataset`` list (``relative/path label`` per line, the path
+    is the first field) or, for a ``.jsonl`` file, the frame-label annotation of
+    :class:`~hyperframes_mm.datasets.FrameLabelVideoDataset` (its ``video`` fields).
+
+    Args:
+        ann_file (str | Path): the annotation file.
+        delimiter (str): field separator of a ``VideoDataset`` list. Defaults to ``' '``.
+
+    Returns:
+        list[str]: relative video paths.
+    """
+    ann_file = Path(ann_file)
+    if ann_file.suffix == '.jsonl':
+        from .frame_label_dataset import load_frame_annotations
+        return [record.video for record in load_frame_annotations(ann_file)]
+    videos = []
+    with open(ann_file, encoding='utf-8') as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            video = line.strip().split(delimiter)[0]
+            if os.path.isabs(video):
+                raise ValueError(f'{ann_file}:{number}: video path {video!r} must be relative to '
+                                 'the video root')
+            videos.append(video)
+    if not videos:
+        raise ValueError(f'{ann_file}: lists no videos')
+    return videos

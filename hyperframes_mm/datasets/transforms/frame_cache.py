@@ -1,0 +1,148 @@
+"""Read frames from the pre-decoded cache: drop-in replacements for DecordInit / DecordDecode."""
+import logging
+import os
+from typing import Dict, Optional
+
+import numpy as np
+from mmaction.registry import TRANSFORMS
+from mmcv.transforms import BaseTransform
+from mmengine.logging import print_log
+
+from ..frame_cache import FrameCacheError, entry_path, open_entry, read_frames, write_entry
+
+_ON_STALE = ('error', 'rebuild')
+
+
+@TRANSFORMS.register_module()
+class FrameCacheInit(BaseTransform):
+    """Open a video's frame cache entry in place of ``DecordInit``.
+
+    The entry of ``results['filename']`` is ``<cache_root>/<path relative to video_root>.hfc``,
+    as ``tools/build_frame_cache.py`` writes it. The entry is checked before use: complete (its
+    size matches its header), of the expected ``short_side``, and, when the source video exists,
+    built from the source as it is now (same size and modification time). A missing, truncated,
+    stale or differently sized entry raises an error naming the entry file, or is rebuilt from
+    the source with ``on_stale='rebuild'`` (atomically; concurrent workers may each rebuild, the
+    last rename wins and every reader sees a complete entry).
+
+    The entry is memory-mapped here, per call, in the process running the pipeline: no file
+    handle is opened in ``__init__`` or shared across DataLoader worker forks. Nothing is read
+    until ``FrameCacheDecode`` indexes the frames.
+
+    Required Keys:
+
+        - filename
+
+    Added Keys:
+
+        - frame_cache (np.memmap): the entry's frames ``[N, H, W, 3]``, read-only.
+        - total_frames
+        - avg_fps
+        - original_shape: ``(H, W)`` of the stored frames.
+
+    Args:
+        cache_root (str): the cache's root directory.
+        video_root (str, optional): the directory the cache's video paths are relative to
+            (the dataset's ``data_prefix['video']``). None: ``filename`` itself must be relative
+            and is the path inside the cache. Defaults to None.
+        short_side (int, optional): the ``--short-side`` the cache was built with; an entry of
+            another size counts as stale (and is rebuilt at this size with ``on_stale='rebuild'``).
+            None: frames stored at their decoded size. Defaults to None.
+        on_stale (str): ``'error'`` raises ``FrameCacheError`` (``MissingFrameCacheError``,
+            ``CorruptFrameCacheError`` or ``StaleFrameCacheError``); ``'rebuild'`` decodes the
+            source into a new entry, logging a warning. Defaults to ``'error'``.
+    """
+
+    def __init__(self,
+                 cache_root: str,
+                 video_root: Optional[str] = None,
+                 short_side: Optional[int] = None,
+                 on_stale: str = 'error') -> None:
+        if on_stale not in _ON_STALE:
+            raise ValueError(f'FrameCacheInit: on_stale must be one of {_ON_STALE}, got '
+                             f'{on_stale!r}')
+        if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
+            raise ValueError(f'FrameCacheInit: short_side must be a positive int or None, got '
+                             f'{short_side!r}')
+        self.cache_root = cache_root
+        self.video_root = video_root
+        self.short_side = short_side
+        self.on_stale = on_stale
+
+    def relative_path(self, filename: str) -> str:
+        """The path of ``filename`` inside the cache (relative to ``video_root``)."""
+        if self.video_root is None:
+            if os.path.isabs(filename):
+                raise ValueError(f'FrameCacheInit: {filename} is absolute; set video_root to '
+                                 'the directory the frame cache was built from')
+            return os.path.normpath(filename)
+        relative = os.path.relpath(os.path.abspath(filename), os.path.abspath(self.video_root))
+        if relative.split(os.sep)[0] == '..':
+            raise ValueError(f'FrameCacheInit: {filename} is not under video_root '
+                             f'{self.video_root}')
+        return relative
+
+    def transform(self, results: Dict) -> Dict:
+        """Check and map the entry of ``results['filename']``."""
+        source = results['filename']
+        relative = self.relative_path(source)
+        entry = entry_path(self.cache_root, relative)
+        try:
+            header, frames = open_entry(entry, source, self.short_side)
+        except FrameCacheError as error:
+            if self.on_stale == 'error':
+                raise
+            print_log(f'FrameCacheInit: rebuilding {entry} from {source}: {error}',
+                      logger='current', level=logging.WARNING)
+            write_entry(source, entry, relative, self.short_side)
+            header, frames = open_entry(entry, source, self.short_side)
+        results['frame_cache'] = frames
+        results['total_frames'] = header.num_frames
+        results['avg_fps'] = header.fps
+        results['original_shape'] = (header.height, header.width)
+        return results
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(cache_root={self.cache_root!r}, '
+                f'video_root={self.video_root!r}, short_side={self.short_side}, '
+                f'on_stale={self.on_stale!r})')
+
+
+@TRANSFORMS.register_module()
+class FrameCacheDecode(BaseTransform):
+    """Read the frames at ``frame_inds`` from the entry ``FrameCacheInit`` mapped.
+
+    Gives exactly what ``DecordDecode`` gives for the same indices (the cache holds decord's
+    frames bit for bit, or their ``Resize(scale=(-1, short_side))``), reading only those frames.
+    Indices outside ``[0, total_frames)`` raise ``IndexError`` naming the video.
+
+    Required Keys:
+
+        - frame_cache
+        - frame_inds
+
+    Modified Keys:
+
+        - frame_cache: removed (the map is released, as ``DecordDecode`` releases
+          ``video_reader``).
+
+    Added Keys:
+
+        - imgs: list of ``[H, W, 3]`` uint8 RGB frames, one per index.
+        - original_shape
+        - img_shape
+    """
+
+    def transform(self, results: Dict) -> Dict:
+        """Copy the indexed frames out of the entry and release it."""
+        frames = results.pop('frame_cache')
+        imgs = read_frames(frames, np.asarray(results['frame_inds']),
+                           name=str(results.get('filename', 'frame cache')))
+        del frames
+        results['imgs'] = list(imgs)
+        results['original_shape'] = imgs.shape[1:3]
+        results['img_shape'] = imgs.shape[1:3]
+        return results
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}()'

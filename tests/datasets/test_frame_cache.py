@@ -1,0 +1,499 @@
+"""The frame cache holds decord's frames bit for bit, refuses stale or damaged entries, and is
+written atomically."""
+import importlib.util
+import multiprocessing
+import os
+import shutil
+import socket
+import time
+from pathlib import Path
+
+import decord
+import numpy as np
+import pytest
+from mmaction.registry import TRANSFORMS
+from mmengine.dataset import Compose
+
+from hyperframes_mm.datasets.frame_cache import (
+    CorruptFrameCacheError, FrameCacheError, FrameCacheHeader, MissingFrameCacheError,
+    StaleFrameCacheError, build_frame_cache, entry_path, open_entry, read_frames, read_header,
+    read_video_list, remove_orphan_temps, resize_short_side, verify_data, write_entry)
+from hyperframes_mm.datasets.transforms import FrameCacheDecode, FrameCacheInit
+from hyperframes_mm.datasets.video_io import write_video
+
+from ..conftest import REPO
+
+SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
+
+
+def _frames(num_frames, height, width, seed):
+    """A textured square moving over a gradient, with noise: real motion for the encoder."""
+    rng = np.random.default_rng(seed)
+    y, x = np.mgrid[0:height, 0:width]
+    base = np.stack([x * 255 // width, y * 255 // height, (x + y) * 127 // (width + height)], -1)
+    frames = np.repeat(base[None].astype(np.uint8), num_frames, axis=0)
+    patch = rng.integers(0, 256, (16, 16, 3), dtype=np.uint8)
+    for t in range(num_frames):
+        top, left = (2 * t) % (height - 16), (3 * t) % (width - 16)
+        frames[t, top:top + 16, left:left + 16] = patch
+    noise = rng.integers(-6, 7, frames.shape)
+    return np.clip(frames.astype(np.int16) + noise, 0, 255).astype(np.uint8)
+
+
+@pytest.fixture(scope='module')
+def video_root(tmp_path_factory):
+    """Generated videos: an H.264 mp4, an AVI, and a second mp4 in a sub-folder."""
+    root = tmp_path_factory.mktemp('videos')
+    write_video(root / 'a.mp4', _frames(40, 64, 96, 0), fps=25)
+    write_video(root / 'b.avi', _frames(30, 48, 64, 1), fps=15)
+    write_video(root / 'sub' / 'c.mp4', _frames(24, 64, 64, 2), fps=30)
+    (root / 'list.txt').write_text('a.mp4 0\nb.avi 1\nsub/c.mp4 2\n')
+    return root
+
+
+@pytest.fixture()
+def videos(video_root, tmp_path):
+    """A private copy of the generated videos (tests modify them)."""
+    root = tmp_path / 'videos'
+    shutil.copytree(video_root, root)
+    return root
+
+
+def _decord_all(path):
+    reader = decord.VideoReader(str(path), num_threads=1)
+    return reader.get_batch(list(range(len(reader)))).asnumpy()
+
+
+def _run(pipeline, results):
+    return Compose([TRANSFORMS.build(t) if isinstance(t, dict) else t for t in pipeline])(
+        dict(results))
+
+
+def _pipelines(cache_root, video_root, short_side=None):
+    sample = dict(type='SampleFrames', clip_len=5, frame_interval=3, num_clips=3, test_mode=True)
+    cached = [dict(type='FrameCacheInit', cache_root=str(cache_root), video_root=str(video_root),
+                   short_side=short_side), sample, dict(type='FrameCacheDecode')]
+    decoded = [dict(type='DecordInit'), sample, dict(type='DecordDecode')]
+    if short_side is not None:
+        decoded.append(dict(type='Resize', scale=(-1, short_side)))
+    return cached, decoded
+
+
+def test_entries_hold_decord_frames_bit_for_bit(videos, tmp_path):
+    cache = tmp_path / 'cache'
+    summary = build_frame_cache(read_video_list(videos / 'list.txt'), videos, cache,
+                                progress=False)
+    assert (summary.videos, summary.built, summary.rebuilt, summary.fresh) == (3, 3, 0, 0)
+    assert summary.failed == {}
+    assert summary.frames == 40 + 30 + 24
+    sizes = [4096 + 40 * 64 * 96 * 3, 4096 + 30 * 48 * 64 * 3, 4096 + 24 * 64 * 64 * 3]
+    assert summary.bytes == summary.bytes_written == sum(sizes)
+    for name, size, fps in [('a.mp4', sizes[0], 25.0), ('b.avi', sizes[1], 15.0),
+                            ('sub/c.mp4', sizes[2], 30.0)]:
+        entry = cache / (name + '.hfc')
+        assert entry.stat().st_size == size
+        header, frames = open_entry(entry, videos / name, short_side=None)
+        assert (header.source, header.fps, header.data_offset) == (name, fps, 4096)
+        assert (header.source_size, header.source_mtime_ns) == (
+            (videos / name).stat().st_size, (videos / name).stat().st_mtime_ns)
+        expected = _decord_all(videos / name)
+        assert header.shape == expected.shape
+        assert list(header.source_shape) == list(expected.shape[1:3])
+        np.testing.assert_array_equal(frames, expected)
+        verify_data(entry)
+
+
+@pytest.mark.parametrize('name', ['short_32frames.mp4', 'ucf101_ApplyEyeMakeup_g01_c01.avi'])
+def test_real_videos_pipeline_equals_decord_pipeline(name, tmp_path):
+    if not (SHARED_VIDEOS / name).is_file():
+        pytest.skip(f'real sample video {name} not present')
+    cache = tmp_path / 'cache'
+    summary = build_frame_cache([name], SHARED_VIDEOS, cache, progress=False)
+    assert summary.built == 1 and summary.failed == {}
+    cached, decoded = _pipelines(cache, SHARED_VIDEOS)
+    results = dict(filename=str(SHARED_VIDEOS / name), start_index=0, modality='RGB')
+    from_cache, from_video = _run(cached, results), _run(decoded, results)
+    assert from_cache['total_frames'] == from_video['total_frames']
+    assert from_cache['avg_fps'] == from_video['avg_fps']
+    np.testing.assert_array_equal(from_cache['frame_inds'], from_video['frame_inds'])
+    assert len(from_cache['imgs']) == 15
+    np.testing.assert_array_equal(np.stack(from_cache['imgs']), np.stack(from_video['imgs']))
+    assert from_cache['img_shape'] == from_video['img_shape']
+    assert 'frame_cache' not in from_cache
+
+
+def test_short_side_entries_equal_decode_then_resize(videos, tmp_path):
+    cache = tmp_path / 'cache'
+    build_frame_cache(['a.mp4'], videos, cache, short_side=32, progress=False)
+    header = read_header(cache / 'a.mp4.hfc')
+    assert (header.height, header.width, header.short_side) == (32, 48, 32)
+    assert list(header.source_shape) == [64, 96]
+    cached, decoded = _pipelines(cache, videos, short_side=32)
+    results = dict(filename=str(videos / 'a.mp4'), start_index=0, modality='RGB')
+    from_cache, from_video = _run(cached, results), _run(decoded, results)
+    np.testing.assert_array_equal(np.stack(from_cache['imgs']), np.stack(from_video['imgs']))
+    assert from_cache['original_shape'] == (32, 48)
+    with pytest.raises(StaleFrameCacheError, match=r'a\.mp4\.hfc.*short_side=32'):
+        _run(_pipelines(cache, videos, short_side=None)[0], results)
+
+
+def test_resize_short_side_exact_sizes():
+    frames = np.zeros((2, 240, 320, 3), np.uint8)
+    assert resize_short_side(frames, 120).shape == (2, 120, 160, 3)
+    assert resize_short_side(frames, 256).shape == (2, 256, 341, 3)
+    assert resize_short_side(frames, 240) is frames
+
+
+def test_decode_reads_requested_frames_in_order():
+    frames = np.arange(6 * 2 * 2 * 3, dtype=np.uint8).reshape(6, 2, 2, 3)
+    results = FrameCacheDecode()(dict(frame_cache=frames, frame_inds=np.array([[5, 0], [0, 3]]),
+                                      filename='v.mp4'))
+    assert [int(img[0, 0, 0]) for img in results['imgs']] == [60, 0, 0, 36]
+    assert results['img_shape'] == results['original_shape'] == (2, 2)
+    assert 'frame_cache' not in results
+    assert repr(FrameCacheDecode()) == 'FrameCacheDecode()'
+
+
+@pytest.mark.parametrize('inds, error, message', [
+    (np.array([0, 6]), IndexError, r'v\.mp4: frame index 6 out of range for 6 frames'),
+    (np.array([-1, 2]), IndexError, r'v\.mp4: frame index -1 out of range'),
+    (np.array([], dtype=np.int64), IndexError, r'v\.mp4: no frame indices'),
+    (np.array([0.0, 1.0]), TypeError, r'v\.mp4: frame indices must be integers'),
+])
+def test_read_frames_refuses_bad_indices(inds, error, message):
+    with pytest.raises(error, match=message):
+        read_frames(np.zeros((6, 2, 2, 3), np.uint8), inds, name='v.mp4')
+
+
+@pytest.fixture()
+def built(videos, tmp_path):
+    """videos, cache root and the entry of a.mp4, built."""
+    cache = tmp_path / 'cache'
+    write_entry(videos / 'a.mp4', entry_path(cache, 'a.mp4'), 'a.mp4')
+    return videos, cache, cache / 'a.mp4.hfc'
+
+
+def _init(cache, videos, **kwargs):
+    return FrameCacheInit(cache_root=str(cache), video_root=str(videos), **kwargs)
+
+
+def test_init_sets_the_decordinit_keys(built):
+    videos, cache, entry = built
+    results = _init(cache, videos)(dict(filename=str(videos / 'a.mp4')))
+    assert (results['total_frames'], results['avg_fps'], results['original_shape']) == (
+        40, 25.0, (64, 96))
+    assert isinstance(results['frame_cache'], np.memmap)
+    assert not results['frame_cache'].flags.writeable
+    relative = FrameCacheInit(cache_root=str(cache))
+    assert relative(dict(filename='a.mp4'))['total_frames'] == 40
+    assert repr(relative) == (f"FrameCacheInit(cache_root={str(cache)!r}, video_root=None, "
+                              "short_side=None, on_stale='error')")
+
+
+def test_truncated_entry_is_refused_naming_the_file(built):
+    videos, cache, entry = built
+    size = entry.stat().st_size
+    os.truncate(entry, size - 1)
+    with pytest.raises(CorruptFrameCacheError,
+                       match=rf'{entry}: truncated: {size - 1} bytes, its header says {size}'):
+        _init(cache, videos)(dict(filename=str(videos / 'a.mp4')))
+    os.truncate(entry, 100)
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: truncated header'):
+        read_header(entry)
+    os.truncate(entry, 5)
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: not a frame cache entry'):
+        read_header(entry)
+
+
+def test_damaged_entries_are_refused(built):
+    videos, cache, entry = built
+    good = entry.read_bytes()
+    entry.write_bytes(good + b'\0')
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: {len(good) + 1} bytes, more'):
+        read_header(entry)
+    entry.write_bytes(good[:12] + b'x' + good[13:])
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: unreadable header'):
+        read_header(entry)
+    flipped = bytearray(good)
+    flipped[-1] ^= 0xFF
+    entry.write_bytes(bytes(flipped))
+    read_header(entry)
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: frame data checksum'):
+        verify_data(entry)
+
+
+def test_other_format_version_is_stale(built):
+    videos, cache, entry = built
+    data = bytearray(entry.read_bytes())
+    at = data.index(b'"version": 1')
+    data[at:at + 12] = b'"version": 9'
+    entry.write_bytes(bytes(data))
+    with pytest.raises(StaleFrameCacheError, match=rf'{entry}: format version 9'):
+        read_header(entry)
+
+
+def test_header_that_lacks_fields_is_corrupt(tmp_path):
+    entry = tmp_path / 'v.mp4.hfc'
+    payload = b'{"version": 1, "num_frames": 3}'
+    entry.write_bytes(b'HFCACHE\0' + len(payload).to_bytes(4, 'little') + payload)
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: header lacks'):
+        read_header(entry)
+    with pytest.raises(ValueError, match='does not fit'):
+        FrameCacheHeader(num_frames=1, height=2, width=2, fps=1.0, source='v', source_size=1,
+                         source_mtime_ns=1, source_shape=[2, 2], short_side=None,
+                         data_offset=16).encode()
+
+
+@pytest.mark.parametrize('change', ['mtime', 'size'])
+def test_stale_entry_is_refused_naming_the_file(built, change):
+    videos, cache, entry = built
+    source = videos / 'a.mp4'
+    if change == 'mtime':
+        stat = source.stat()
+        os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    else:
+        with open(source, 'ab') as handle:
+            handle.write(b'\0' * 8)
+    with pytest.raises(StaleFrameCacheError, match=rf'{entry}: stale: its source {source} '
+                       'changed'):
+        _init(cache, videos)(dict(filename=str(source)))
+
+
+def test_stale_entry_is_rebuilt_when_configured(built):
+    videos, cache, entry = built
+    source = videos / 'a.mp4'
+    write_video(source, _frames(20, 48, 64, 7), fps=10)
+    results = _init(cache, videos, on_stale='rebuild')(dict(filename=str(source)))
+    assert (results['total_frames'], results['avg_fps'], results['original_shape']) == (
+        20, 10.0, (48, 64))
+    np.testing.assert_array_equal(results['frame_cache'], _decord_all(source))
+    assert read_header(entry).source_mtime_ns == source.stat().st_mtime_ns
+    assert list(entry.parent.glob('.*.tmp')) == []
+
+
+def test_missing_entry(built, tmp_path):
+    videos, cache, entry = built
+    source = videos / 'b.avi'
+    with pytest.raises(MissingFrameCacheError, match=rf'{cache / "b.avi.hfc"}: no frame cache'):
+        _init(cache, videos)(dict(filename=str(source)))
+    results = _init(cache, videos, on_stale='rebuild')(dict(filename=str(source)))
+    assert results['total_frames'] == 30
+    with pytest.raises(FileNotFoundError, match=r'nope\.mp4: source video not found'):
+        _init(cache, videos, on_stale='rebuild')(dict(filename=str(videos / 'nope.mp4')))
+
+
+def test_entry_outlives_its_source(built):
+    videos, cache, entry = built
+    (videos / 'a.mp4').unlink()
+    assert _init(cache, videos)(dict(filename=str(videos / 'a.mp4')))['total_frames'] == 40
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(on_stale='ignore'), r"on_stale must be one of \('error', 'rebuild'\), got 'ignore'"),
+    (dict(short_side=0), r'short_side must be a positive int or None, got 0'),
+])
+def test_init_refuses_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        FrameCacheInit(cache_root='cache', **kwargs)
+
+
+def test_init_refuses_paths_outside_the_cache():
+    with pytest.raises(ValueError, match=r'/elsewhere/v\.mp4 is not under video_root videos'):
+        FrameCacheInit('cache', video_root='videos')(dict(filename='/elsewhere/v.mp4'))
+    with pytest.raises(ValueError, match=r'/abs/v\.mp4 is absolute; set video_root'):
+        FrameCacheInit('cache')(dict(filename='/abs/v.mp4'))
+    for bad in ['../v.mp4', '/abs/v.mp4', '.']:
+        with pytest.raises(ValueError, match='must name a file inside the video root'):
+            entry_path('cache', bad)
+
+
+def test_builder_is_idempotent_and_rebuilds_what_changed(videos, tmp_path):
+    cache = tmp_path / 'cache'
+    names = read_video_list(videos / 'list.txt')
+    build_frame_cache(names, videos, cache, progress=False)
+    stamps = {name: entry_path(cache, name).stat().st_mtime_ns for name in names}
+    again = build_frame_cache(names + ['a.mp4'], videos, cache, workers=2, progress=False)
+    assert (again.videos, again.built, again.rebuilt, again.fresh, again.bytes_written) == (
+        3, 0, 0, 3, 0)
+    assert {name: entry_path(cache, name).stat().st_mtime_ns for name in names} == stamps
+    os.utime(videos / 'b.avi')
+    os.truncate(entry_path(cache, 'sub/c.mp4'), 5000)
+    data = bytearray(entry_path(cache, 'a.mp4').read_bytes())
+    data[-1] ^= 0xFF
+    entry_path(cache, 'a.mp4').write_bytes(bytes(data))
+    plain = build_frame_cache(names, videos, cache, progress=False)
+    assert (plain.built, plain.rebuilt, plain.fresh) == (0, 2, 1)
+    verified = build_frame_cache(names, videos, cache, verify=True, progress=False)
+    assert (verified.built, verified.rebuilt, verified.fresh) == (0, 1, 2)
+    for name in names:
+        verify_data(entry_path(cache, name))
+
+
+def test_parallel_build_writes_the_same_bytes(videos, tmp_path):
+    names = read_video_list(videos / 'list.txt')
+    serial = build_frame_cache(names, videos, tmp_path / 'serial', progress=False)
+    parallel = build_frame_cache(names, videos, tmp_path / 'parallel', workers=2, progress=False)
+    assert (parallel.built, parallel.bytes) == (3, serial.bytes)
+    for name in names:
+        assert (entry_path(tmp_path / 'serial', name).read_bytes()
+                == entry_path(tmp_path / 'parallel', name).read_bytes())
+
+
+def _build_with_file_size_limit(limit, *args):
+    """Build in this (forked) process; writes beyond ``limit`` bytes fail, as on a full disk."""
+    import resource
+    import signal
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    hard = resource.getrlimit(resource.RLIMIT_FSIZE)[1]
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, hard))
+    summary = build_frame_cache(*args, progress=False)
+    os._exit(0 if list(summary.failed) == ['a.mp4'] and 'File too large' in summary.failed['a.mp4']
+             and summary.failed['a.mp4'].startswith(str(args[2] / 'a.mp4.hfc')) else 1)
+
+
+def test_failure_mid_write_leaves_the_old_entry(videos, tmp_path):
+    cache = tmp_path / 'cache'
+    build_frame_cache(['a.mp4'], videos, cache, progress=False)
+    entry = entry_path(cache, 'a.mp4')
+    before = entry.read_bytes()
+    os.utime(videos / 'a.mp4', ns=(0, 10**18))
+    # The rebuild's writes fail after 300 kB of its 741 kB entry: header and frames are written.
+    child = multiprocessing.get_context('fork').Process(
+        target=_build_with_file_size_limit, args=(300_000, ['a.mp4'], videos, cache))
+    child.start()
+    child.join()
+    assert child.exitcode == 0
+    assert entry.read_bytes() == before
+    assert [p.name for p in cache.iterdir()] == ['a.mp4.hfc']
+    with pytest.raises(StaleFrameCacheError, match=rf'{entry}: stale'):
+        open_entry(entry, videos / 'a.mp4')
+
+
+def test_failed_first_build_leaves_no_entry(videos, tmp_path):
+    cache = tmp_path / 'cache'
+    # decord 0.6 pads 48-pixel rows to 64 and then fails to copy the frame out.
+    write_video(videos / 'narrow.mp4', _frames(5, 48, 48, 3), fps=25)
+    (videos / 'junk.mp4').write_bytes(b'not a video')
+    summary = build_frame_cache(['narrow.mp4', 'junk.mp4', 'gone.mp4'], videos, cache,
+                                progress=False)
+    assert sorted(summary.failed) == ['gone.mp4', 'junk.mp4', 'narrow.mp4']
+    assert summary.failed['narrow.mp4'].startswith(
+        f'{videos / "narrow.mp4"}: decoding frames 0..0 of 5 failed')
+    assert summary.failed['junk.mp4'].startswith(f'{videos / "junk.mp4"}: cannot open')
+    assert summary.failed['gone.mp4'].startswith(f'{videos / "gone.mp4"}: source video not found')
+    assert list(cache.rglob('*')) == []
+    with pytest.raises(FrameCacheError, match=r'narrow\.mp4: decoding frames 0\.\.0'):
+        write_entry(videos / 'narrow.mp4', entry_path(cache, 'narrow.mp4'))
+    with pytest.raises(ValueError, match='short_side must be a positive int or None, got 0'):
+        write_entry(videos / 'a.mp4', entry_path(cache, 'a.mp4'), short_side=0)
+
+
+def _build_in_child(source, entry):
+    write_entry(source, entry, 'long.mp4')
+
+
+def test_killed_build_leaves_no_entry_and_its_orphan_is_removed(tmp_path):
+    source, entry = tmp_path / 'long.mp4', tmp_path / 'cache' / 'long.mp4.hfc'
+    write_video(source, _frames(400, 128, 160, 5), fps=25)
+    context = multiprocessing.get_context('fork')
+    for _ in range(3):
+        child = context.Process(target=_build_in_child, args=(source, entry))
+        child.start()
+        deadline = time.monotonic() + 30
+        temps = []
+        while not temps and child.is_alive() and time.monotonic() < deadline:
+            temps = [p for p in entry.parent.glob('.*.tmp')] if entry.parent.exists() else []
+        child.kill()
+        child.join()
+        if temps and not entry.exists():
+            break
+        entry.unlink(missing_ok=True)
+    else:
+        pytest.fail('the child build finished before it could be killed mid-write')
+    assert [p.name for p in entry.parent.iterdir()] == [temps[0].name]
+    assert temps[0].name.endswith(f'.{child.pid}.tmp')
+    assert remove_orphan_temps(entry) == temps
+    write_entry(source, entry, 'long.mp4')
+    assert read_header(entry).num_frames == 400
+
+
+def test_orphan_cleanup_spares_live_and_foreign_builds(tmp_path):
+    entry = tmp_path / 'v.mp4.hfc'
+    live = tmp_path / f'.v.mp4.hfc.{socket.gethostname()}.{os.getpid()}.tmp'
+    foreign = tmp_path / '.v.mp4.hfc.otherhost.1.tmp'
+    live.write_bytes(b'x')
+    foreign.write_bytes(b'x')
+    assert remove_orphan_temps(entry) == []
+    assert live.exists() and foreign.exists()
+
+
+def test_frame_cache_in_dataloader_workers(videos, tmp_path):
+    import torch
+    from mmaction.datasets import VideoDataset
+    cache = tmp_path / 'cache'
+    build_frame_cache(read_video_list(videos / 'list.txt'), videos, cache, progress=False)
+    pipeline = [dict(type='FrameCacheInit', cache_root=str(cache), video_root=str(videos)),
+                dict(type='SampleFrames', clip_len=4, frame_interval=2, num_clips=1,
+                     test_mode=True),
+                dict(type='FrameCacheDecode')]
+    dataset = VideoDataset(str(videos / 'list.txt'), pipeline, data_prefix=dict(video=str(videos)),
+                           test_mode=True)
+
+    def stacked(num_workers):
+        loader = torch.utils.data.DataLoader(dataset, batch_size=None, num_workers=num_workers,
+                                             collate_fn=lambda sample: np.stack(sample['imgs']))
+        return list(loader)
+
+    serial, forked = stacked(0), stacked(2)
+    assert [batch.shape for batch in serial] == [(4, 64, 96, 3), (4, 48, 64, 3), (4, 64, 64, 3)]
+    for one, other in zip(serial, forked):
+        np.testing.assert_array_equal(one, other)
+    # SampleFrames(test_mode) centres the 8-frame span of 40 frames: offset (40 - 8) // 2.
+    expected = _decord_all(videos / 'a.mp4')[[16, 18, 20, 22]]
+    np.testing.assert_array_equal(serial[0], expected)
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location('build_frame_cache_tool',
+                                                  REPO / 'tools' / 'build_frame_cache.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_command_line_tool(videos, tmp_path, capsys):
+    tool = _load_tool()
+    cache = tmp_path / 'cache'
+    args = [str(videos / 'list.txt'), str(videos), str(cache), '--workers', '2',
+            '--short-side', '32']
+    assert tool.main(args) == 0
+    out = capsys.readouterr()
+    mib = (3 * 4096 + (40 * 32 * 48 + 30 * 32 * 43 + 24 * 32 * 32) * 3) / 2**20
+    assert out.out.startswith(f'3 videos: 3 built, 0 rebuilt, 0 fresh, 0 failed; 94 frames, '
+                              f'{mib:.1f} MiB cached ({mib:.1f} MiB written) in ')
+    assert 'frame cache' in out.err
+    (videos / 'list.txt').write_text('a.mp4 0\nmissing.mp4 1\n')
+    assert tool.main(args) == 1
+    out = capsys.readouterr()
+    assert 'FAILED missing.mp4: ' in out.err
+    assert '2 videos: 0 built, 0 rebuilt, 1 fresh, 1 failed' in out.out
+
+
+def test_video_lists(tmp_path):
+    listing = tmp_path / 'list.txt'
+    listing.write_text('x/a.mp4 3\n\nb.mp4\n')
+    assert read_video_list(listing) == ['x/a.mp4', 'b.mp4']
+    listing.write_text('x/a.mp4,3\n')
+    assert read_video_list(listing, delimiter=',') == ['x/a.mp4']
+    listing.write_text('a.mp4 1\n/abs/b.mp4 2\n')
+    with pytest.raises(ValueError, match=rf'{listing}:2: video path .*/abs/b\.mp4'):
+        read_video_list(listing)
+    listing.write_text('\n')
+    with pytest.raises(ValueError, match=rf'{listing}: lists no videos'):
+        read_video_list(listing)
+    with pytest.raises(ValueError, match='workers must be >= 1, got 0'):
+        build_frame_cache(['a.mp4'], tmp_path, tmp_path, workers=0)
+    with pytest.raises(ValueError, match='short_side must be a positive int or None'):
+        build_frame_cache(['a.mp4'], tmp_path, tmp_path, short_side=-2)
+    with pytest.raises(ValueError, match='must name a file inside the video root'):
+        build_frame_cache(['../a.mp4'], tmp_path, tmp_path)
