@@ -1,0 +1,16 @@
+"""The synthetic motion benchmark: classes that differ only in motion, written as real videos.
+
+See ``docs/synthetic_benchmark.md`` for the classes, the presets and the flip label map.
+"""
+from .classes import (CLASS_GROUPS, MOTION_CLASSES, ActorMotion, MotionClass, actor_motion,
+                      check_classes, class_groups, flip_label_map)
+from .generate import (GENERATOR_VERSION, PRESETS, Preset, clip_rng, load_meta,
+                       make_synthetic_dataset, render_clip)
+from .render import Scene, render_scene, sample_scene
+
+__all__ = [
+    'CLASS_GROUPS', 'MOTION_CLASSES', 'ActorMotion', 'MotionClass', 'actor_motion',
+    'check_classes', 'class_groups', 'flip_label_map', 'GENERATOR_VERSION', 'PRESETS', 'Preset',
+    'clip_rng', 'load_meta', 'make_synthetic_dataset', 'render_clip', 'Scene', 'render_scene',
+    'sample_scene'
+]
