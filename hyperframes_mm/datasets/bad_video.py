@@ -1,0 +1,404 @@
+"""Bad input: errors that name the file (and line), and an opt-in skip of bad videos.
+
+Upstream, a broken video surfaces as decord's ``RuntimeError: Error reading 30268 bytes...`` or a
+``DECORDError`` from deep inside a DataLoader worker, naming neither the file nor the sample,
+and a malformed annotation line as ``ValueError: not enough values to unpack``. This module
+provides:
+
+* :func:`validate_video_annotations`: checks a ``VideoDataset`` list line by line and raises
+  :class:`AnnotationError` naming ``file:line`` (bad label, missing or extra field, blank line);
+  it returns the lines whose video does not exist.
+* :class:`SafeDecordInit` (TRANSFORMS): ``DecordInit`` that names the file in every error and
+  opens local files by path. mmaction2's ``DecordInit`` hands decord an in-memory copy of the
+  file, and decord 0.6.0 then crashes the process (SIGSEGV, uncatchable) on a truncated AVI;
+  opened by path, the same file yields its intact frames.
+* :class:`GuardedDataset` (DATASETS): wraps any dataset; a sample whose loading fails raises
+  :class:`BadVideoError` naming the file and sample index (``on_bad_video='raise'``), or is
+  replaced by another sample, counted and logged (``on_bad_video='skip'``), so an epoch
+  completes over a dataset with a few broken files.
+"""
+import io
+import logging
+import os.path as osp
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+from mmaction.registry import DATASETS, TRANSFORMS
+from mmcv.transforms import BaseTransform
+from mmengine.dataset import BaseDataset
+from mmengine.logging import print_log
+
+ON_BAD_VIDEO = ('raise', 'skip')
+#: Lines of missing videos listed in one error or warning before "and N more".
+_LIST_LIMIT = 10
+
+
+class BadVideoError(RuntimeError):
+    """A video that cannot be loaded; the message names the file (and the sample index).
+
+    Attributes:
+        filename (str): the video.
+        index (int, optional): the sample index in its dataset.
+    """
+
+    def __init__(self, message: str, filename: str = '', index: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.filename = filename
+        self.index = index
+
+
+class AnnotationError(ValueError):
+    """A malformed annotation line; the message starts with ``file:line``.
+
+    Attributes:
+        ann_file (str): the annotation file.
+        line (int): 1-based line number (0 when the error concerns the whole file).
+    """
+
+    def __init__(self, message: str, ann_file: str = '', line: int = 0) -> None:
+        super().__init__(message)
+        self.ann_file = ann_file
+        self.line = line
+
+
+def _bad_video_errors() -> Tuple[type, ...]:
+    """Exceptions that mean "this sample's data is broken", as opposed to a bug in the code.
+
+    decord raises ``RuntimeError`` / ``DECORDError``, PyAV ``av.error.FFmpegError`` (an
+    ``OSError`` / ``ValueError``), file access ``OSError``; the plugin's transforms raise
+    ``ValueError`` naming the file and ``IndexError`` for frames a cache does not have.
+    """
+    errors: List[type] = [BadVideoError, OSError, EOFError, RuntimeError, ValueError, IndexError]
+    try:
+        from decord._ffi.base import DECORDError
+        errors.append(DECORDError)
+    except ImportError:
+        pass
+    try:
+        import av
+        errors.append(av.error.FFmpegError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _first_line(error: BaseException) -> str:
+    """The first non-empty line of an error message (decord's run over many lines)."""
+    for line in str(error).splitlines():
+        if line.strip():
+            return f'{type(error).__name__}: {line.strip()}'
+    return type(error).__name__
+
+
+def validate_video_annotations(ann_file: str,
+                               video_prefix: Optional[str] = '',
+                               delimiter: str = ' ',
+                               multi_class: bool = False,
+                               num_classes: Optional[int] = None,
+                               allow_unlabelled: bool = False,
+                               check_paths: bool = True) -> List[Tuple[int, str]]:
+    """Check a ``VideoDataset`` annotation list (``path label`` per line).
+
+    Args:
+        ann_file (str): the list.
+        video_prefix (str, optional): prepended to every path (``data_prefix['video']``).
+            Defaults to ''.
+        delimiter (str): field separator, as the dataset's. Defaults to ``' '``.
+        multi_class (bool): lines carry one or more labels. Defaults to False.
+        num_classes (int, optional): labels must be below it. Defaults to None (unchecked).
+        allow_unlabelled (bool): accept lines with only a path (mmaction2 gives them label -1;
+            meant for inference lists). Defaults to False.
+        check_paths (bool): look up every video on disk. Defaults to True.
+
+    Returns:
+        list[tuple[int, str]]: ``(line number, path)`` of videos that do not exist.
+
+    Raises:
+        AnnotationError: ``file:line: what is wrong`` for the first malformed line; a missing
+            annotation file.
+    """
+    if not osp.isfile(ann_file):
+        raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
+    missing = []
+    with open(ann_file, encoding='utf-8') as handle:
+        lines = [line.rstrip('\n\r') for line in handle]
+    if not lines:
+        raise AnnotationError(f'{ann_file}: the annotation file is empty', ann_file)
+    for number, line in enumerate(lines, start=1):
+        where = f'{ann_file}:{number}'
+
+        def fail(message: str) -> AnnotationError:
+            return AnnotationError(f'{where}: {message}: {line!r}', ann_file, number)
+
+        fields = line.strip().split(delimiter)
+        if not line.strip():
+            raise fail('empty line (mmaction2 would turn it into a sample with no video)')
+        if len(fields) == 1 and not allow_unlabelled:
+            raise fail('missing label: expected "path label"')
+        if len(fields) > 2 and not multi_class:
+            raise fail(f'expected "path label", got {len(fields)} fields (a path with spaces '
+                       'needs another delimiter; several labels need multi_class=True)')
+        for label in fields[1:]:
+            try:
+                value = int(label)
+            except ValueError:
+                raise fail(f'label {label!r} is not an integer') from None
+            if value < 0 or (num_classes is not None and value >= num_classes):
+                limit = f'0..{num_classes - 1}' if num_classes is not None else '>= 0'
+                raise fail(f'label {value} is out of range ({limit})')
+        path = osp.join(video_prefix, fields[0]) if video_prefix else fields[0]
+        if check_paths and not osp.isfile(path):
+            missing.append((number, path))
+    return missing
+
+
+def _list_missing(ann_file: str, missing: Sequence[Tuple[int, str]]) -> str:
+    shown = '\n'.join(f'  {ann_file}:{number}: {path}' for number, path in
+                      missing[:_LIST_LIMIT])
+    more = f'\n  ... and {len(missing) - _LIST_LIMIT} more' if len(missing) > _LIST_LIMIT else ''
+    return shown + more
+
+
+@TRANSFORMS.register_module()
+class SafeDecordInit(BaseTransform):
+    """``DecordInit`` that names the file in its errors and opens local files by path.
+
+    A drop-in replacement for mmaction2's ``DecordInit`` (same keys, same ``.mp4`` suffix rule
+    for names without an extension). Differences: a local file is opened by path (decord 0.6.0
+    crashes the whole process on a truncated AVI when given the in-memory copy ``DecordInit``
+    makes; by path it returns the intact frames), and a missing, empty or unreadable file, or one
+    without frames, raises :class:`BadVideoError` naming it.
+
+    Required Keys:
+
+        - filename
+
+    Added Keys:
+
+        - video_reader (decord.VideoReader)
+        - total_frames (int)
+        - avg_fps (float)
+
+    Args:
+        io_backend (str): ``'disk'`` opens by path; any other mmengine file backend (``'petrel'``,
+            ``'http'``, ...) is read into memory first. Defaults to ``'disk'``.
+        num_threads (int): decoding threads. Defaults to 1.
+        **kwargs: arguments of the file backend.
+    """
+
+    def __init__(self, io_backend: str = 'disk', num_threads: int = 1, **kwargs) -> None:
+        self.io_backend = io_backend
+        self.num_threads = num_threads
+        self.kwargs = kwargs
+
+    def _source(self, filename: str):
+        if self.io_backend in ('disk', 'local'):
+            if not osp.isfile(filename):
+                raise BadVideoError(f'{filename}: video file not found', filename)
+            if osp.getsize(filename) == 0:
+                raise BadVideoError(f'{filename}: video file is empty (0 bytes)', filename)
+            return filename
+        from mmengine.fileio import get
+        data = get(filename, backend_args=dict(backend=self.io_backend, **self.kwargs))
+        if not data:
+            raise BadVideoError(f'{filename}: video file is empty (0 bytes)', filename)
+        return io.BytesIO(data)
+
+    def transform(self, results: Dict) -> Dict:
+        """Open the video and add its reader, frame count and frame rate."""
+        import decord
+        filename = results['filename']
+        if osp.splitext(filename)[0] == filename:
+            filename = filename + '.mp4'
+        source = self._source(filename)
+        try:
+            reader = decord.VideoReader(source, num_threads=self.num_threads)
+        except _bad_video_errors() as error:
+            raise BadVideoError(f'{filename}: decord cannot read it as a video (truncated, not '
+                                f'a video, or no video stream): {_first_line(error)}',
+                                filename) from error
+        total = len(reader)
+        if total == 0:
+            raise BadVideoError(f'{filename}: the video has no frames', filename)
+        results['video_reader'] = reader
+        results['total_frames'] = total
+        results['avg_fps'] = reader.get_avg_fps()
+        return results
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(io_backend={self.io_backend!r}, '
+                f'num_threads={self.num_threads})')
+
+
+@DATASETS.register_module()
+class GuardedDataset:
+    """Wrap a dataset so a bad video names itself, or is skipped and counted.
+
+    ``dict(type='GuardedDataset', dataset=dict(type='VideoDataset', ...), on_bad_video='skip')``
+
+    On construction, a ``VideoDataset`` config's annotation list is validated first
+    (:func:`validate_video_annotations`): a malformed line raises :class:`AnnotationError`
+    naming ``file:line``; videos that do not exist raise too (``'raise'``) or are listed in a
+    warning (``'skip'``) and skipped when drawn.
+
+    When loading a sample fails with a data error (decord / PyAV / file errors and the
+    ``ValueError`` / ``IndexError`` the plugin's transforms raise naming the file):
+
+    - ``on_bad_video='raise'``: :class:`BadVideoError` naming the file, the sample index and
+      the original error (chained);
+    - ``on_bad_video='skip'``: a warning naming the file and the error; the sample is replaced
+      by a random other sample (numpy's global generator, seeded by mmengine), remembered as bad
+      so later epochs skip it without decoding, and counted in :attr:`skipped`. Counts are per
+      process (each DataLoader worker keeps its own).
+
+    Other errors (``KeyError``, ``TypeError``, ... from a mis-configured pipeline) propagate
+    unchanged, with a note naming the file. ``metainfo``, ``len``, ``get_data_info`` and
+    ``full_init`` pass through, so mmengine's samplers and mmaction2's evaluators work.
+
+    Args:
+        dataset (dict | BaseDataset): the wrapped dataset or its config.
+        on_bad_video (str): ``'raise'`` or ``'skip'``. Defaults to ``'raise'``.
+        max_skips (int, optional): with ``'skip'``, raise once more than this many samples were
+            replaced in one process (None: no limit; a dataset with no good sample always
+            raises). Defaults to None.
+        num_classes (int, optional): labels of a ``VideoDataset`` list must be below it.
+            Defaults to None.
+        check_annotations (bool): validate a ``VideoDataset`` list on construction.
+            Defaults to True.
+        lazy_init (bool): defer the wrapped dataset's ``full_init``. Defaults to False.
+    """
+
+    def __init__(self,
+                 dataset: Union[dict, BaseDataset],
+                 on_bad_video: str = 'raise',
+                 max_skips: Optional[int] = None,
+                 num_classes: Optional[int] = None,
+                 check_annotations: bool = True,
+                 lazy_init: bool = False) -> None:
+        if on_bad_video not in ON_BAD_VIDEO:
+            raise ValueError(f'GuardedDataset: on_bad_video must be one of {ON_BAD_VIDEO}, got '
+                             f'{on_bad_video!r}')
+        if max_skips is not None and (isinstance(max_skips, bool) or
+                                      not isinstance(max_skips, int) or max_skips < 0):
+            raise ValueError(f'GuardedDataset: max_skips must be an int >= 0 or None, got '
+                             f'{max_skips!r}')
+        self.on_bad_video = on_bad_video
+        self.max_skips = max_skips
+        if isinstance(dataset, dict):
+            if check_annotations:
+                self._validate(dataset, num_classes)
+            self.dataset = DATASETS.build(dataset)
+        elif isinstance(dataset, BaseDataset):
+            self.dataset = dataset
+        else:
+            raise TypeError(f'GuardedDataset: dataset must be a config dict or a BaseDataset, '
+                            f'got {type(dataset)}')
+        #: file name -> number of times a sample of it was replaced, in this process.
+        self.skipped: Dict[str, int] = {}
+        self._bad_indices = set()
+        self._fully_initialized = False
+        if not lazy_init:
+            self.full_init()
+
+    def _validate(self, cfg: dict, num_classes: Optional[int]) -> None:
+        from mmaction.datasets import VideoDataset
+        dataset_type = cfg.get('type')
+        if not isinstance(dataset_type, type):
+            dataset_type = DATASETS.get(dataset_type)
+        if dataset_type is not VideoDataset:
+            return
+        ann_file = cfg['ann_file']
+        prefix = (cfg.get('data_prefix') or {}).get('video') or ''
+        missing = validate_video_annotations(
+            ann_file, prefix, cfg.get('delimiter', ' '), cfg.get('multi_class', False),
+            num_classes if num_classes is not None else cfg.get('num_classes'),
+            allow_unlabelled=cfg.get('test_mode', False))
+        if not missing:
+            return
+        listing = _list_missing(ann_file, missing)
+        if self.on_bad_video == 'raise':
+            raise AnnotationError(f'{ann_file}: {len(missing)} video(s) do not exist:\n{listing}'
+                                  '\n(fix the paths or data_prefix, or set on_bad_video=\'skip\')',
+                                  ann_file, missing[0][0])
+        print_log(f'GuardedDataset: {ann_file}: {len(missing)} video(s) do not exist; they will '
+                  f'be skipped:\n{listing}', logger='current', level=logging.WARNING)
+
+    @property
+    def metainfo(self) -> dict:
+        """The wrapped dataset's meta information."""
+        return self.dataset.metainfo
+
+    @property
+    def num_skipped(self) -> int:
+        """Samples replaced so far in this process."""
+        return sum(self.skipped.values())
+
+    def full_init(self) -> None:
+        """Fully initialise the wrapped dataset."""
+        if self._fully_initialized:
+            return
+        self.dataset.full_init()
+        self._fully_initialized = True
+
+    def get_data_info(self, idx: int) -> dict:
+        """The wrapped dataset's annotation of sample ``idx``."""
+        return self.dataset.get_data_info(idx)
+
+    def __len__(self) -> int:
+        return len(self.dataset)
+
+    def _name(self, idx: int) -> str:
+        info = self.dataset.get_data_info(idx)
+        for key in ('filename', 'frame_dir', 'video_path'):
+            if info.get(key):
+                return str(info[key])
+        return f'sample {idx}'
+
+    def _replacement(self) -> int:
+        if len(self._bad_indices) >= len(self):
+            raise BadVideoError(f'GuardedDataset: all {len(self)} samples are bad videos '
+                                f'(skipped: {sorted(self.skipped)[:_LIST_LIMIT]})')
+        while True:
+            idx = int(np.random.randint(len(self)))
+            if idx not in self._bad_indices:
+                return idx
+
+    def _skip(self, idx: int, name: str, reason: Optional[str]) -> int:
+        """Count a replaced sample and pick its replacement; ``reason=None``: known bad, the
+        warning was given when it first failed."""
+        self._bad_indices.add(idx)
+        self.skipped[name] = self.skipped.get(name, 0) + 1
+        if self.max_skips is not None and self.num_skipped > self.max_skips:
+            raise BadVideoError(f'GuardedDataset: more than max_skips={self.max_skips} bad '
+                                f'samples in this process; the last: {name} (sample {idx}): '
+                                f'{reason or "known bad"}', name, idx)
+        replacement = self._replacement()
+        if reason is not None:
+            print_log(f'GuardedDataset: skipped bad video {name} (sample {idx}): {reason}; '
+                      f'replaced by sample {replacement} ({self.num_skipped} skipped in this '
+                      'process)', logger='current', level=logging.WARNING)
+        return replacement
+
+    def __getitem__(self, idx: int):
+        self.full_init()
+        while True:
+            if idx in self._bad_indices:
+                idx = self._skip(idx, self._name(idx), None)
+                continue
+            try:
+                return self.dataset[idx]
+            except _bad_video_errors() as error:
+                name = self._name(idx)
+                reason = _first_line(error)
+                if self.on_bad_video == 'raise':
+                    raise BadVideoError(f'{name} (sample {idx}): {reason}', name, idx) from error
+                idx = self._skip(idx, name, reason)
+            except Exception as error:
+                if hasattr(error, 'add_note'):
+                    error.add_note(f'while loading {self._name(idx)} (sample {idx})')
+                raise
+
+    def __repr__(self) -> str:
+        return (f'{self.__class__.__name__}(dataset={type(self.dataset).__name__}, '
+                f'on_bad_video={self.on_bad_video!r}, max_skips={self.max_skips}, '
+                f'num_skipped={self.num_skipped})')

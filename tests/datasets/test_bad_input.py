@@ -1,0 +1,470 @@
+"""Bad input: every broken video or annotation names the file (and line), or is skipped and
+counted when the config opts in."""
+import logging
+import signal
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+from mmaction.datasets.transforms import (DecordDecode, DecordInit, PackActionInputs, PyAVDecode,
+                                          PyAVInit)
+from mmengine.logging import MMLogger
+
+from hyperframes_mm.datasets.bad_video import (AnnotationError, BadVideoError, GuardedDataset,
+                                               SafeDecordInit, validate_video_annotations)
+from hyperframes_mm.datasets.transforms import (ConsistentClipAugment, HyperframeSampleFrames,
+                                                HyperframeStack)
+from hyperframes_mm.datasets.video_io import write_video
+from hyperframes_mm.utils import upstream_tool_path
+
+from ..conftest import REPO, TINY_CONFIG, run_tool
+
+SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
+
+
+@pytest.fixture
+def log_lines():
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logger = MMLogger.get_current_instance()
+    logger.addHandler(handler)
+    yield lines
+    logger.removeHandler(handler)
+
+
+def frames_of(count, height=48, width=64, seed=0):
+    return np.random.default_rng(seed).integers(0, 256, (count, height, width, 3), np.uint8)
+
+
+def encode(path, frames, codec, pix_fmt='yuv420p', fmt='rgb24'):
+    """Encode with PyAV directly, for pixel formats and codecs write_video does not offer."""
+    import av
+    with av.open(str(path), 'w') as container:
+        stream = container.add_stream(codec, rate=25)
+        stream.height, stream.width = frames.shape[1:3]
+        stream.pix_fmt = pix_fmt
+        for frame in frames:
+            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format=fmt)):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return path
+
+
+def size_changing_avi(path, first, second):
+    """An MPEG-4 AVI whose frames change size half-way (two encodes, packets concatenated)."""
+    import av
+    parts = [encode(path.with_name(f'{path.stem}_{i}.avi'), frames, 'mpeg4')
+             for i, frames in enumerate((first, second))]
+    inputs = [av.open(str(part)) for part in parts]
+    with av.open(str(path), 'w') as output:
+        stream = output.add_stream_from_template(inputs[0].streams.video[0])
+        index = 0
+        for container in inputs:
+            for packet in container.demux(container.streams.video[0]):
+                if packet.size == 0:
+                    continue
+                packet.stream, packet.time_base = stream, Fraction(1, 25)
+                packet.pts = packet.dts = index
+                index += 1
+                output.mux(packet)
+    for container in inputs:
+        container.close()
+    return path
+
+
+@pytest.fixture(scope='module')
+def videos(tmp_path_factory):
+    """One file per kind of bad input, plus a good one, made from real encodes."""
+    import av
+    root = tmp_path_factory.mktemp('bad_videos')
+    good = root / 'good.mp4'
+    write_video(good, frames_of(30))
+    data = good.read_bytes()
+    (root / 'empty.mp4').write_bytes(b'')
+    (root / 'random.mp4').write_bytes(np.random.default_rng(0).integers(0, 256, 5000,
+                                                                        np.uint8).tobytes())
+    (root / 'truncated.mp4').write_bytes(data[:len(data) // 2])
+    avi = encode(root / 'full.avi', frames_of(40, 64, 80), 'mpeg4')
+    (root / 'truncated.avi').write_bytes(avi.read_bytes()[:avi.stat().st_size // 2])
+    with av.open(str(root / 'no_frames.avi'), 'w') as container:
+        stream = container.add_stream('mpeg4', rate=25)
+        stream.width, stream.height, stream.pix_fmt = 64, 48, 'yuv420p'
+        container.start_encoding()  # writes the header of a stream that gets no frames
+    grey = frames_of(10)[..., 0]
+    encode(root / 'grey.mkv', grey, 'ffv1', pix_fmt='gray', fmt='gray')
+    rgba = np.concatenate([frames_of(10), np.full((10, 48, 64, 1), 100, np.uint8)], axis=3)
+    encode(root / 'rgba.mov', rgba, 'png', pix_fmt='rgba', fmt='rgba')
+    write_video(root / 'three_frames.mp4', frames_of(3))
+    write_video(root / 'one_frame.mp4', frames_of(1, seed=1))
+    size_changing_avi(root / 'resized.avi', np.full((10, 48, 64, 3), 50, np.uint8),
+                      np.full((10, 32, 80, 3), 200, np.uint8))
+    return dict(root=root, grey=grey, rgba=rgba)
+
+
+def safe_open(path):
+    return SafeDecordInit()(dict(filename=str(path)))
+
+
+# --- SafeDecordInit: every unreadable file names itself ----------------------------------------
+
+@pytest.mark.parametrize('name, message', [
+    ('missing.mp4', 'video file not found'),
+    ('empty.mp4', r'video file is empty \(0 bytes\)'),
+    ('random.mp4', 'decord cannot read it as a video'),
+    ('truncated.mp4', 'decord cannot read it as a video'),
+    ('no_frames.avi', 'decord cannot read it as a video'),
+])
+def test_safe_decord_init_names_the_file(videos, name, message):
+    path = videos['root'] / name
+    with pytest.raises(BadVideoError, match=rf'{name}: {message}') as info:
+        safe_open(path)
+    assert info.value.filename == str(path)
+
+
+def test_truncated_real_videos_name_the_file(tmp_path):
+    real = SHARED_VIDEOS / 'kinetics_test_300frames.mp4'
+    if not real.is_file():
+        pytest.skip('the shared sample videos are not present')
+    data = real.read_bytes()
+    cut = tmp_path / 'kinetics_half.mp4'
+    cut.write_bytes(data[:len(data) // 2])
+    with pytest.raises(BadVideoError, match=r'kinetics_half\.mp4: decord cannot read it'):
+        safe_open(cut)
+
+
+def test_upstream_decord_init_crashes_on_a_truncated_avi(videos):
+    """Why SafeDecordInit opens by path: mmaction2's DecordInit passes decord an in-memory copy
+    of the file, and decord 0.6.0 dies with SIGSEGV on a truncated AVI (uncatchable, it kills
+    the DataLoader worker). If this starts passing cleanly, decord was fixed."""
+    path = videos['root'] / 'truncated.avi'
+    # exactly what DecordInit._get_video_reader does with a local file (FileClient.get reads it)
+    script = textwrap.dedent(f"""
+        import io, decord
+        with open({str(path)!r}, 'rb') as handle:
+            decord.VideoReader(io.BytesIO(handle.read()), num_threads=1)
+    """)
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, timeout=120)
+    assert result.returncode == -signal.SIGSEGV
+    assert safe_open(path)['total_frames'] > 0  # the same file, opened by path
+
+
+def test_safe_decord_init_reads_the_intact_part_of_a_truncated_avi(videos):
+    results = safe_open(videos['root'] / 'truncated.avi')
+    assert 0 < results['total_frames'] < 40
+    results = HyperframeSampleFrames(num_frames=4, interval=2, test_mode=True)(results)
+    results = DecordDecode()(results)
+    assert len(results['imgs']) == 4 and results['imgs'][0].shape == (64, 80, 3)
+
+
+def test_safe_decord_init_gives_what_decord_init_gives(videos):
+    paths = [videos['root'] / 'good.mp4'] + [
+        SHARED_VIDEOS / name for name in ('short_32frames.mp4',
+                                          'ucf101_ApplyEyeMakeup_g01_c01.avi')
+        if (SHARED_VIDEOS / name).is_file()]
+    for path in paths:
+        ours, theirs = safe_open(path), DecordInit()(dict(filename=str(path)))
+        assert ours['total_frames'] == theirs['total_frames']
+        assert ours['avg_fps'] == theirs['avg_fps']
+        inds = np.arange(0, ours['total_frames'], 7)
+        ours = DecordDecode()(dict(ours, frame_inds=inds))['imgs']
+        theirs = DecordDecode()(dict(theirs, frame_inds=inds))['imgs']
+        np.testing.assert_array_equal(np.stack(ours), np.stack(theirs))
+
+
+def test_safe_decord_init_repr():
+    assert repr(SafeDecordInit(num_threads=2)) == \
+        "SafeDecordInit(io_backend='disk', num_threads=2)"
+
+
+# --- sources decord converts, and frames that change size ---------------------------------------
+
+def test_grayscale_and_rgba_sources_arrive_as_rgb(videos):
+    grey = DecordDecode()(dict(safe_open(videos['root'] / 'grey.mkv'),
+                               frame_inds=np.arange(3)))['imgs']
+    for frame, source in zip(grey, videos['grey']):
+        assert frame.shape == (48, 64, 3)
+        np.testing.assert_array_equal(frame, np.repeat(source[..., None], 3, axis=2))
+    rgba = DecordDecode()(dict(safe_open(videos['root'] / 'rgba.mov'),
+                               frame_inds=np.arange(3)))['imgs']
+    for frame, source in zip(rgba, videos['rgba']):
+        np.testing.assert_array_equal(frame, source[..., :3])  # lossless: alpha dropped
+
+
+def test_changing_frame_size_decord_rescales_to_the_first_size(videos):
+    results = DecordDecode()(dict(safe_open(videos['root'] / 'resized.avi'),
+                                  frame_inds=np.array([0, 15])))
+    assert [img.shape for img in results['imgs']] == [(48, 64, 3), (48, 64, 3)]
+
+
+def test_changing_frame_size_through_pyav_names_the_file(videos):
+    path = str(videos['root'] / 'resized.avi')
+    results = PyAVInit()(dict(filename=path))
+    results = HyperframeSampleFrames(num_frames=4, interval=5, test_mode=True)(results)
+    results = PyAVDecode()(results)
+    assert {img.shape for img in results['imgs']} == {(48, 64, 3), (32, 80, 3)}
+    with pytest.raises(ValueError, match=r'resized\.avi: frames change size inside the video: '
+                                         r'frame 0 is 48x64, frame 2 is 32x80'):
+        ConsistentClipAugment(size=32)(dict(results))
+    with pytest.raises(ValueError, match=r'resized\.avi: frame 2 has shape \(32, 80, 3\)'):
+        HyperframeStack()(dict(results))
+
+
+# --- short videos: a logged fallback, never an index error -------------------------------------
+
+def pipeline(**sample_kwargs):
+    return [SafeDecordInit(), HyperframeSampleFrames(**sample_kwargs), DecordDecode(),
+            HyperframeStack()]
+
+
+def run(transforms, results):
+    for transform in transforms:
+        results = transform(results)
+    return results
+
+
+def test_video_shorter_than_the_span_loops_and_logs(videos, log_lines):
+    path = str(videos['root'] / 'three_frames.mp4')
+    decoded = DecordDecode()(dict(safe_open(path), frame_inds=np.arange(3)))['imgs']
+    results = run(pipeline(num_frames=5, interval=2, test_mode=True), dict(filename=path))
+    np.testing.assert_array_equal(results['frame_inds'], [0, 2, 1, 0, 2])
+    assert results['imgs'].shape == (1, 15, 48, 64)
+    for t, index in enumerate([0, 2, 1, 0, 2]):
+        np.testing.assert_array_equal(results['imgs'][0, 3 * t:3 * t + 3],
+                                      decoded[index].transpose(2, 0, 1))
+    assert any('three_frames.mp4 has 3 frames, fewer than the 9-frame span' in line
+               for line in log_lines)
+
+
+def test_one_frame_video_repeats_its_frame(videos):
+    path = str(videos['root'] / 'one_frame.mp4')
+    results = run(pipeline(num_frames=4, interval=3, out_of_bound='repeat_last'),
+                  dict(filename=path))
+    np.testing.assert_array_equal(results['frame_inds'], [0, 0, 0, 0])
+    hyperframe = results['imgs'][0]
+    for t in range(1, 4):
+        np.testing.assert_array_equal(hyperframe[3 * t:3 * t + 3], hyperframe[:3])
+
+
+def test_interval_that_cannot_fit_is_an_error_when_asked(videos):
+    path = str(videos['root'] / 'three_frames.mp4')
+    with pytest.raises(ValueError, match=r'three_frames\.mp4 has 3 frames, too few for a '
+                                         r'9-frame span \(stream: num_frames=5, interval=2\)'):
+        run(pipeline(num_frames=5, interval=2, out_of_bound='error'), dict(filename=path))
+
+
+# --- annotations ---------------------------------------------------------------------------------
+
+def write_list(root, name, lines):
+    path = root / name
+    path.write_text('\n'.join(lines) + '\n')
+    return str(path)
+
+
+@pytest.mark.parametrize('line, kwargs, message', [
+    ('good.mp4 one', {}, r":2: label 'one' is not an integer"),
+    ('good.mp4', {}, ':2: missing label'),
+    ('good.mp4 1 2', {}, ':2: expected "path label", got 3 fields'),
+    ('good.mp4 -1', {}, r':2: label -1 is out of range \(>= 0\)'),
+    ('good.mp4 4', dict(num_classes=4), r':2: label 4 is out of range \(0..3\)'),
+    ('', {}, ':2: empty line'),
+])
+def test_malformed_annotation_lines_name_file_and_line(videos, line, kwargs, message):
+    ann = write_list(videos['root'], 'bad_list.txt', ['good.mp4 0', line, 'good.mp4 1'])
+    with pytest.raises(AnnotationError, match=r'bad_list\.txt' + message) as info:
+        validate_video_annotations(ann, str(videos['root']), **kwargs)
+    assert info.value.line == 2 and info.value.ann_file == ann
+
+
+def test_annotation_variants_that_are_valid(videos):
+    root = videos['root']
+    ann = write_list(root, 'multi.txt', ['good.mp4 0 3', 'one_frame.mp4 2'])
+    assert validate_video_annotations(ann, str(root), multi_class=True) == []
+    ann = write_list(root, 'unlabelled.txt', ['good.mp4', 'nothere.mp4'])
+    assert validate_video_annotations(ann, str(root), allow_unlabelled=True) == \
+        [(2, str(root / 'nothere.mp4'))]
+    assert validate_video_annotations(ann, str(root), allow_unlabelled=True,
+                                      check_paths=False) == []
+
+
+def test_missing_or_empty_annotation_file(tmp_path):
+    with pytest.raises(AnnotationError, match=r'nothere\.txt: annotation file not found'):
+        validate_video_annotations(str(tmp_path / 'nothere.txt'))
+    (tmp_path / 'empty.txt').write_text('')
+    with pytest.raises(AnnotationError, match=r'empty\.txt: the annotation file is empty'):
+        validate_video_annotations(str(tmp_path / 'empty.txt'))
+
+
+def video_dataset(root, ann, **kwargs):
+    train_pipeline = [dict(type='SafeDecordInit'),
+                      dict(type='HyperframeSampleFrames', num_frames=3, interval=2),
+                      dict(type='DecordDecode'),
+                      dict(type='ConsistentClipAugment', size=32),
+                      dict(type='HyperframeStack'), dict(type='PackActionInputs')]
+    return dict(type='VideoDataset', ann_file=ann, data_prefix=dict(video=str(root)),
+                pipeline=kwargs.pop('pipeline', train_pipeline), **kwargs)
+
+
+def test_guarded_dataset_refuses_missing_paths_with_file_and_line(videos):
+    ann = write_list(videos['root'], 'missing.txt', ['good.mp4 0', 'gone.mp4 1', 'gone2.mp4 2'])
+    with pytest.raises(AnnotationError, match=r'missing\.txt: 2 video\(s\) do not exist:\n'
+                                              r'  .*missing\.txt:2: .*gone\.mp4\n'
+                                              r'  .*missing\.txt:3: .*gone2\.mp4'):
+        GuardedDataset(video_dataset(videos['root'], ann))
+    with pytest.raises(AnnotationError, match=r"missing\.txt:1: label 'x'"):
+        GuardedDataset(video_dataset(videos['root'], write_list(videos['root'], 'missing.txt',
+                                                                ['good.mp4 x'])))
+
+
+# --- GuardedDataset at load time ---------------------------------------------------------------
+
+BAD = ['empty.mp4', 'random.mp4', 'truncated.mp4', 'no_frames.avi']
+
+
+def test_raise_names_file_and_sample(videos):
+    ann = write_list(videos['root'], 'mixed.txt', ['good.mp4 0'] + [f'{n} 1' for n in BAD])
+    dataset = GuardedDataset(video_dataset(videos['root'], ann))
+    assert dataset[0]['inputs'].shape == (1, 9, 32, 32)
+    for index, name in enumerate(BAD, start=1):
+        with pytest.raises(BadVideoError, match=rf'{name} \(sample {index}\): ') as info:
+            dataset[index]
+        assert info.value.index == index and info.value.filename.endswith(name)
+        assert info.value.__cause__ is not None
+
+
+def test_upstream_decord_init_errors_are_named_too(videos):
+    ann = write_list(videos['root'], 'upstream.txt', ['good.mp4 0', 'empty.mp4 1'])
+    upstream = [dict(type='DecordInit'), dict(type='HyperframeSampleFrames', num_frames=3),
+                dict(type='DecordDecode'), dict(type='HyperframeStack'),
+                dict(type='PackActionInputs')]
+    dataset = GuardedDataset(video_dataset(videos['root'], ann, pipeline=upstream))
+    with pytest.raises(BadVideoError, match=r'empty\.mp4 \(sample 1\): RuntimeError: Error '
+                                            r'reading 0 bytes'):
+        dataset[1]
+
+
+def test_file_deleted_after_start_is_named(videos, tmp_path):
+    (tmp_path / 'clip.mp4').write_bytes((videos['root'] / 'good.mp4').read_bytes())
+    ann = write_list(tmp_path, 'list.txt', ['clip.mp4 0'])
+    dataset = GuardedDataset(video_dataset(tmp_path, ann))
+    (tmp_path / 'clip.mp4').unlink()
+    with pytest.raises(BadVideoError, match=r'clip\.mp4 \(sample 0\): BadVideoError: .*clip\.mp4: '
+                                            r'video file not found'):
+        dataset[0]
+
+
+def test_configuration_errors_propagate_with_the_file_named(videos):
+    ann = write_list(videos['root'], 'noinit.txt', ['good.mp4 0'])
+    no_init = [dict(type='HyperframeSampleFrames', num_frames=3), dict(type='PackActionInputs')]
+    dataset = GuardedDataset(video_dataset(videos['root'], ann, pipeline=no_init),
+                             on_bad_video='skip')
+    with pytest.raises(KeyError, match='total_frames') as info:
+        dataset[0]
+    assert any('good.mp4 (sample 0)' in note for note in getattr(info.value, '__notes__', []))
+    assert dataset.num_skipped == 0
+
+
+def test_skip_replaces_counts_and_warns(videos, log_lines):
+    goods = [f'good.mp4 {i % 4}' for i in range(6)]
+    ann = write_list(videos['root'], 'skip.txt', goods[:3] + [f'{n} 1' for n in BAD] + goods[3:]
+                     + ['gone.mp4 2'])
+    dataset = GuardedDataset(video_dataset(videos['root'], ann), on_bad_video='skip')
+    assert any('skip.txt: 1 video(s) do not exist; they will be skipped' in line
+               for line in log_lines)
+    np.random.seed(0)
+    samples = [dataset[i] for i in range(len(dataset))]
+    assert len(samples) == len(dataset) == 11
+    assert all(sample['inputs'].shape == (1, 9, 32, 32) for sample in samples)
+    # each of the 5 bad samples was replaced when asked for (and again whenever a random
+    # replacement drew it)
+    first_epoch = dataset.num_skipped
+    assert first_epoch >= 5
+    assert sorted(Path(name).name for name in dataset.skipped) == sorted(BAD + ['gone.mp4'])
+    for name in BAD + ['gone.mp4']:
+        assert sum(f'skipped bad video {videos["root"] / name}' in line
+                   for line in log_lines) == 1
+    # a second epoch skips the known bad samples without decoding or warning again; known bad
+    # samples are never drawn as replacements
+    warnings = len(log_lines)
+    for i in range(len(dataset)):
+        dataset[i]
+    assert dataset.num_skipped == first_epoch + 5 and len(log_lines) == warnings
+    assert f'num_skipped={first_epoch + 5}' in repr(dataset)
+
+
+def test_skip_gives_up_past_max_skips_or_when_everything_is_bad(videos):
+    ann = write_list(videos['root'], 'many_bad.txt', ['good.mp4 0'] + [f'{n} 1' for n in BAD])
+    dataset = GuardedDataset(video_dataset(videos['root'], ann), on_bad_video='skip',
+                             max_skips=2)
+    np.random.seed(0)
+    with pytest.raises(BadVideoError, match='more than max_skips=2 bad samples'):
+        for i in range(len(dataset)):
+            dataset[i]
+    ann = write_list(videos['root'], 'all_bad.txt', [f'{n} 1' for n in BAD])
+    dataset = GuardedDataset(video_dataset(videos['root'], ann), on_bad_video='skip')
+    with pytest.raises(BadVideoError, match='all 4 samples are bad videos'):
+        dataset[0]
+
+
+def test_wrapper_passes_the_dataset_through(videos):
+    ann = write_list(videos['root'], 'meta.txt', ['good.mp4 0', 'one_frame.mp4 3'])
+    dataset = GuardedDataset(video_dataset(videos['root'], ann), lazy_init=True)
+    assert len(dataset) == 2
+    assert dataset.get_data_info(1)['label'] == 3
+    assert dataset.metainfo == dataset.dataset.metainfo
+    built = GuardedDataset(dataset.dataset)
+    assert built.dataset is dataset.dataset
+
+
+@pytest.mark.parametrize('kwargs, error, message', [
+    (dict(on_bad_video='ignore'), ValueError, "on_bad_video must be one of .* got 'ignore'"),
+    (dict(max_skips=-1), ValueError, 'max_skips must be an int >= 0 or None, got -1'),
+    (dict(dataset=[1, 2]), TypeError, 'dataset must be a config dict or a BaseDataset'),
+])
+def test_guarded_dataset_parameters(videos, kwargs, error, message):
+    ann = write_list(videos['root'], 'params.txt', ['good.mp4 0'])
+    kwargs.setdefault('dataset', video_dataset(videos['root'], ann))
+    with pytest.raises(error, match=message):
+        GuardedDataset(**kwargs)
+
+
+def test_an_epoch_with_bad_videos_completes_under_mmaction_train(tiny_dataset, videos, tmp_path):
+    """mmaction2's own tools/train.py, 2 data-loader workers, a list with broken files."""
+    root = tmp_path / 'data'
+    (root / 'broken').mkdir(parents=True)
+    (root / 'train').symlink_to(tiny_dataset / 'train')
+    lines = (tiny_dataset / 'train.txt').read_text().splitlines()
+    for name in BAD:
+        (root / 'broken' / name).write_bytes((videos['root'] / name).read_bytes())
+        lines.insert(len(lines) // 2, f'broken/{name} 1')
+    ann = tmp_path / 'train_with_bad.txt'
+    ann.write_text('\n'.join(lines) + '\n')
+    config = tmp_path / 'guarded.py'
+    config.write_text(textwrap.dedent(f"""
+        _base_ = [{str(TINY_CONFIG)!r}]
+        train_pipeline = [
+            dict(type='SafeDecordInit'),
+            dict(type='HyperframeSampleFrames', num_frames=5, interval=2),
+            dict(type='DecordDecode'),
+            dict(type='ConsistentClipAugment', size=56, brightness=0.2),
+            dict(type='HyperframeStack'),
+            dict(type='PackActionInputs')]
+        train_dataloader = dict(
+            num_workers=2,
+            dataset=dict(_delete_=True, type='GuardedDataset', on_bad_video='skip',
+                         dataset=dict(type='VideoDataset', ann_file={str(ann)!r},
+                                      data_prefix=dict(video={str(root)!r}),
+                                      pipeline=train_pipeline)))
+        train_cfg = dict(max_epochs=1, val_interval=2)
+    """))
+    result = run_tool([upstream_tool_path('train'), config, '--work-dir', tmp_path / 'work'],
+                      tiny_dataset)
+    output = result.stdout + result.stderr
+    for name in BAD:
+        assert f'skipped bad video {root / "broken" / name}' in output
+    assert (tmp_path / 'work' / 'epoch_1.pth').is_file()
