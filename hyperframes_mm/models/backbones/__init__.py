@@ -1,4 +1,11 @@
-from .hyper_resnet import HyperResNet
-from .inflate import INFLATE_MODES, inflate_conv_weight
+from .frame_attention import FrameAttention, frame_descriptors
+from .hyper_resnet import HyperResNet, resnet_state_dict_to_mmaction
+from .hyperframe_backbone import HyperframeBackboneMixin, reinflate_backbone
+from .inflate import (INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight,
+                      temporal_resample_matrix)
 
-__all__ = ['HyperResNet', 'INFLATE_MODES', 'inflate_conv_weight']
+__all__ = [
+    'FrameAttention', 'HyperResNet', 'HyperframeBackboneMixin', 'INFLATE_MODES',
+    'frame_descriptors', 'inflate_conv_weight', 'reinflate_backbone', 'reinflate_conv_weight',
+    'resnet_state_dict_to_mmaction', 'temporal_resample_matrix'
+]

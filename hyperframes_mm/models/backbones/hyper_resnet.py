@@ -1,26 +1,38 @@
 """ResNet whose conv1 takes a hyperframe (3T channels) and loads an ordinary 2D checkpoint."""
 from collections import OrderedDict
-from typing import Dict, Optional
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmaction.models.backbones.resnet import ResNet
 from mmaction.registry import MODELS
 from mmengine.logging import MMLogger
-from mmengine.runner.checkpoint import _load_checkpoint
+from mmengine.model import BaseModule
+from torch import nn
 
-from .inflate import INFLATE_MODES, inflate_conv_weight
+from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 
-CONV1_KEY = 'conv1.conv.weight'
+#: Keys of classifier heads a torchvision checkpoint keeps next to the backbone.
+_HEAD_PREFIXES = ('fc.', )
 
 
-def _strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-    """Keep the backbone of a wrapped state dict: DDP's ``module.``, a recognizer's ``backbone.``."""
-    for prefix in ('module.', 'backbone.'):
-        if any(key.startswith(prefix) for key in state_dict):
-            state_dict = OrderedDict((key[len(prefix):], value)
-                                     for key, value in state_dict.items()
-                                     if key.startswith(prefix))
-    return state_dict
+def _resnet_key_to_mmaction(key: str) -> str:
+    """One key of a torchvision/mmpretrain ResNet in mmaction2's layout (unchanged if already)."""
+    parts = key.split('.')
+    if parts[0] == 'conv1' and len(parts) == 2:
+        return f'conv1.conv.{parts[1]}'
+    if parts[0] in ('bn1', 'norm1'):
+        return '.'.join(['conv1', 'bn'] + parts[1:])
+    if not parts[0].startswith('layer') or len(parts) < 4:
+        return key
+    head, module, rest = parts[:2], parts[2], parts[3:]
+    if module.startswith('conv') and len(rest) == 1:  # layerX.Y.convN.weight
+        return '.'.join(head + [module, 'conv'] + rest)
+    for norm in ('bn', 'norm'):  # layerX.Y.bnN.* / layerX.Y.normN.*
+        if module.startswith(norm) and module[len(norm):].isdigit():
+            return '.'.join(head + ['conv' + module[len(norm):], 'bn'] + rest)
+    if module == 'downsample' and rest[0] in ('0', '1'):  # downsample.0 conv, downsample.1 norm
+        return '.'.join(head + [module, 'conv' if rest[0] == '0' else 'bn'] + rest[1:])
+    return key
 
 
 def resnet_state_dict_to_mmaction(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -28,93 +40,141 @@ def resnet_state_dict_to_mmaction(state_dict: Dict[str, torch.Tensor]) -> Dict[s
 
     mmaction2 wraps each conv and its norm in a ``ConvModule`` (``conv1.conv``, ``conv1.bn``,
     ``downsample.conv``); torchvision and mmpretrain keep them as siblings (``conv1``, ``bn1`` or
-    ``norm1``, ``downsample.0``/``downsample.1``). Keys already in mmaction2 layout pass unchanged;
-    classifier heads (``fc.``, ``head.``) are dropped.
+    ``norm1``, ``downsample.0``/``downsample.1``). Keys already in mmaction2 layout (and the
+    hyperframe parts ``extra_bn.*``, ``frame_attention.*``) pass unchanged; torchvision's
+    classifier ``fc.*`` is dropped. Strip ``module.``/``backbone.`` prefixes first.
     """
-    state_dict = _strip_prefixes(state_dict)
-    converted = OrderedDict()
-    for key, value in state_dict.items():
-        if key.startswith(('fc.', 'head.', 'cls_head.', 'data_preprocessor.')):
-            continue
-        if key.startswith('conv1.') and not key.startswith('conv1.conv.'):
-            key = 'conv1.conv.' + key[len('conv1.'):]
-        elif key.startswith(('bn1.', 'norm1.')):
-            key = 'conv1.bn.' + key.split('.', 1)[1]
-        elif key.startswith('layer'):
-            parts = key.split('.')
-            # layerX.Y.<module>.<param>
-            module, rest = parts[2], parts[3:]
-            if module.startswith('conv') and rest[0] not in ('conv', 'bn'):
-                parts = parts[:3] + ['conv'] + rest
-            elif module.startswith(('bn', 'norm')):
-                parts = parts[:2] + ['conv' + module[-1], 'bn'] + rest
-            elif module == 'downsample' and rest[0] in ('0', '1'):
-                parts = parts[:3] + ['conv' if rest[0] == '0' else 'bn'] + rest[1:]
-            key = '.'.join(parts)
-        converted[key] = value
-    return converted
+    return OrderedDict((_resnet_key_to_mmaction(key), value) for key, value in state_dict.items()
+                       if not key.startswith(_HEAD_PREFIXES))
 
 
 @MODELS.register_module()
-class HyperResNet(ResNet):
-    """ResNet-18/34/50/101 over hyperframes: conv1 takes ``3 * num_frames`` channels.
+class HyperResNet(HyperframeBackboneMixin, ResNet):
+    """ResNet-18/34/50/101/152 over hyperframes: conv1 takes ``3 * num_frames`` channels.
 
-    Everything after conv1 is mmaction2's ``ResNet`` unchanged (frozen stages, ``norm_eval``,
-    ``with_cp``, ``out_indices``), so a 2D checkpoint loads into it key for key; only conv1's kernel
-    is inflated from 3 to 3T input channels by :func:`inflate_conv_weight`. Unlike mmaction2's
-    ``ResNet``, a checkpoint whose conv1 does not fit is an error, never a silently random conv1.
+    Everything after conv1 is mmaction2's ``ResNet`` (frozen stages, ``norm_eval``,
+    ``partial_bn``, ``with_cp``, ``out_indices``), so a 2D checkpoint loads into it key for key;
+    only conv1's kernel is inflated from 3 to 3T input channels by :func:`inflate_conv_weight`.
+    Unlike mmaction2's ``ResNet``, a checkpoint whose conv1 does not fit is an error, never a
+    silently random conv1. Without ``pretrained`` every layer (conv1 included) is initialised
+    from scratch by ``init_cfg``; ``inflate_init`` only says how a 2D conv1 is inflated.
 
     Args:
-        depth (int): 18, 34, 50 or 101.
+        depth (int): 18, 34, 50, 101 or 152.
         num_frames (int): T, frames per hyperframe. Defaults to 5.
-        inflate_init (str): how conv1 is inflated from the 2D checkpoint, one of
-            ``'replicate'``, ``'center'``, ``'random'``. Defaults to ``'replicate'``.
-        pretrained (str, optional): path of a 2D (3-channel conv1) or already inflated (3T)
-            checkpoint in mmaction2, torchvision or mmpretrain key layout. Defaults to None.
-        **kwargs: the rest of mmaction2's ``ResNet`` arguments.
+        inflate_init (str): how a 2D checkpoint's conv1 is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
+            ``'replicate'``.
+        pretrained (str, optional): path of a 2D (3-channel conv1) or hyperframe (3T) checkpoint
+            in mmaction2, torchvision or mmpretrain key layout, bare or under ``state_dict``,
+            with or without ``backbone.``/``module.`` prefixes. Defaults to None.
+        extra_bn (bool): put a batch norm between conv1 and its pretrained norm, initialised
+            from that norm's statistics so that it is the identity in eval mode and, in train
+            mode, restores the per-channel statistics the pretrained norm expects (see
+            :meth:`HyperframeBackboneMixin._init_extra_bn`). Defaults to False.
+        frame_attention (bool): re-weight the frames of the input with a
+            :class:`FrameAttention` (identity at start). Defaults to False.
+        num_stages (int): ResNet stages. Defaults to 4.
+        out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
+            several a tuple. Defaults to ``(3, )``.
+        strides (Sequence[int]): stride of the first block of each stage.
+            Defaults to ``(1, 2, 2, 2)``.
+        dilations (Sequence[int]): dilation of each stage. Defaults to ``(1, 1, 1, 1)``.
+        style (str): ``'pytorch'`` (stride on the 3x3 conv) or ``'caffe'``.
+            Defaults to ``'pytorch'``.
+        frozen_stages (int): stages to freeze; 0 freezes the stem (conv1, ``extra_bn``, frame
+            attention), -1 nothing. Defaults to -1.
+        conv_cfg (dict): conv layer config. Defaults to ``dict(type='Conv')``.
+        norm_cfg (dict): norm layer config. Defaults to ``dict(type='BN2d', requires_grad=True)``.
+        act_cfg (dict): activation config. Defaults to ``dict(type='ReLU', inplace=True)``.
+        norm_eval (bool): keep the pretrained batch norms in eval mode while training
+            (``extra_bn`` keeps training: it is there to track what they cannot).
+            Defaults to False.
+        partial_bn (bool): freeze every batch norm but the stem's. Defaults to False.
+        with_cp (bool): gradient checkpointing in the residual blocks. Defaults to False.
+        init_cfg (dict or list[dict], optional): initialisation from scratch.
+            Defaults to Kaiming for convs, 1 for batch norms.
     """
+
+    first_conv_name = 'conv1.conv'
+    stem_module_name = 'conv1'
 
     def __init__(self,
                  depth: int,
                  num_frames: int = 5,
                  inflate_init: str = 'replicate',
                  pretrained: Optional[str] = None,
-                 **kwargs) -> None:
-        if not isinstance(num_frames, int) or num_frames < 1:
-            raise ValueError(f'HyperResNet: num_frames must be a positive int, got {num_frames!r}')
-        if inflate_init not in INFLATE_MODES:
-            raise ValueError(f'HyperResNet: inflate_init must be one of {INFLATE_MODES}, '
-                             f'got {inflate_init!r}')
-        if 'in_channels' in kwargs:
-            raise ValueError('HyperResNet: in_channels is 3 * num_frames; set num_frames instead')
-        self.num_frames = num_frames
-        self.inflate_init = inflate_init
-        super().__init__(depth=depth, pretrained=pretrained, torchvision_pretrain=False,
-                         in_channels=3 * num_frames, **kwargs)
+                 extra_bn: bool = False,
+                 frame_attention: bool = False,
+                 num_stages: int = 4,
+                 out_indices: Sequence[int] = (3, ),
+                 strides: Sequence[int] = (1, 2, 2, 2),
+                 dilations: Sequence[int] = (1, 1, 1, 1),
+                 style: str = 'pytorch',
+                 frozen_stages: int = -1,
+                 conv_cfg: Dict = dict(type='Conv'),
+                 norm_cfg: Dict = dict(type='BN2d', requires_grad=True),
+                 act_cfg: Dict = dict(type='ReLU', inplace=True),
+                 norm_eval: bool = False,
+                 partial_bn: bool = False,
+                 with_cp: bool = False,
+                 init_cfg: Optional[Union[Dict, List[Dict]]] = [
+                     dict(type='Kaiming', layer='Conv2d'),
+                     dict(type='Constant', layer='BatchNorm2d', val=1.)
+                 ]) -> None:
+        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
+        super().__init__(
+            depth=depth,
+            pretrained=pretrained,
+            torchvision_pretrain=False,
+            in_channels=3 * num_frames,
+            num_stages=num_stages,
+            out_indices=out_indices,
+            strides=strides,
+            dilations=dilations,
+            style=style,
+            frozen_stages=frozen_stages,
+            conv_cfg=conv_cfg,
+            norm_cfg=norm_cfg,
+            act_cfg=act_cfg,
+            norm_eval=norm_eval,
+            partial_bn=partial_bn,
+            with_cp=with_cp,
+            init_cfg=init_cfg)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention)
+
+    def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Read mmaction2, torchvision and mmpretrain ResNet layouts."""
+        return resnet_state_dict_to_mmaction(state_dict)
 
     def init_weights(self) -> None:
         """Initialise from scratch, then load and inflate ``pretrained`` when given."""
-        logger = MMLogger.get_current_instance()
-        super(ResNet, self).init_weights()
-        if self.pretrained is None:
-            return
-        checkpoint = _load_checkpoint(self.pretrained, map_location='cpu')
-        state_dict = checkpoint.get('state_dict', checkpoint)
-        state_dict = resnet_state_dict_to_mmaction(state_dict)
-        if CONV1_KEY not in state_dict:
-            raise KeyError(f'{self.pretrained}: no ResNet conv1 weight found (looked for '
-                           f'{CONV1_KEY!r} after mapping torchvision/mmpretrain names)')
-        weight = state_dict[CONV1_KEY]
-        in_channels = weight.shape[1]
-        if in_channels == 3:
-            state_dict[CONV1_KEY] = inflate_conv_weight(weight, self.num_frames,
-                                                        self.inflate_init)
-        elif in_channels != 3 * self.num_frames:
-            raise ValueError(
-                f'{self.pretrained}: conv1 has {in_channels} input channels; HyperResNet with '
-                f'num_frames={self.num_frames} can load a 2D checkpoint (3 channels) or a '
-                f'hyperframe one with {3 * self.num_frames} channels')
-        missing, unexpected = self.load_state_dict(state_dict, strict=False)
-        logger.info(f'HyperResNet: loaded {self.pretrained} (conv1 {in_channels} -> '
-                    f'{3 * self.num_frames} channels, inflate_init={self.inflate_init}); '
-                    f'missing keys: {missing or "none"}; unexpected keys: {unexpected or "none"}')
+        BaseModule.init_weights(self)
+        self._init_hyperframe_weights()
+
+    def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
+        """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` stages."""
+        x = self.hyperframe_input(x)
+        x = self.maxpool(self.stem_forward(x))
+        outs = []
+        for index, layer_name in enumerate(self.res_layers):
+            x = getattr(self, layer_name)(x)
+            if index in self.out_indices:
+                outs.append(x)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _partial_bn(self) -> None:
+        """Freeze every batch norm but the stem's (conv1's norm and ``extra_bn``)."""
+        MMLogger.get_current_instance().info('Freezing BatchNorm2D except the stem\'s.')
+        stem_norms = {id(self.conv1.bn), id(self.extra_bn)}
+        for module in self.modules():
+            if isinstance(module, nn.BatchNorm2d) and id(module) not in stem_norms:
+                module.eval()
+                module.weight.requires_grad = False
+                module.bias.requires_grad = False
+
+    def train(self, mode: bool = True) -> 'HyperResNet':
+        """Set train/eval mode, then apply frozen stages, ``norm_eval`` and ``partial_bn``."""
+        super().train(mode)
+        self.train_hyperframe_parts(mode, stem_frozen=self.frozen_stages >= 0)
+        return self

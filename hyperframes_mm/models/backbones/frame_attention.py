@@ -1,0 +1,73 @@
+"""Light frame attention: re-weight the frames of a hyperframe before the first convolution."""
+import torch
+from mmengine.model import BaseModule
+from torch import nn
+
+
+def frame_descriptors(x: torch.Tensor, channels_per_frame: int = 3) -> torch.Tensor:
+    """Describe each frame of ``[N, C*T, H, W]`` hyperframes by ``2C`` numbers: ``[N, T, 2C]``.
+
+    Per frame and channel: its spatial mean (the frame's colour), then the spatial mean of its
+    absolute difference from the clip's mean frame (how much the frame moved away from the rest
+    of the clip). Both are computed in float32 whatever the input dtype.
+
+    Args:
+        x (Tensor): hyperframes, frame-major channels.
+        channels_per_frame (int): C. Defaults to 3.
+
+    Returns:
+        Tensor: ``[N, T, 2C]`` float32.
+    """
+    num, channels, height, width = x.shape
+    if channels % channels_per_frame:
+        raise ValueError(f'{channels} channels are not a whole number of frames of '
+                         f'{channels_per_frame} channels')
+    frames = x.float().reshape(num, channels // channels_per_frame, channels_per_frame,
+                               height, width)
+    colour = frames.mean(dim=(3, 4))
+    motion = (frames - frames.mean(dim=1, keepdim=True)).abs().mean(dim=(3, 4))
+    return torch.cat([colour, motion], dim=2)
+
+
+class FrameAttention(BaseModule):
+    """Per-frame weights learnt from the frames themselves, applied to the input hyperframe.
+
+    A two-layer MLP shared by all frames maps each frame's :func:`frame_descriptors` to a score
+    ``z_t``; frame ``t``'s channels are multiplied by ``w_t = 2 * sigmoid(z_t)`` (in ``(0, 2)``).
+    The last layer starts at zero, so every ``w_t`` is exactly 1 and the module is the identity
+    until it is trained: a backbone loaded from a 2D checkpoint still gives the 2D output on
+    identical frames. Sharing the MLP over frames keeps it to ``(2C + 2) * hidden + 1``
+    parameters (257 for C=3, hidden=32) whatever T is, so re-inflating T -> T' leaves it as is.
+    Its cost is a few elementwise passes over the input, negligible next to the first conv.
+
+    Args:
+        channels_per_frame (int): C. Defaults to 3.
+        hidden_channels (int): width of the MLP. Defaults to 32.
+    """
+
+    def __init__(self, channels_per_frame: int = 3, hidden_channels: int = 32) -> None:
+        super().__init__()
+        self.channels_per_frame = channels_per_frame
+        self.fc1 = nn.Linear(2 * channels_per_frame, hidden_channels)
+        self.fc2 = nn.Linear(hidden_channels, 1)
+        self._zero_last_layer()
+
+    def _zero_last_layer(self) -> None:
+        nn.init.zeros_(self.fc2.weight)
+        nn.init.zeros_(self.fc2.bias)
+
+    def init_weights(self) -> None:
+        """Restore the identity start, whatever a parent's ``init_cfg`` did to the Linears."""
+        super().init_weights()
+        self._zero_last_layer()
+
+    def frame_weights(self, x: torch.Tensor) -> torch.Tensor:
+        """``[N, C*T, H, W]`` -> per-frame weights ``[N, T]`` in ``(0, 2)``, float32."""
+        hidden = torch.relu(self.fc1(frame_descriptors(x, self.channels_per_frame)))
+        return 2 * torch.sigmoid(self.fc2(hidden)).squeeze(2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        weights = self.frame_weights(x).to(x.dtype)
+        num, channels, height, width = x.shape
+        frames = x.reshape(num, weights.shape[1], self.channels_per_frame, height, width)
+        return (frames * weights[:, :, None, None, None]).reshape(num, channels, height, width)

@@ -1,0 +1,288 @@
+"""HyperResNet against 2D ResNets of mmaction2, torchvision and mmpretrain (their own forward)."""
+import pytest
+import torch
+import torchvision
+from mmaction.models.backbones.resnet import ResNet as MMActionResNet
+from mmaction.registry import MODELS
+from mmpretrain.models.backbones.resnet import ResNet as MMPretrainResNet
+from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
+
+from hyperframes_mm.models.backbones import (HyperResNet, inflate_conv_weight, reinflate_backbone,
+                                             resnet_state_dict_to_mmaction)
+
+from .helpers import centre_frame, randomise_norms, repeat_frames, save_checkpoint
+
+T = 5
+SIZE = 32
+
+
+def torchvision_features(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    x = model.maxpool(model.relu(model.bn1(model.conv1(x))))
+    return model.layer4(model.layer3(model.layer2(model.layer1(x))))
+
+
+def reference_resnet(layout: str, depth: int):
+    """A 2D ResNet in ``layout``, its checkpoint wrapping, and its own forward as the reference."""
+    torch.manual_seed(depth)
+    if layout == 'torchvision':
+        model = getattr(torchvision.models, f'resnet{depth}')()
+    elif layout == 'mmaction':
+        model = MMActionResNet(depth, pretrained=None)
+    else:
+        model = MMPretrainResNet(depth)
+    randomise_norms(model).eval()  # mmaction2's ResNet.train() returns None: no chaining
+    if layout == 'torchvision':
+        return model, '', lambda x: torchvision_features(model, x)
+    if layout == 'mmaction':
+        return model, 'mmaction', model
+    return model, 'mmpretrain', lambda x: model(x)[-1]
+
+
+def load_hyper(path: str, depth: int = 18, **kwargs) -> HyperResNet:
+    model = HyperResNet(depth, num_frames=kwargs.pop('num_frames', T), pretrained=path, **kwargs)
+    model.init_weights()
+    return model.eval()
+
+
+@pytest.fixture(scope='module')
+def references(tmp_path_factory):
+    """Per layout: a 2D ResNet-18, the path of its checkpoint, and its reference forward."""
+    made = {}
+    for layout in ('mmaction', 'torchvision', 'mmpretrain'):
+        model, wrap, forward = reference_resnet(layout, 18)
+        path = tmp_path_factory.mktemp(layout) / 'r18.pth'
+        made[layout] = (model, save_checkpoint(path, model.state_dict(), wrap), forward)
+    return made
+
+
+@pytest.fixture(scope='module')
+def resnet18_checkpoint(references):
+    """The mmaction2-layout (recognizer checkpoint) 2D ResNet-18: path, model, forward."""
+    model, path, forward = references['mmaction']
+    return path, model, forward
+
+
+@pytest.mark.parametrize('layout', ['mmaction', 'torchvision', 'mmpretrain'])
+@pytest.mark.parametrize('mode', ['replicate', 'center'])
+def test_loads_every_layout_and_keeps_the_2d_output(references, layout, mode):
+    model, path, forward = references[layout]
+    hyper = load_hyper(path, inflate_init=mode)
+    clip = torch.randn(2, 3 * T, SIZE, SIZE)
+    with torch.no_grad():
+        if mode == 'replicate':
+            frame = clip[:, :3]
+            torch.testing.assert_close(hyper(repeat_frames(frame, T)), forward(frame),
+                                       rtol=1e-5, atol=1e-5)
+        else:
+            torch.testing.assert_close(hyper(clip), forward(centre_frame(clip, T)),
+                                       rtol=1e-5, atol=1e-5)
+    # Every weight but conv1's is the checkpoint's own; conv1 is its exact inflation.
+    expected = resnet_state_dict_to_mmaction(model.state_dict())
+    loaded = hyper.state_dict()
+    assert set(loaded) == set(expected)
+    for key, value in expected.items():
+        if key == 'conv1.conv.weight':
+            assert torch.equal(loaded[key], inflate_conv_weight(value, T, mode))
+        else:
+            assert torch.equal(loaded[key], value), key
+
+
+@pytest.mark.parametrize('depth,channels', [(34, 512), (101, 2048)])
+def test_every_depth_builds(depth, channels):
+    hyper = HyperResNet(depth, num_frames=3).eval()
+    assert hyper(torch.randn(1, 9, SIZE, SIZE)).shape == (1, channels, 1, 1)
+
+
+@pytest.mark.parametrize('depth', [50])  # Bottleneck blocks; ResNet-18 covers BasicBlock
+def test_deeper_resnets_from_torchvision(tmp_path, depth):
+    # In float64 (checkpoint, inflation and forward): a deep random-weight network amplifies the
+    # float32 rounding of W / T (and of summing 15 products instead of 3) beyond 1e-5, while in
+    # float64 any mapping or inflation error would still show at full size.
+    model, wrap, forward = reference_resnet('torchvision', depth)
+    path = save_checkpoint(tmp_path / f'r{depth}.pth', model.double().state_dict(), wrap)
+    hyper = HyperResNet(depth, num_frames=T, pretrained=path).double()
+    hyper.init_weights()
+    hyper.eval()
+    frame = torch.randn(1, 3, SIZE, SIZE, dtype=torch.float64)
+    with torch.no_grad():
+        torch.testing.assert_close(hyper(repeat_frames(frame, T)), forward(frame),
+                                   rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize('mode', ['replicate', 'center'])
+def test_extra_bn_and_frame_attention_keep_the_2d_output(resnet18_checkpoint, mode):
+    path, model, forward = resnet18_checkpoint
+    hyper = load_hyper(path, inflate_init=mode, extra_bn=True, frame_attention=True)
+    clip = torch.randn(2, 3 * T, SIZE, SIZE)
+    inputs = repeat_frames(clip[:, :3], T) if mode == 'replicate' else clip
+    reference = clip[:, :3] if mode == 'replicate' else centre_frame(clip, T)
+    with torch.no_grad():
+        torch.testing.assert_close(hyper(inputs), forward(reference), rtol=1e-5, atol=1e-5)
+    # extra_bn starts from the pretrained stem norm's statistics.
+    stem = model.conv1.bn
+    assert torch.equal(hyper.extra_bn.running_mean, stem.running_mean)
+    assert torch.equal(hyper.extra_bn.running_var, stem.running_var)
+    assert torch.equal(hyper.extra_bn.bias, stem.running_mean)
+    torch.testing.assert_close(hyper.extra_bn.weight, (stem.running_var + 1e-5).sqrt())
+
+
+def test_extra_bn_restores_the_2d_statistics_in_train_mode(resnet18_checkpoint):
+    path, model, _ = resnet18_checkpoint
+    hyper = load_hyper(path, extra_bn=True).train()
+    seen = []
+    hyper.extra_bn.register_forward_hook(lambda module, args, out: seen.append(out))
+    hyper(torch.randn(4, 3 * T, SIZE, SIZE) * 3 + 1)
+    out = seen[0].transpose(0, 1).flatten(1)
+    torch.testing.assert_close(out.mean(1), model.conv1.bn.running_mean, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out.var(1, unbiased=False), model.conv1.bn.running_var,
+                               rtol=1e-3, atol=1e-3)
+
+
+def test_without_checkpoint_extra_bn_is_the_identity_in_eval():
+    hyper = HyperResNet(18, num_frames=3, extra_bn=True).eval()
+    hyper.init_weights()
+    x = torch.randn(2, 64, 8, 8)
+    torch.testing.assert_close(hyper.extra_bn(x), x, rtol=1e-6, atol=1e-6)
+
+
+def test_hyperframe_checkpoint_loads_as_is(tmp_path):
+    trained = HyperResNet(18, num_frames=T, extra_bn=True, frame_attention=True)
+    trained.init_weights()
+    randomise_norms(trained)
+    torch.nn.init.normal_(trained.frame_attention.fc2.weight)
+    path = save_checkpoint(tmp_path / 'hyper.pth', trained.state_dict(), 'mmaction')
+    hyper = load_hyper(path, extra_bn=True, frame_attention=True, inflate_init='random')
+    for key, value in trained.state_dict().items():
+        assert torch.equal(hyper.state_dict()[key], value), key
+    clip = torch.randn(2, 3 * T, SIZE, SIZE)
+    with torch.no_grad():
+        assert torch.equal(hyper(clip), trained.eval()(clip))
+
+
+def test_random_mode_leaves_only_conv1_fresh(resnet18_checkpoint, mm_logs):
+    path, model, _ = resnet18_checkpoint
+    hyper = load_hyper(path, inflate_init='random')
+    assert not torch.equal(hyper.conv1.conv.weight[:, :3] * T, model.conv1.conv.weight)
+    assert torch.equal(hyper.layer1[0].conv1.conv.weight, model.layer1[0].conv1.conv.weight)
+    assert any(f'loaded {path}: first conv inflated 3 -> 15 channels (inflate_init=random)' in m
+               for m in mm_logs)
+
+
+def test_reinflation_t_to_t_prime_keeps_the_2d_output(resnet18_checkpoint):
+    path, _, forward = resnet18_checkpoint
+    recognizer = MODELS.build(dict(
+        type='Recognizer2D',
+        backbone=dict(type='HyperResNet', depth=18, num_frames=T, pretrained=path),
+        cls_head=dict(type='TSNHead', num_classes=4, in_channels=512)))
+    recognizer.init_weights()
+    recognizer.eval()
+    frame = torch.randn(2, 3, SIZE, SIZE)
+    for new_frames in (3, 7):
+        assert reinflate_backbone(recognizer, new_frames) == ['backbone']
+        backbone = recognizer.backbone
+        assert backbone.num_frames == new_frames and backbone.conv1.conv.in_channels == 3 * new_frames
+        with torch.no_grad():
+            torch.testing.assert_close(backbone(repeat_frames(frame, new_frames)), forward(frame),
+                                       rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match=r'HyperResNet\(num_frames=7\) expects 21 input channels, '
+                       r'got 15 \(5 frames\)'):
+        recognizer.backbone(repeat_frames(frame, 5))
+
+
+def test_reinflating_a_trained_kernel_keeps_its_identical_frames_output():
+    hyper = HyperResNet(18, num_frames=T, frame_attention=True)
+    hyper.init_weights()
+    hyper.eval()
+    frame = torch.randn(1, 3, SIZE, SIZE)
+    with torch.no_grad():
+        before = hyper(repeat_frames(frame, T))
+        reinflate_backbone(hyper, 8)
+        torch.testing.assert_close(hyper(repeat_frames(frame, 8)), before, rtol=1e-5, atol=1e-5)
+
+
+def test_reinflate_errors():
+    with pytest.raises(ValueError, match='Sequential holds no hyperframe backbone'):
+        reinflate_backbone(nn.Sequential(nn.Conv2d(3, 4, 3)), 3)
+    with pytest.raises(ValueError, match='positive int, got 0'):
+        reinflate_backbone(HyperResNet(18, num_frames=3), 0)
+
+
+def test_frozen_stages_norm_eval_partial_bn():
+    hyper = HyperResNet(18, num_frames=3, frozen_stages=1, norm_eval=True, extra_bn=True,
+                        frame_attention=True).train()
+    frozen = [hyper.conv1, hyper.layer1, hyper.extra_bn, hyper.frame_attention]
+    assert all(not p.requires_grad for m in frozen for p in m.parameters())
+    assert all(p.requires_grad for p in hyper.layer2.parameters())
+    assert not hyper.extra_bn.training and not hyper.frame_attention.training
+    assert not any(m.training for m in hyper.layer3.modules() if isinstance(m, _BatchNorm))
+
+    hyper = HyperResNet(18, num_frames=3, norm_eval=True, extra_bn=True).train()
+    assert hyper.extra_bn.training and not hyper.conv1.bn.training and hyper.conv1.conv.training
+
+    hyper = HyperResNet(18, num_frames=3, partial_bn=True, extra_bn=True).train()
+    norms = [m for m in hyper.modules() if isinstance(m, _BatchNorm)]
+    trainable = [m for m in norms if m.weight.requires_grad and m.training]
+    assert trainable == [hyper.conv1.bn, hyper.extra_bn]
+    hyper.eval()
+    assert not hyper.extra_bn.training
+
+
+@pytest.mark.filterwarnings('ignore:torch.utils.checkpoint')  # mmaction2's blocks, upstream
+def test_out_indices_and_with_cp():
+    hyper = HyperResNet(50, num_frames=3, out_indices=(0, 3), with_cp=True).train()
+    outs = hyper(torch.randn(2, 9, SIZE, SIZE, requires_grad=True))
+    assert [tuple(o.shape) for o in outs] == [(2, 256, 8, 8), (2, 2048, 1, 1)]
+    outs[1].sum().backward()
+    assert hyper.conv1.conv.weight.grad.shape == (64, 9, 7, 7)
+
+
+@pytest.mark.parametrize('channels,match', [
+    (6, r'first conv \'conv1.conv.weight\' has 6 input channels; HyperResNet\(num_frames=5\) loads '
+        r'a 2D checkpoint \(3 channels\) or a hyperframe one with 15'),
+    (9, 'call reinflate_backbone'),
+])
+def test_checkpoint_with_neither_3_nor_3t_channels_is_an_error(tmp_path, channels, match):
+    model = MMActionResNet(18, pretrained=None, in_channels=channels)
+    path = save_checkpoint(tmp_path / 'bad.pth', model.state_dict())
+    with pytest.raises(ValueError, match=match):
+        load_hyper(path)
+    with pytest.raises(ValueError, match='bad.pth'):
+        load_hyper(path)
+
+
+def test_checkpoint_errors_name_the_file(tmp_path, resnet18_checkpoint):
+    state = {key[len('backbone.'):]: value for key, value in
+             torch.load(resnet18_checkpoint[0])['state_dict'].items() if key.startswith('backbone.')}
+    partial = {k: v for k, v in state.items() if not k.startswith('layer4.')}
+    with pytest.raises(KeyError, match=r'partial.pth leaves 25 weights of HyperResNet unset'):
+        load_hyper(save_checkpoint(tmp_path / 'partial.pth', partial))
+    no_conv1 = {k: v for k, v in state.items() if not k.startswith('conv1.conv')}
+    with pytest.raises(KeyError, match=r"no_conv1.pth: no first conv weight 'conv1.conv.weight'"):
+        load_hyper(save_checkpoint(tmp_path / 'no_conv1.pth', no_conv1))
+    r50 = MMActionResNet(50, pretrained=None).state_dict()
+    with pytest.raises(RuntimeError, match='r50.pth does not fit HyperResNet'):
+        load_hyper(save_checkpoint(tmp_path / 'r50.pth', r50))
+
+
+@pytest.mark.parametrize('shape,match', [
+    ((1, 9, SIZE, SIZE), r"^HyperResNet\(num_frames=5\) expects 15 input channels, got 9 \(3 "
+     r"frames\): the sampler's num_frames must equal the backbone's$"),
+    ((1, 16, SIZE, SIZE), r'expects 15 input channels, got 16: the sampler'),
+    ((1, 1, 15, SIZE, SIZE), r'expects hyperframes \[N, 15, H, W\], got a tensor of shape'),
+])
+def test_wrong_input_is_a_clear_error(shape, match):
+    with pytest.raises(ValueError, match=match):
+        HyperResNet(18, num_frames=T)(torch.randn(shape))
+
+
+@pytest.mark.parametrize('kwargs,error,match', [
+    (dict(num_frames=0), ValueError, 'HyperResNet: num_frames must be a positive int, got 0'),
+    (dict(inflate_init='mean'), ValueError, 'inflate_init must be one of'),
+    (dict(pretrained=True), TypeError, 'pretrained must be a checkpoint path or None'),
+    (dict(extra_bn=True, norm_cfg=dict(type='GN', num_groups=8, requires_grad=True)), ValueError,
+     'extra_bn needs a batch norm; norm_cfg builds GroupNorm'),
+])
+def test_constructor_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        HyperResNet(18, **kwargs)
