@@ -1,11 +1,13 @@
 from .frame_attention import FrameAttention, frame_descriptors
+from .hyper_mobilenet_v3 import HyperMobileNetV3, mobilenet_v3_state_dict_to_mmpretrain
 from .hyper_resnet import HyperResNet, resnet_state_dict_to_mmaction
 from .hyperframe_backbone import HyperframeBackboneMixin, reinflate_backbone
 from .inflate import (INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight,
                       temporal_resample_matrix)
 
 __all__ = [
-    'FrameAttention', 'HyperResNet', 'HyperframeBackboneMixin', 'INFLATE_MODES',
-    'frame_descriptors', 'inflate_conv_weight', 'reinflate_backbone', 'reinflate_conv_weight',
+    'FrameAttention', 'HyperMobileNetV3', 'HyperResNet', 'HyperframeBackboneMixin',
+    'INFLATE_MODES', 'frame_descriptors', 'inflate_conv_weight',
+    'mobilenet_v3_state_dict_to_mmpretrain', 'reinflate_backbone', 'reinflate_conv_weight',
     'resnet_state_dict_to_mmaction', 'temporal_resample_matrix'
 ]
