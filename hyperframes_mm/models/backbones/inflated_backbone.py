@@ -1,0 +1,135 @@
+"""Inflate any 2D backbone (mmaction2, mmpretrain, timm) by the name of its first convolution."""
+import copy
+from typing import Any, Dict, Optional
+
+import torch
+from mmaction.registry import MODELS
+from mmengine.model import BaseModule
+from torch import nn
+
+from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .inflate import resize_conv_input
+
+
+def build_2d_backbone(cfg: Dict) -> nn.Module:
+    """Build a 2D backbone from a config: ``timm.<model name>`` or any registered type.
+
+    ``timm.*`` models are made with ``timm.create_model(name, pretrained=False, **rest)`` and,
+    unless ``num_classes`` is given, without a classifier (``num_classes=0``), so their forward
+    returns pooled features. ``mmpretrain.*`` (and any other scope) resolves through mmaction2's
+    registry as mmaction2's recognizers do.
+    """
+    cfg = copy.deepcopy(dict(cfg))
+    backbone_type = cfg.pop('type', None)
+    if not isinstance(backbone_type, str):
+        raise TypeError(f'InflatedBackbone: backbone needs a type name, got {backbone_type!r}')
+    if cfg.get('init_cfg') and 'Pretrained' in str(cfg['init_cfg']):
+        raise ValueError('InflatedBackbone: give the 2D checkpoint as InflatedBackbone('
+                         'pretrained=...) so that its first conv is inflated; the inner '
+                         'backbone\'s init_cfg=Pretrained would skip that conv (shape mismatch)')
+    if backbone_type.startswith('timm.'):
+        import timm
+        if cfg.pop('pretrained', False):
+            raise ValueError('InflatedBackbone: timm pretrained=True downloads weights; save them '
+                             'to a file once and give it as InflatedBackbone(pretrained=PATH)')
+        cfg.setdefault('num_classes', 0)
+        return timm.create_model(backbone_type[len('timm.'):], pretrained=False, **cfg)
+    if backbone_type.startswith('mmpretrain.'):
+        import mmpretrain.models  # noqa: F401  (registers mmpretrain's models)
+    return MODELS.build(dict(type=backbone_type, **cfg))
+
+
+def _find_first_conv(model: nn.Module, first_conv: str, type_name: str) -> str:
+    """The dotted path of the ``nn.Conv2d`` named by ``first_conv`` (a ConvModule's ``.conv``)."""
+    try:
+        module = model.get_submodule(first_conv)
+    except AttributeError:
+        convs = [name for name, m in model.named_modules() if isinstance(m, nn.Conv2d)][:3]
+        raise ValueError(f'InflatedBackbone: {type_name} has no module {first_conv!r}; its first '
+                         f'convolutions are {convs}') from None
+    if not isinstance(module, nn.Conv2d) and isinstance(getattr(module, 'conv', None), nn.Conv2d):
+        return f'{first_conv}.conv'
+    if not isinstance(module, nn.Conv2d):
+        raise TypeError(f'InflatedBackbone: {type_name}.{first_conv} is a '
+                        f'{type(module).__name__}, not a Conv2d (mmpretrain ViT: '
+                        '"patch_embed.projection", timm vit_*: "patch_embed.proj")')
+    return first_conv
+
+
+@MODELS.register_module()
+class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
+    """Any 2D backbone with its first convolution inflated to ``3 * num_frames`` inputs.
+
+    The wrapped backbone is built at 3 channels, its first conv widened in place, and a 2D
+    checkpoint of the wrapped backbone (its own key layout) loaded with that conv inflated. The
+    worked example is a ViT, whose patch embedding is the first (and only) convolution::
+
+        backbone=dict(type='InflatedBackbone',
+                      backbone=dict(type='mmpretrain.VisionTransformer', arch='b',
+                                    img_size=224, patch_size=16),
+                      first_conv='patch_embed.projection', num_frames=5,
+                      pretrained='vit-b16_2d.pth')
+
+    or ``backbone=dict(type='timm.vit_base_patch16_224')`` with ``first_conv='patch_embed.proj'``.
+
+    Output: what the wrapped backbone returns, made usable by mmaction2's 2D heads as mmaction2
+    does for mmpretrain/timm backbones: a one-element tuple is unwrapped, and a ``[N, C]``
+    feature vector (ViT class token, timm's pooled features) becomes ``[N, C, 1, 1]``.
+    ``extra_bn`` is not offered: a generic backbone has no known conv-norm stem (a ViT has no
+    norm after its patch embedding).
+
+    Args:
+        backbone (dict): config of the 2D backbone, built at 3 input channels.
+        first_conv (str): dotted name of its first ``nn.Conv2d`` (or of a ConvModule holding it).
+        num_frames (int): T, frames per hyperframe. Defaults to 5.
+        inflate_init (str): how a 2D checkpoint's first conv is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'``. Defaults to ``'replicate'``.
+        pretrained (str, optional): a checkpoint of the wrapped 2D backbone (its own key layout,
+            bare or under ``backbone.``; classifier keys are reported and ignored), or of this
+            wrapper (``model.*`` keys, C or C*T channels). Defaults to None.
+        frame_attention (bool): re-weight the input frames with a :class:`FrameAttention`.
+            Defaults to False.
+        init_cfg (dict, optional): initialisation of the wrapper. Defaults to None.
+    """
+
+    def __init__(self,
+                 backbone: Dict[str, Any],
+                 first_conv: str,
+                 num_frames: int = 5,
+                 inflate_init: str = 'replicate',
+                 pretrained: Optional[str] = None,
+                 frame_attention: bool = False,
+                 init_cfg: Optional[Dict] = None) -> None:
+        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
+        super().__init__(init_cfg=init_cfg)
+        self.model = build_2d_backbone(backbone)
+        type_name = backbone['type']
+        conv_path = _find_first_conv(self.model, first_conv, type_name)
+        conv = self.model.get_submodule(conv_path)
+        if conv.in_channels != 3:
+            raise ValueError(f'InflatedBackbone: {type_name}.{conv_path} takes '
+                             f'{conv.in_channels} channels; build the 2D backbone at 3')
+        self.first_conv_name = f'model.{conv_path}'
+        resize_conv_input(conv, 3 * num_frames)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, False, frame_attention)
+
+    def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """A checkpoint of the wrapped backbone gets the ``model.`` prefix; one of this wrapper
+        (it has ``model.<first conv>``) is kept as is."""
+        if f'{self.first_conv_name}.weight' in state_dict:
+            return state_dict
+        return {f'model.{key}': value for key, value in state_dict.items()}
+
+    def init_weights(self) -> None:
+        """Initialise the wrapped backbone its own way, then load and inflate ``pretrained``."""
+        super().init_weights()
+        self._init_hyperframe_weights()
+
+    def forward(self, x: torch.Tensor) -> Any:
+        """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""
+        out = self.model(self.hyperframe_input(x))
+        if isinstance(out, (tuple, list)) and len(out) == 1:
+            out = out[0]
+        if isinstance(out, torch.Tensor) and out.dim() == 2:
+            out = out[:, :, None, None]
+        return out
