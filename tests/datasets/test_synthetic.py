@@ -235,6 +235,15 @@ def test_tiny_dataset_files_exact(tiny_dataset):
         assert info['codec'] == 'libx264'
 
 
+def test_mmaction_video_dataset_reads_the_lists(tiny_dataset):
+    from mmaction.datasets import VideoDataset
+    dataset = VideoDataset(str(tiny_dataset / 'val.txt'), pipeline=[],
+                           data_prefix=dict(video=str(tiny_dataset)))
+    assert len(dataset) == 8
+    assert [dataset.get_data_info(i)['label'] for i in range(8)] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert dataset.get_data_info(7)['filename'] == str(tiny_dataset / 'val/drift_right_0001.mp4')
+
+
 def test_video_holds_the_rendered_clip(tiny_dataset):
     frames, fps = render_clip('drift_right', clip_rng(0, 'val', 'drift_right', 1), 64, 2.0,
                               (15.0, 25.0, 30.0))
