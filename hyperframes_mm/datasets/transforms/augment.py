@@ -192,6 +192,15 @@ def crop_resize(frames: Sequence[np.ndarray], box: Box,
     return out
 
 
+def flip_frames(batch: np.ndarray) -> np.ndarray:
+    """Mirror ``[N, H, W, C]`` frames left-right (OpenCV: numpy's negative-stride copy of
+    interleaved pixels is ~20x slower)."""
+    out = np.empty_like(batch)
+    for frame, flipped in zip(batch, out):
+        cv2.flip(frame, 1, dst=flipped)
+    return out
+
+
 def _lut(table: np.ndarray) -> np.ndarray:
     return np.clip(np.floor(table + 0.5), 0, 255).astype(np.uint8)
 
@@ -392,7 +401,7 @@ class ConsistentClipAugment(BaseTransform):
         """Apply one parameter set to all ``frames``: ``[N, h, w, 3]`` uint8."""
         batch = crop_resize(frames, params['crop_bbox'], self.size)
         if params['flip']:
-            batch = np.ascontiguousarray(batch[:, :, ::-1])
+            batch = flip_frames(batch)
         return adjust_color(batch, params)
 
     def transform(self, results: Dict) -> Dict:
