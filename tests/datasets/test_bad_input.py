@@ -10,8 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from mmaction.datasets.transforms import (DecordDecode, DecordInit, PackActionInputs, PyAVDecode,
-                                          PyAVInit)
+from mmaction.datasets.transforms import DecordDecode, DecordInit, PyAVDecode, PyAVInit
 from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.bad_video import (AnnotationError, BadVideoError, GuardedDataset,
