@@ -1,29 +1,39 @@
 """Light frame attention: re-weight the frames of a hyperframe before the first convolution."""
 import torch
+import torch.nn.functional as F
 from mmengine.model import BaseModule
 from torch import nn
 
 
-def frame_descriptors(x: torch.Tensor, channels_per_frame: int = 3) -> torch.Tensor:
+def frame_descriptors(x: torch.Tensor,
+                      channels_per_frame: int = 3,
+                      pooled_size: int = 16) -> torch.Tensor:
     """Describe each frame of ``[N, C*T, H, W]`` hyperframes by ``2C`` numbers: ``[N, T, 2C]``.
 
     Per frame and channel: its spatial mean (the frame's colour), then the spatial mean of its
     absolute difference from the clip's mean frame (how much the frame moved away from the rest
-    of the clip). Both are computed in float32 whatever the input dtype.
+    of the clip). Inputs larger than ``pooled_size`` are first average-pooled to
+    ``pooled_size x pooled_size`` (one cheap pass instead of several full-resolution ones): the
+    colour is then exact up to rounding when H and W are multiples of ``pooled_size``, and the
+    motion term measures motion at that coarse scale, which is what a per-frame weight needs.
+    Computed in float32 whatever the input dtype.
 
     Args:
         x (Tensor): hyperframes, frame-major channels.
         channels_per_frame (int): C. Defaults to 3.
+        pooled_size (int): resolution the descriptors are computed at. Defaults to 16.
 
     Returns:
         Tensor: ``[N, T, 2C]`` float32.
     """
-    num, channels, height, width = x.shape
+    num, channels = x.shape[:2]
     if channels % channels_per_frame:
         raise ValueError(f'{channels} channels are not a whole number of frames of '
                          f'{channels_per_frame} channels')
+    if x.shape[2] > pooled_size or x.shape[3] > pooled_size:
+        x = F.adaptive_avg_pool2d(x, pooled_size)
     frames = x.float().reshape(num, channels // channels_per_frame, channels_per_frame,
-                               height, width)
+                               *x.shape[2:])
     colour = frames.mean(dim=(3, 4))
     motion = (frames - frames.mean(dim=1, keepdim=True)).abs().mean(dim=(3, 4))
     return torch.cat([colour, motion], dim=2)
@@ -38,7 +48,8 @@ class FrameAttention(BaseModule):
     until it is trained: a backbone loaded from a 2D checkpoint still gives the 2D output on
     identical frames. Sharing the MLP over frames keeps it to ``(2C + 2) * hidden + 1``
     parameters (257 for C=3, hidden=32) whatever T is, so re-inflating T -> T' leaves it as is.
-    Its cost is a few elementwise passes over the input, negligible next to the first conv.
+    Its cost is two passes over the input (a pooling for the descriptors, the re-weighting),
+    negligible next to the first conv.
 
     Args:
         channels_per_frame (int): C. Defaults to 3.

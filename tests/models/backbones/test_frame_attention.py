@@ -15,6 +15,14 @@ def test_descriptors_are_colour_and_distance_from_the_mean_frame():
     assert torch.equal(frame_descriptors(clip), expected)
 
 
+def test_large_inputs_are_described_at_16x16():
+    clip = torch.rand(2, 9, 64, 48)
+    expected = frame_descriptors(torch.nn.functional.avg_pool2d(clip, (4, 3)))
+    torch.testing.assert_close(frame_descriptors(clip), expected)
+    colour = clip.reshape(2, 3, 3, -1).mean(-1)
+    torch.testing.assert_close(frame_descriptors(clip)[..., :3], colour)
+
+
 def test_starts_as_the_exact_identity_and_has_257_parameters():
     attention = FrameAttention()
     assert sum(p.numel() for p in attention.parameters()) == 257
