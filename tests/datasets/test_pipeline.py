@@ -91,13 +91,7 @@ def test_single_stream_video_to_model_input(clips):
     assert torch.isfinite(losses['loss_cls'])
 
 
-@pytest.mark.parametrize('collate', [
-    default_collate,
-    pytest.param(pseudo_collate, marks=pytest.mark.xfail(
-        strict=True, raises=AttributeError,
-        reason='mmengine runners collate with pseudo_collate by default, which gives the '
-               'preprocessor a dict of per-stream lists; HyperframeDataPreprocessor.preprocess '
-               'expects stacked tensors in its dict branch (needs stack_batch per stream)'))])
+@pytest.mark.parametrize('collate', [default_collate, pseudo_collate])
 def test_two_streams_video_to_model_input(clips, collate):
     pipeline = [
         dict(type='DecordInit'),

@@ -74,15 +74,16 @@ class HyperframeDataPreprocessor(BaseDataPreprocessor):
                    data_samples: SampleList,
                    training: bool = False) -> Tuple:
         """Stack the samples of a batch and normalise them; dict inputs are per stream."""
-        if isinstance(inputs, dict):  # already collated per stream (default_collate)
-            return {key: self._normalise(value) for key, value in inputs.items()}, data_samples
-        if isinstance(inputs[0], dict):
+        if isinstance(inputs, (list, tuple)) and isinstance(inputs[0], dict):
+            inputs = {key: [sample[key] for sample in inputs] for key in inputs[0]}
+        if isinstance(inputs, dict):
+            # Multi-stream: pseudo_collate gives a list per stream, default_collate a tensor.
             if training and self.blending is not None:
                 raise ValueError('HyperframeDataPreprocessor: batch blending is not supported for '
                                  'multi-stream inputs (each stream would draw its own mix)')
-            keys = list(inputs[0])
-            return {key: self._normalise(stack_batch([sample[key] for sample in inputs]))
-                    for key in keys}, data_samples
+            return {key: self._normalise(value if isinstance(value, torch.Tensor)
+                                         else stack_batch(list(value)))
+                    for key, value in inputs.items()}, data_samples
         batch = self._normalise(inputs if isinstance(inputs, torch.Tensor) else stack_batch(inputs))
         if training and self.blending is not None:
             batch, data_samples = self.blending(batch, data_samples)
