@@ -163,6 +163,11 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
                 outs.append(x)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
+    def reinflate(self, num_frames: int) -> None:
+        """Re-inflate conv1 to ``num_frames`` frames (see the mixin) and keep ``in_channels`` true."""
+        super().reinflate(num_frames)
+        self.in_channels = 3 * num_frames
+
     def _partial_bn(self) -> None:
         """Freeze every batch norm but the stem's (conv1's norm and ``extra_bn``)."""
         MMLogger.get_current_instance().info('Freezing BatchNorm2D except the stem\'s.')

@@ -211,6 +211,8 @@ class HyperframeBackboneMixin:
         Raises:
             KeyError: the checkpoint has no first conv, or leaves backbone weights unset.
             ValueError: its first conv has neither C nor C*T input channels.
+            ValueError: or the checkpoint holds ``extra_bn``/``frame_attention`` weights the
+                backbone was built without.
             RuntimeError: another weight has the wrong shape (wrong depth or arch).
         """
         name = type(self).__name__
@@ -244,6 +246,13 @@ class HyperframeBackboneMixin:
         if unset:
             raise KeyError(f'{path} leaves {len(unset)} weights of {name} unset (wrong '
                            f'architecture or key layout?): {unset[:10]}')
+        dropped_parts = sorted({k.split('.')[0] for k in unexpected
+                                if k.startswith(HYPERFRAME_PARTS)})
+        if dropped_parts:
+            raise ValueError(f'{path} was trained with {dropped_parts}, which this {name} lacks: '
+                             'build it with ' +
+                             ', '.join(f'{part}=True' for part in dropped_parts) +
+                             ' (dropping them would change what the model computes)')
         print_log(f'{name}: loaded {path}: first conv {how}; new parts initialised: '
                   f'{sorted({k.split(".")[0] for k in missing if k.startswith(HYPERFRAME_PARTS)})}',
                   logger='current', level=logging.INFO)

@@ -160,6 +160,15 @@ def test_hyperframe_checkpoint_loads_as_is(tmp_path):
         assert torch.equal(hyper(clip), trained.eval()(clip))
 
 
+def test_a_checkpoint_trained_with_extra_parts_needs_them(tmp_path):
+    trained = HyperResNet(18, num_frames=T, extra_bn=True, frame_attention=True)
+    path = save_checkpoint(tmp_path / 'with_parts.pth', trained.state_dict())
+    with pytest.raises(ValueError, match=r"with_parts.pth was trained with \['extra_bn', "
+                       r"'frame_attention'\], which this HyperResNet lacks: build it with "
+                       r'extra_bn=True, frame_attention=True'):
+        load_hyper(path)
+
+
 def test_random_mode_leaves_only_conv1_fresh(resnet18_checkpoint, mm_logs):
     path, model, _ = resnet18_checkpoint
     hyper = load_hyper(path, inflate_init='random')
@@ -181,7 +190,8 @@ def test_reinflation_t_to_t_prime_keeps_the_2d_output(resnet18_checkpoint):
     for new_frames in (3, 7):
         assert reinflate_backbone(recognizer, new_frames) == ['backbone']
         backbone = recognizer.backbone
-        assert backbone.num_frames == new_frames and backbone.conv1.conv.in_channels == 3 * new_frames
+        assert backbone.num_frames == new_frames and backbone.in_channels == 3 * new_frames
+        assert backbone.conv1.conv.in_channels == 3 * new_frames
         with torch.no_grad():
             torch.testing.assert_close(backbone(repeat_frames(frame, new_frames)), forward(frame),
                                        rtol=1e-5, atol=1e-5)
