@@ -11,5 +11,6 @@ from .version import __version__
 compat.apply()
 
 from . import datasets, models  # noqa: E402,F401  (registration needs compat applied first)
+from . import engine  # noqa: E402,F401
 
-__all__ = ['__version__', 'compat', 'datasets', 'models']
+__all__ = ['__version__', 'compat', 'datasets', 'engine', 'models']

@@ -263,8 +263,17 @@ def name_refused_checkpoints() -> bool:
 def apply() -> Dict[str, bool]:
     """Apply every fix; returns which ones did something (for logs and tests)."""
     check_environment()
-    return {
+    fixes = {
         'drn_placeholder': patch_missing_drn(),
         'mmengine_checkpoint_globals': allow_mmengine_checkpoint_globals(),
         'named_checkpoint_errors': name_refused_checkpoints(),
     }
+    # Imported here: the engine fixes import mmengine's runner, which needs the fixes above.
+    from .engine import checkpoint
+    fixes.update({
+        'atomic_checkpoint_writes': checkpoint.make_checkpoint_writes_atomic(),
+        'atomic_last_checkpoint': checkpoint.make_last_checkpoint_atomic(),
+        'resume_from_newest_intact': checkpoint.resume_from_newest_intact(),
+        'verified_checkpoint_loads': checkpoint.verify_checkpoints_on_load(),
+    })
+    return fixes

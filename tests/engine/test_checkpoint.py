@@ -1,0 +1,199 @@
+"""Crash-safe checkpoint writes, damaged checkpoints refused by name, resume after a kill."""
+import multiprocessing
+import os
+import signal
+import stat
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+import torch
+from mmengine.fileio.backends.local_backend import LocalBackend
+from mmengine.hooks import checkpoint_hook
+from mmengine.runner import checkpoint as mm_checkpoint
+from mmengine.runner import runner as mm_runner
+
+from hyperframes_mm import compat
+from hyperframes_mm.engine import checkpoint
+
+
+def test_fixes_are_applied_once():
+    assert LocalBackend.put.__wrapped__ is not None
+    assert checkpoint_hook.open is checkpoint._open_text_atomically
+    assert mm_runner.find_latest_checkpoint is mm_checkpoint.find_latest_checkpoint
+    assert mm_checkpoint.CheckpointLoader._schemes[''].verifies_integrity
+    assert checkpoint.make_checkpoint_writes_atomic() is False
+    assert checkpoint.make_last_checkpoint_atomic() is False
+    assert checkpoint.resume_from_newest_intact() is False
+    assert checkpoint.verify_checkpoints_on_load() is False
+    assert compat.name_refused_checkpoints() is False
+
+
+def test_atomic_write_replaces_content_with_the_umask_mode(tmp_path):
+    target = tmp_path / 'sub' / 'epoch_1.pth'
+    checkpoint.atomic_write_bytes(b'old', target)
+    checkpoint.atomic_write_bytes(b'new content', target)
+    assert target.read_bytes() == b'new content'
+    assert os.listdir(target.parent) == ['epoch_1.pth']
+    plain = tmp_path / 'plain'
+    plain.write_bytes(b'')
+    assert stat.S_IMODE(target.stat().st_mode) == stat.S_IMODE(plain.stat().st_mode)
+
+
+def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / 'epoch_1.pth'
+    target.write_bytes(b'complete')
+    with pytest.raises(TypeError):
+        checkpoint.atomic_write_bytes('not bytes', target)
+    assert target.read_bytes() == b'complete'
+    assert os.listdir(tmp_path) == ['epoch_1.pth']
+
+
+def test_mmengine_put_is_atomic_and_leaves_devices_alone(tmp_path):
+    backend = LocalBackend()
+    backend.put(b'abc', tmp_path / 'x.pth')
+    assert (tmp_path / 'x.pth').read_bytes() == b'abc'
+    backend.put(b'discarded', os.devnull)
+    assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
+
+
+def _rewrite_forever(size: int, target: str) -> None:
+    backend = LocalBackend()
+    for i in range(1, 1000):
+        backend.put(bytes([i % 256]) * size, target)
+
+
+def test_sigkill_during_save_never_leaves_a_partial_file(tmp_path):
+    """Kill a process that keeps rewriting a 64 MiB file while a temporary is being written."""
+    size = 64 << 20
+    target = tmp_path / 'epoch_1.pth'
+    target.write_bytes(bytes([0]) * size)
+    # A forked child shares this process's patched mmengine without importing it again.
+    writer = multiprocessing.get_context('fork').Process(target=_rewrite_forever,
+                                                         args=(size, str(target)))
+    writer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not list(tmp_path.glob('.epoch_1.pth.*.tmp')):
+            assert writer.is_alive() and time.monotonic() < deadline, 'writer never wrote'
+            time.sleep(0.001)
+        writer.kill()
+    finally:
+        writer.join()
+    assert writer.exitcode == -signal.SIGKILL
+    data = target.read_bytes()
+    assert len(data) == size and data.count(data[:1]) == size  # one whole payload
+
+
+def test_last_checkpoint_is_written_atomically(tmp_path):
+    target = tmp_path / 'last_checkpoint'
+    with checkpoint_hook.open(target, 'w') as stream:
+        stream.write(str(tmp_path / 'epoch_1.pth'))
+    assert target.read_text() == str(tmp_path / 'epoch_1.pth')
+    with pytest.raises(RuntimeError, match='interrupted'):
+        with checkpoint_hook.open(target, 'w') as stream:
+            stream.write('half')
+            raise RuntimeError('interrupted')
+    assert target.read_text() == str(tmp_path / 'epoch_1.pth')
+    with checkpoint_hook.open(target) as stream:  # reading is the builtin open
+        assert stream.read().endswith('epoch_1.pth')
+    assert sorted(os.listdir(tmp_path)) == ['last_checkpoint']
+
+
+def _small_checkpoint(path: Path) -> Path:
+    torch.save({'state_dict': {'w': torch.arange(4096, dtype=torch.float32)}, 'meta': {}}, path)
+    return path
+
+
+def _flip_byte_in_record(path: Path, record_suffix: str) -> str:
+    with zipfile.ZipFile(path) as archive:
+        record = next(info for info in archive.infolist()
+                      if info.filename.endswith(record_suffix))
+        name = record.filename
+    data = bytearray(path.read_bytes())
+    # The record's bytes start after its 30-byte local header, name and extra field.
+    name_length = int.from_bytes(data[record.header_offset + 26:record.header_offset + 28],
+                                 'little')
+    extra_length = int.from_bytes(data[record.header_offset + 28:record.header_offset + 30],
+                                  'little')
+    start = record.header_offset + 30 + name_length + extra_length
+    data[start + record.file_size // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    return name
+
+
+def test_intact_checkpoint_passes(tmp_path):
+    path = _small_checkpoint(tmp_path / 'ok.pth')
+    checkpoint.verify_checkpoint_file(path)
+    loaded = mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+    assert torch.equal(loaded['state_dict']['w'], torch.arange(4096, dtype=torch.float32))
+
+
+def test_changed_tensor_bytes_are_refused_by_name(tmp_path):
+    path = _small_checkpoint(tmp_path / 'flipped.pth')
+    record = _flip_byte_in_record(path, 'data/0')
+    # torch itself does not notice: the changed weights would load silently.
+    assert not torch.equal(torch.load(path)['state_dict']['w'],
+                           torch.arange(4096, dtype=torch.float32))
+    with pytest.raises(checkpoint.CheckpointCorruptError,
+                       match=rf'flipped\.pth: record {record!r} does not match its CRC-32'):
+        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+
+
+def test_changed_pickle_bytes_are_refused_by_name(tmp_path):
+    path = _small_checkpoint(tmp_path / 'pickle.pth')
+    _flip_byte_in_record(path, 'data.pkl')
+    with pytest.raises(checkpoint.CheckpointCorruptError, match=r'pickle\.pth: record'):
+        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+
+
+@pytest.mark.parametrize('keep', [0.5, 0.99])
+def test_truncated_checkpoint_is_refused_by_name(tmp_path, keep):
+    path = _small_checkpoint(tmp_path / 'cut.pth')
+    data = path.read_bytes()
+    path.write_bytes(data[:int(len(data) * keep)])
+    with pytest.raises(checkpoint.CheckpointCorruptError, match=r'cut\.pth: the file is truncated'):
+        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+    # The same error is a CheckpointRefusedError, the one type callers catch for any refusal.
+    with pytest.raises(compat.CheckpointRefusedError):
+        checkpoint.verify_checkpoint_file(path)
+
+
+def test_empty_checkpoint_is_refused_by_name(tmp_path):
+    path = tmp_path / 'empty.pth'
+    path.write_bytes(b'')
+    with pytest.raises(checkpoint.CheckpointCorruptError, match=r'empty\.pth: the file is empty'):
+        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+
+
+def test_legacy_and_crc_less_checkpoints_are_left_to_torch(tmp_path):
+    legacy = tmp_path / 'legacy.pth'
+    torch.save({'w': torch.ones(3)}, legacy, _use_new_zipfile_serialization=False)
+    checkpoint.verify_checkpoint_file(legacy)
+    torch.serialization.set_crc32_options(False)
+    try:
+        crc_less = _small_checkpoint(tmp_path / 'nocrc.pth')
+    finally:
+        torch.serialization.set_crc32_options(True)
+    checkpoint.verify_checkpoint_file(crc_less)
+    assert torch.equal(mm_checkpoint._load_checkpoint(str(crc_less))['state_dict']['w'],
+                       torch.arange(4096, dtype=torch.float32))
+
+
+def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
+    find = mm_runner.find_latest_checkpoint  # the name Runner.load_or_resume calls
+    assert find(str(tmp_path)) is None  # nothing saved yet: train from scratch
+    first = _small_checkpoint(tmp_path / 'epoch_1.pth')
+    second = _small_checkpoint(tmp_path / 'epoch_2.pth')
+    os.utime(first, (1, 1))
+    (tmp_path / 'last_checkpoint').write_text(str(first))
+    assert find(str(tmp_path)) == str(first)  # an existing file named: used as upstream does
+    (tmp_path / 'last_checkpoint').write_text(str(tmp_path / 'epoch_3.pth'))
+    assert find(str(tmp_path)) == str(second)
+    (tmp_path / 'last_checkpoint').write_text('')
+    assert find(str(tmp_path)) == str(second)
+    second.write_bytes(second.read_bytes()[:100])
+    assert find(str(tmp_path)) == str(first)
+    (tmp_path / 'last_checkpoint').unlink()
+    assert find(str(tmp_path)) == str(first)
