@@ -7,8 +7,8 @@ from .inflate import (INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight,
 from .inflated_backbone import InflatedBackbone
 
 __all__ = [
-    'FrameAttention', 'HyperMobileNetV3', 'HyperResNet', 'HyperframeBackboneMixin', 'INFLATE_MODES',
-    'InflatedBackbone', 'frame_descriptors', 'inflate_conv_weight', 'mobilenet_v3_state_dict_to_mmpretrain',
-    'reinflate_backbone', 'reinflate_conv_weight', 'resnet_state_dict_to_mmaction',
-    'temporal_resample_matrix'
+    'FrameAttention', 'HyperMobileNetV3', 'HyperResNet', 'HyperframeBackboneMixin',
+    'INFLATE_MODES', 'InflatedBackbone', 'frame_descriptors', 'inflate_conv_weight',
+    'mobilenet_v3_state_dict_to_mmpretrain', 'reinflate_backbone', 'reinflate_conv_weight',
+    'resnet_state_dict_to_mmaction', 'temporal_resample_matrix'
 ]

@@ -47,8 +47,9 @@ def _torchvision_to_mmpretrain_modules(arch_setting: Sequence[Sequence]) -> Dict
     return mapping
 
 
-def mobilenet_v3_state_dict_to_mmpretrain(state_dict: Dict[str, torch.Tensor],
-                                          arch_setting: Sequence[Sequence]) -> Dict[str, torch.Tensor]:
+def mobilenet_v3_state_dict_to_mmpretrain(
+        state_dict: Dict[str, torch.Tensor],
+        arch_setting: Sequence[Sequence]) -> Dict[str, torch.Tensor]:
     """Rename a torchvision ``mobilenet_v3_small/large`` state dict to mmpretrain's layout.
 
     A state dict without torchvision's ``features.`` keys is returned unchanged (mmpretrain or

@@ -164,7 +164,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def reinflate(self, num_frames: int) -> None:
-        """Re-inflate conv1 to ``num_frames`` frames (see the mixin) and keep ``in_channels`` true."""
+        """Re-inflate conv1 to ``num_frames`` frames (see the mixin); keep ``in_channels`` true."""
         super().reinflate(num_frames)
         self.in_channels = 3 * num_frames
 

@@ -42,7 +42,7 @@ def strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tenso
 
 
 def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
-    """The weights of a checkpoint file: a bare state dict, or one under ``state_dict``/``model``."""
+    """A checkpoint file's weights: a bare state dict, or one under ``state_dict``/``model``."""
     checkpoint = _load_checkpoint(path, map_location='cpu')
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):

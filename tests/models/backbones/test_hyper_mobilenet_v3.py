@@ -1,4 +1,4 @@
-"""HyperMobileNetV3 against mmpretrain's MobileNetV3 and torchvision's mobilenet_v3 (own forward)."""
+"""HyperMobileNetV3 against mmpretrain's MobileNetV3 and torchvision's mobilenet_v3 forward."""
 import pytest
 import torch
 import torchvision

@@ -262,8 +262,9 @@ def test_checkpoint_with_neither_3_nor_3t_channels_is_an_error(tmp_path, channel
 
 
 def test_checkpoint_errors_name_the_file(tmp_path, resnet18_checkpoint):
-    state = {key[len('backbone.'):]: value for key, value in
-             torch.load(resnet18_checkpoint[0])['state_dict'].items() if key.startswith('backbone.')}
+    saved = torch.load(resnet18_checkpoint[0])['state_dict']
+    state = {key[len('backbone.'):]: value for key, value in saved.items()
+             if key.startswith('backbone.')}
     partial = {k: v for k, v in state.items() if not k.startswith('layer4.')}
     with pytest.raises(KeyError, match=r'partial.pth leaves 25 weights of HyperResNet unset'):
         load_hyper(save_checkpoint(tmp_path / 'partial.pth', partial))

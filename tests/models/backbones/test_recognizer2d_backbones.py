@@ -1,4 +1,4 @@
-"""mmaction2's Recognizer2D + TSNHead + HyperframeDataPreprocessor over every hyperframe backbone."""
+"""mmaction2's Recognizer2D + TSNHead + HyperframeDataPreprocessor on every hyperframe backbone."""
 import pytest
 import torch
 from mmaction.registry import MODELS
