@@ -167,6 +167,14 @@ def _parse_header(entry: Path, handle) -> FrameCacheHeader:
     missing = [name for name in names if name not in values]
     if missing:
         raise CorruptFrameCacheError(f'{entry}: header lacks {missing}')
+    for name in ('num_frames', 'height', 'width', 'data_offset'):
+        value = values[name]
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise CorruptFrameCacheError(f'{entry}: header field {name}={value!r} is not a '
+                                         'positive int')
+    if values['data_offset'] < _PREFIX.size + length:
+        raise CorruptFrameCacheError(f'{entry}: data_offset={values["data_offset"]} lies inside '
+                                     'the header')
     return FrameCacheHeader(**{name: values[name] for name in names})
 
 
@@ -278,8 +286,6 @@ def open_entry(entry: PathLike, source: Optional[PathLike] = None,
             check_short_side(entry, header, short_side)
         if source is not None:
             check_source(entry, header, source)
-        if header.num_frames == 0:
-            raise CorruptFrameCacheError(f'{entry}: holds no frames')
         frames = np.memmap(handle, dtype=np.uint8, mode='r', offset=header.data_offset,
                            shape=header.shape)
     return header, frames
@@ -381,8 +387,10 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
         FrameCacheHeader: the header written.
 
     Raises:
+        ValueError: a bad ``short_side``.
         FileNotFoundError: no source file.
-        FrameCacheError: the source cannot be opened or decoded (names the file and frames).
+        FrameCacheError: the source cannot be opened or decoded (names the file and frames), or
+            the entry cannot be written (names the entry).
     """
     import decord
     source, entry = Path(source), Path(entry)
@@ -397,8 +405,6 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
         num_frames, fps = len(reader), float(reader.get_avg_fps())
     except (decord.DECORDError, RuntimeError) as error:
         raise FrameCacheError(f'{source}: cannot open the video: {error}') from error
-    if num_frames == 0:
-        raise FrameCacheError(f'{source}: the video has no frames')
     entry.parent.mkdir(parents=True, exist_ok=True)
     remove_orphan_temps(entry)
     temp = _temp_name(entry)

@@ -239,16 +239,31 @@ def test_other_format_version_is_stale(built):
         read_header(entry)
 
 
-def test_header_that_lacks_fields_is_corrupt(tmp_path):
+def _header(**changes):
+    fields = dict(num_frames=2, height=2, width=2, fps=1.0, source='v.mp4', source_size=1,
+                  source_mtime_ns=1, source_shape=[2, 2], short_side=None, data_offset=4096)
+    fields.update(changes)
+    return FrameCacheHeader(**fields)
+
+
+@pytest.mark.parametrize('payload, message', [
+    (b'{"version": 1, "num_frames": 3}', 'header lacks'),
+    (b'[1]', 'header is not a JSON object'),
+    (_header(num_frames=0).payload(), 'header field num_frames=0 is not a positive int'),
+    (_header(width='2').payload(), "header field width='2' is not a positive int"),
+    (_header(data_offset=20).payload(), 'data_offset=20 lies inside the header'),
+])
+def test_bad_headers_are_corrupt(tmp_path, payload, message):
     entry = tmp_path / 'v.mp4.hfc'
-    payload = b'{"version": 1, "num_frames": 3}'
-    entry.write_bytes(b'HFCACHE\0' + len(payload).to_bytes(4, 'little') + payload)
-    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: header lacks'):
+    entry.write_bytes(b'HFCACHE\0' + len(payload).to_bytes(4, 'little') + payload + b' ' * 9000)
+    with pytest.raises(CorruptFrameCacheError, match=rf'{entry}: {message}'):
         read_header(entry)
-    with pytest.raises(ValueError, match='does not fit'):
-        FrameCacheHeader(num_frames=1, height=2, width=2, fps=1.0, source='v', source_size=1,
-                         source_mtime_ns=1, source_shape=[2, 2], short_side=None,
-                         data_offset=16).encode()
+
+
+def test_header_that_does_not_fit():
+    with pytest.raises(ValueError, match='does not fit before data_offset=16'):
+        _header(data_offset=16).encode()
+    assert len(_header().encode()) == 4096
 
 
 @pytest.mark.parametrize('change', ['mtime', 'size'])
