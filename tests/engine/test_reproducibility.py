@@ -1,5 +1,6 @@
 """Same seed, same run; a run killed with SIGKILL mid-epoch resumes to bit-identical weights."""
 import random
+import shutil
 import signal
 
 import numpy as np
@@ -56,31 +57,36 @@ def test_seed_everything_resets_every_generator():
     assert (random.random(), np.random.rand(), torch.rand(1).item()) == first
 
 
-def test_same_seed_gives_identical_losses_and_weights(reference_run, tiny_dataset, tmp_path):
-    config = write_config(tmp_path / 'config.py', default_hooks=EPOCH_SEED)
-    train(config, tmp_path / 'work', tiny_dataset, SMALL)
-    expected, got = train_scalars(reference_run), train_scalars(tmp_path / 'work')
-    assert len(expected) == 8
-    for key in ('loss', 'grad_norm', 'lr'):
-        assert [record[key] for record in got] == [record[key] for record in expected], key
-    _assert_same_training_state(load(tmp_path / 'work/epoch_2.pth'),
-                                load(reference_run / 'epoch_2.pth'))
-
-
-def test_sigkill_mid_epoch_then_resume_reaches_the_same_weights(reference_run, tiny_dataset,
-                                                                 tmp_path):
-    work = tmp_path / 'work'
-    killed = write_config(tmp_path / 'killed.py', default_hooks=EPOCH_SEED,
+@pytest.fixture(scope='module')
+def killed_run(tiny_dataset, tmp_path_factory):
+    """The same run, killed with SIGKILL after iteration 2 of epoch 2 (6 of 8 iterations)."""
+    root = tmp_path_factory.mktemp('killed')
+    config = write_config(root / 'config.py', default_hooks=EPOCH_SEED,
                           custom_hooks="dict(type='SigkillHook', epoch=2, iteration=2)")
-    result = train(killed, work, tiny_dataset, SMALL, check=False)
+    result = train(config, root / 'work', tiny_dataset, SMALL, check=False)
     assert result.returncode == -signal.SIGKILL, result.stderr[-3000:]
-    # scalars.json is appended per iteration (stdout dies in its buffer): 4 + 2 iterations ran.
-    assert [record['iter'] for record in train_scalars(work)] == [1, 2, 3, 4, 5, 6]
-    assert (work / 'epoch_1.pth').is_file() and not (work / 'epoch_2.pth').exists()
-    assert (work / 'last_checkpoint').read_text().endswith('epoch_1.pth')
+    return root / 'work'
 
-    resume = write_config(tmp_path / 'resume.py', default_hooks=EPOCH_SEED)
-    result = train(resume, work, tiny_dataset, SMALL, extra=['--resume'])
+
+def test_same_seed_gives_identical_losses(reference_run, killed_run):
+    """Two processes, same seed, deterministic mode: the 6 iterations both ran are identical."""
+    expected, got = train_scalars(reference_run), train_scalars(killed_run)
+    assert len(expected) == 8
+    # scalars.json is appended every iteration (stdout died in its buffer with the kill).
+    assert [record['iter'] for record in got] == [1, 2, 3, 4, 5, 6]
+    for key in ('loss', 'grad_norm', 'lr'):
+        assert [record[key] for record in got] == [record[key] for record in expected[:6]], key
+
+
+def test_sigkill_mid_epoch_then_resume_reaches_the_same_weights(reference_run, killed_run,
+                                                                 tiny_dataset, tmp_path):
+    assert (killed_run / 'epoch_1.pth').is_file() and not (killed_run / 'epoch_2.pth').exists()
+    assert (killed_run / 'last_checkpoint').read_text().endswith('epoch_1.pth')
+    work = tmp_path / 'work'
+    shutil.copytree(killed_run, work)
+    (work / 'last_checkpoint').write_text(str(work / 'epoch_1.pth'))
+    config = write_config(tmp_path / 'resume.py', default_hooks=EPOCH_SEED)
+    result = train(config, work, tiny_dataset, SMALL, extra=['--resume'])
     assert 'resumed epoch: 1, iter: 4' in result.stdout + result.stderr
     _assert_same_training_state(load(work / 'epoch_2.pth'), load(reference_run / 'epoch_2.pth'))
 
