@@ -269,11 +269,12 @@ def apply() -> Dict[str, bool]:
         'named_checkpoint_errors': name_refused_checkpoints(),
     }
     # Imported here: the engine fixes import mmengine's runner, which needs the fixes above.
-    from .engine import checkpoint
+    from .engine import checkpoint, distributed
     fixes.update({
         'atomic_checkpoint_writes': checkpoint.make_checkpoint_writes_atomic(),
         'atomic_last_checkpoint': checkpoint.make_last_checkpoint_atomic(),
         'resume_from_newest_intact': checkpoint.resume_from_newest_intact(),
         'verified_checkpoint_loads': checkpoint.verify_checkpoints_on_load(),
+        'cpu_distributed': distributed.enable_cpu_distributed(),
     })
     return fixes

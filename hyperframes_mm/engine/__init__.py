@@ -1,8 +1,10 @@
 """Reliability of training runs: crash-safe checkpoints, exact resume, CPU multi-process."""
 from .checkpoint import CheckpointCorruptError, atomic_write_bytes, verify_checkpoint_file
+from .distributed import main_process_first
 from .hooks import EpochSeedHook, epoch_seed
+from .sync_bn import CPUSyncBatchNorm
 
 __all__ = [
-    'CheckpointCorruptError', 'EpochSeedHook', 'atomic_write_bytes', 'epoch_seed',
-    'verify_checkpoint_file'
+    'CPUSyncBatchNorm', 'CheckpointCorruptError', 'EpochSeedHook', 'atomic_write_bytes',
+    'epoch_seed', 'main_process_first', 'verify_checkpoint_file'
 ]

@@ -1,0 +1,196 @@
+"""Multi-process training without a GPU, and a rank-0-first helper for one-off preparation.
+
+mmengine 0.10.7's ``pytorch`` launcher (``torchrun``, ``tools/dist_train.sh``) cannot start on
+a machine without CUDA: ``_init_dist_pytorch`` calls ``torch.cuda.set_device`` unconditionally,
+configs ask for the GPU-only ``nccl`` backend, and ``Runner.wrap_model`` builds DDP with
+``device_ids=[LOCAL_RANK]``, which DDP rejects for a CPU module. :func:`enable_cpu_distributed`
+fixes all three at ``import hyperframes_mm``, only when no accelerator is present: process-group
+init skips ``set_device`` and uses ``gloo`` for ``nccl``, and the model is wrapped with
+``device_ids=None``; on a GPU machine every call goes to mmengine's code unchanged. torch's
+``SyncBatchNorm`` refuses CPU tensors (and DDP refuses CPU models containing it), so on CPU
+its layers, or every batch norm with ``sync_bn='torch'``, become
+:class:`~hyperframes_mm.engine.sync_bn.CPUSyncBatchNorm` before the model is wrapped.
+"""
+import copy
+import inspect
+import os
+from contextlib import contextmanager
+from typing import Callable, Iterator, Optional
+
+from .sync_bn import convert_cpu_sync_batchnorm, count_cpu_sync_batchnorm
+
+
+def accelerator_available() -> bool:
+    """Whether mmengine puts models on an accelerator (CUDA, NPU, MLU, MUSA, MPS)."""
+    from mmengine.device import get_device
+    return get_device() != 'cpu'
+
+
+def _cpu_aware_init(upstream_init: Callable) -> Callable:
+    """mmengine's ``_init_dist_pytorch`` that also starts on CPU-only machines (gloo)."""
+
+    def init_dist_pytorch(backend, init_backend='torch', **kwargs) -> None:
+        if accelerator_available() or init_backend != 'torch':
+            return upstream_init(backend, init_backend=init_backend, **kwargs)
+        from mmengine.logging import print_log
+        from torch import distributed as torch_dist
+        if backend == 'nccl':
+            # nccl needs CUDA; gloo is torch's CPU backend for the same collectives.
+            print_log('no GPU: the process group uses the gloo backend instead of nccl',
+                      logger='current')
+            backend = 'gloo'
+        # Same call as upstream minus torch.cuda.set_device: env:// reads RANK, WORLD_SIZE,
+        # MASTER_ADDR and MASTER_PORT, which torchrun sets.
+        torch_dist.init_process_group(backend=backend, **kwargs)
+
+    init_dist_pytorch.__wrapped__ = upstream_init
+    return init_dist_pytorch
+
+
+def cpu_model_wrapper_cfg(model_wrapper_cfg: Optional[dict],
+                          find_unused_parameters: bool = False) -> dict:
+    """The ``model_wrapper_cfg`` that wraps a CPU model in DDP: ``device_ids=None``.
+
+    Args:
+        model_wrapper_cfg (dict, optional): the config's ``model_wrapper_cfg``; None means the
+            runner's default ``MMDistributedDataParallel(broadcast_buffers=False)``.
+            A wrapper type that is not a ``DistributedDataParallel`` gets no ``device_ids``.
+        find_unused_parameters (bool): the config's ``find_unused_parameters``, used when
+            ``model_wrapper_cfg`` is None, as the runner does. Defaults to False.
+
+    Returns:
+        dict: a new config; an explicit ``device_ids`` in ``model_wrapper_cfg`` is kept.
+    """
+    if model_wrapper_cfg is None:
+        return dict(type='MMDistributedDataParallel', device_ids=None, broadcast_buffers=False,
+                    find_unused_parameters=find_unused_parameters)
+    from mmengine.registry import MODEL_WRAPPERS
+    from torch.nn.parallel import DistributedDataParallel
+    cfg = copy.deepcopy(dict(model_wrapper_cfg))
+    cfg.setdefault('type', 'MMDistributedDataParallel')
+    wrapper = MODEL_WRAPPERS.get(cfg['type'])
+    if isinstance(wrapper, type) and issubclass(wrapper, DistributedDataParallel):
+        cfg.setdefault('device_ids', None)
+    return cfg
+
+
+def converts_every_batchnorm(sync_bn: Optional[str]) -> bool:
+    """Whether the config's ``sync_bn`` asks for every batch norm to be synchronised on CPU.
+
+    Args:
+        sync_bn (str, optional): the config's top-level ``sync_bn``: None (only layers built
+            as ``SyncBN`` synchronise) or ``'torch'`` (every batch norm does).
+
+    Raises:
+        ValueError: for ``'mmcv'``, whose SyncBN is a compiled CUDA op.
+    """
+    if sync_bn not in (None, 'torch'):
+        raise ValueError(f"sync_bn={sync_bn!r} needs mmcv's compiled CUDA ops; without a GPU use "
+                         "sync_bn='torch' or norm_cfg=dict(type='SyncBN').")
+    return sync_bn == 'torch'
+
+
+def _cpu_aware_wrap_model(upstream_wrap_model: Callable) -> Callable:
+    """``Runner.wrap_model`` that wraps CPU models in DDP without device ids.
+
+    On CPU, the distributed branch of mmengine's ``wrap_model`` is done here: its SyncBN
+    conversion and its DDP defaults both only work on GPUs. Everything else (one process, a
+    model already wrapped, any accelerator) goes to mmengine's method unchanged.
+    """
+
+    def wrap_model(self, model_wrapper_cfg, model):
+        from mmengine.model import is_model_wrapper
+        if not self.distributed or accelerator_available() or is_model_wrapper(model):
+            return upstream_wrap_model(self, model_wrapper_cfg, model)
+        from mmengine.registry import MODEL_WRAPPERS
+        model = convert_cpu_sync_batchnorm(
+            model.to('cpu'), include_batchnorm=converts_every_batchnorm(self.cfg.get('sync_bn')))
+        converted = count_cpu_sync_batchnorm(model)
+        if converted:
+            self.logger.info(f'no GPU: {converted} SyncBN layers synchronise over '
+                             f'{torch_dist_backend()} (CPUSyncBatchNorm)')
+        cfg = cpu_model_wrapper_cfg(model_wrapper_cfg,
+                                    self.cfg.get('find_unused_parameters', False))
+        return MODEL_WRAPPERS.build(cfg, default_args=dict(module=model))
+
+    wrap_model.__wrapped__ = upstream_wrap_model
+    return wrap_model
+
+
+def torch_dist_backend() -> str:
+    """The default process group's backend (``gloo`` on CPU)."""
+    from torch import distributed as torch_dist
+    return str(torch_dist.get_backend())
+
+
+def enable_cpu_distributed() -> bool:
+    """Let mmengine's ``pytorch`` launcher train on CPU-only machines; change nothing on GPUs.
+
+    Returns:
+        bool: True when the CPU paths were installed, False when this mmengine no longer sets
+        the CUDA device unconditionally or when they already are.
+    """
+    from mmengine.dist import utils as dist_utils
+    from mmengine.runner import Runner
+    upstream_init = dist_utils._init_dist_pytorch
+    if hasattr(upstream_init, '__wrapped__'):
+        return False
+    init_source = inspect.getsource(upstream_init)
+    wrap_source = inspect.getsource(Runner.wrap_model)
+    if 'torch.cuda.set_device(local_rank)' not in init_source or \
+            "device_ids=[int(os.environ['LOCAL_RANK'])]" not in wrap_source:
+        return False
+    # init_dist looks the function up in its module at call time.
+    dist_utils._init_dist_pytorch = _cpu_aware_init(upstream_init)
+    Runner.wrap_model = _cpu_aware_wrap_model(Runner.wrap_model)
+    return True
+
+
+def _is_leader(local: bool) -> bool:
+    from mmengine.dist import get_rank
+    if local:
+        # torchrun and mmengine's slurm launcher both export LOCAL_RANK.
+        return int(os.environ.get('LOCAL_RANK', get_rank())) == 0
+    return get_rank() == 0
+
+
+@contextmanager
+def main_process_first(local: bool = False, what: str = 'preparation') -> Iterator[None]:
+    """Run the block on rank 0 first; the other ranks run it once rank 0 has finished.
+
+    For one-off work that every rank needs but only one should do: writing a dataset,
+    building a frame cache, downloading. Rank 0 does it; the others then run the same block
+    and find the result in place (the work must notice that it is already done). If rank 0
+    fails, the other ranks raise instead of waiting for ever. Outside a process group (plain
+    ``python``, one process) the block just runs.
+
+    Args:
+        local (bool): let local rank 0 of every node go first, for node-local storage. Defaults
+            to False (global rank 0, for a shared file system).
+        what (str): what the block does, for the error message. Defaults to 'preparation'.
+
+    Raises:
+        RuntimeError: on the waiting ranks, naming the ranks whose block failed.
+
+    Example:
+        >>> with main_process_first(what='frame cache'):
+        ...     build_frame_cache(videos, cache_dir)  # skips clips already cached
+    """
+    from mmengine.dist import all_gather_object, get_rank, get_world_size, is_distributed
+    if not is_distributed() or get_world_size() == 1:
+        yield
+        return
+    if _is_leader(local):
+        try:
+            yield
+        except BaseException as error:
+            all_gather_object(f'{type(error).__name__}: {error}')
+            raise
+        all_gather_object(None)
+        return
+    failures = [(rank, message) for rank, message in enumerate(all_gather_object(None))
+                if message is not None]
+    if failures:
+        raise RuntimeError(f'rank {get_rank()} did not run {what}: it failed on ' + '; '.join(
+            f'rank {rank} ({message})' for rank, message in failures))
+    yield

@@ -1,0 +1,201 @@
+"""Multi-process training on the CPU: gloo, DDP without device ids, SyncBN, rank 0 first."""
+import multiprocessing
+import os
+import time
+
+import pytest
+import torch
+import torch.distributed as dist
+from mmengine.dist import utils as dist_utils
+from mmengine.runner import Runner
+from torch import nn
+
+from hyperframes_mm.engine import distributed
+from hyperframes_mm.engine.sync_bn import (CPUSyncBatchNorm, convert_cpu_sync_batchnorm,
+                                           count_cpu_sync_batchnorm)
+
+from .conftest import free_port, load, train, write_config
+
+
+def test_fixes_are_applied_once():
+    assert dist_utils._init_dist_pytorch.__wrapped__ is not None
+    assert Runner.wrap_model.__wrapped__ is not None
+    assert distributed.enable_cpu_distributed() is False
+    assert distributed.accelerator_available() is torch.cuda.is_available()
+
+
+def test_cpu_model_wrapper_cfg():
+    assert distributed.cpu_model_wrapper_cfg(None, find_unused_parameters=True) == dict(
+        type='MMDistributedDataParallel', device_ids=None, broadcast_buffers=False,
+        find_unused_parameters=True)
+    assert distributed.cpu_model_wrapper_cfg(dict(broadcast_buffers=True)) == dict(
+        type='MMDistributedDataParallel', broadcast_buffers=True, device_ids=None)
+    assert distributed.cpu_model_wrapper_cfg(
+        dict(type='MMDistributedDataParallel', device_ids=[0])) == dict(
+            type='MMDistributedDataParallel', device_ids=[0])
+    # Wrappers that are not DistributedDataParallel take no device_ids.
+    assert distributed.cpu_model_wrapper_cfg(dict(type='MMFullyShardedDataParallel')) == dict(
+        type='MMFullyShardedDataParallel')
+
+
+def test_sync_bn_modes():
+    assert distributed.converts_every_batchnorm(None) is False
+    assert distributed.converts_every_batchnorm('torch') is True
+    with pytest.raises(ValueError, match="sync_bn='mmcv' needs mmcv's compiled CUDA ops"):
+        distributed.converts_every_batchnorm('mmcv')
+
+
+def test_main_process_first_outside_a_process_group_just_runs():
+    ran = []
+    with distributed.main_process_first():
+        ran.append(True)
+    assert ran == [True]
+
+
+def test_convert_keeps_parameters_buffers_and_mode():
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.BatchNorm2d(4), nn.SyncBatchNorm(4))
+    model[1].weight.requires_grad_(False)
+    model[1].running_mean.fill_(0.5)
+    model.eval()
+    weight, running_mean, sync_weight = model[1].weight, model[1].running_mean, model[2].weight
+    only_sync = convert_cpu_sync_batchnorm(model)
+    assert type(only_sync[1]) is nn.BatchNorm2d and type(only_sync[2]) is CPUSyncBatchNorm
+    assert only_sync[2].weight is sync_weight
+    converted = convert_cpu_sync_batchnorm(model, include_batchnorm=True)
+    assert count_cpu_sync_batchnorm(converted) == 2
+    assert converted[1].weight is weight and not converted[1].weight.requires_grad
+    assert converted[1].running_mean is running_mean and not converted[1].training
+    # Outside a process group it is exactly batch norm.
+    reference = nn.BatchNorm2d(4).train()
+    layer = CPUSyncBatchNorm(4).train()
+    x = torch.randn(3, 4, 5, 5)
+    assert torch.equal(layer(x), reference(x))
+    assert torch.equal(layer.running_var, reference.running_var)
+    with pytest.raises(ValueError, match='expected at least 2D input'):
+        layer(torch.randn(4))
+
+
+def _net() -> nn.Module:
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(3, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
+                         nn.Conv2d(8, 8, 3), nn.BatchNorm2d(8), nn.ReLU(inplace=True),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 4)).double()
+
+
+def _batch():
+    generator = torch.Generator().manual_seed(1)
+    return (torch.randn(4, 3, 9, 9, generator=generator, dtype=torch.float64) * 3 + 2,
+            torch.tensor([0, 1, 2, 3]))
+
+
+def _train_three_steps(model: nn.Module, inputs, labels) -> None:
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9)
+    for _ in range(3):
+        loss = nn.functional.cross_entropy(model(inputs), labels)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+
+def _rank_main(rank: int, port: int, out: str) -> None:
+    """One of two gloo processes: rank-0-first, its failure, and SyncBN inside DDP."""
+    torch.set_num_threads(1)  # a forked child must not reuse the parent's OpenMP pool
+    os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port), LOCAL_RANK=str(rank))
+    dist.init_process_group('gloo', rank=rank, world_size=2)
+    results = {}
+    marker = os.path.join(out, 'prepared')
+    with distributed.main_process_first(what='dataset generation'):
+        if rank == 0:
+            time.sleep(0.5)  # rank 1 would see no marker if it did not wait
+            open(marker, 'w').close()
+        results['marker_seen'] = os.path.exists(marker)
+    try:
+        with distributed.main_process_first(what='frame cache'):
+            if rank == 0:
+                raise OSError('disk full')
+    except (OSError, RuntimeError) as error:
+        results['failure'] = f'{type(error).__name__}: {error}'
+    model = convert_cpu_sync_batchnorm(_net(), include_batchnorm=True)
+    ddp = nn.parallel.DistributedDataParallel(model, device_ids=None, broadcast_buffers=False)
+    inputs, labels = _batch()
+    _train_three_steps(ddp, inputs[2 * rank:2 * rank + 2], labels[2 * rank:2 * rank + 2])
+    results['state'] = model.state_dict()
+    alone = dist.new_group([0])
+    if rank == 0:
+        try:
+            CPUSyncBatchNorm(3, process_group=alone).train()(torch.ones(1, 3))
+        except ValueError as error:
+            results['one_value'] = str(error)
+    torch.save(results, os.path.join(out, f'rank{rank}.pth'))
+    dist.destroy_process_group()
+
+
+@pytest.fixture(scope='module')
+def two_ranks(tmp_path_factory):
+    """Results of :func:`_rank_main` on two forked gloo processes."""
+    out = tmp_path_factory.mktemp('two_ranks')
+    port = free_port()
+    context = multiprocessing.get_context('fork')  # reuses this process's imports: fast
+    ranks = [context.Process(target=_rank_main, args=(rank, port, str(out)))
+             for rank in range(2)]
+    for process in ranks:
+        process.start()
+    for process in ranks:
+        process.join(120)
+    assert [process.exitcode for process in ranks] == [0, 0]
+    return [torch.load(out / f'rank{rank}.pth') for rank in range(2)]
+
+
+def test_main_process_first_lets_rank_zero_finish_first(two_ranks):
+    assert [result['marker_seen'] for result in two_ranks] == [True, True]
+
+
+def test_main_process_first_failure_on_rank_zero_stops_the_others(two_ranks):
+    assert two_ranks[0]['failure'] == 'OSError: disk full'
+    assert two_ranks[1]['failure'] == ('RuntimeError: rank 1 did not run frame cache: it failed '
+                                       'on rank 0 (OSError: disk full)')
+
+
+def test_cpu_sync_batchnorm_in_ddp_equals_batchnorm_over_the_whole_batch(two_ranks):
+    """float64, so that any difference is a wrong formula, not rounding."""
+    single = _net()
+    _train_three_steps(single, *_batch())
+    for result in two_ranks:
+        assert result['state'].keys() == single.state_dict().keys()
+        for name, tensor in single.state_dict().items():
+            torch.testing.assert_close(result['state'][name], tensor, rtol=1e-10, atol=1e-12,
+                                       msg=lambda message, name=name: f'{name}: {message}')
+
+
+def test_cpu_sync_batchnorm_refuses_a_single_value_per_channel(two_ranks):
+    assert two_ranks[0]['one_value'] == ('expected more than 1 value per channel over all ranks '
+                                         'when training, got input size (1, 3)')
+
+
+#: 56-px frames (the tiny config's), fixed frame offsets (test_mode sampling: each rank would
+#: draw its own random offsets), one epoch of 4 steps with a global batch of 4.
+DIST = ['train_dataloader.dataset.pipeline.1.test_mode=True', 'train_cfg.max_epochs=1']
+
+
+def test_two_gloo_processes_match_one_process_with_sync_bn(tiny_dataset, tmp_path):
+    """``tools/dist_train.sh`` with 2 CPU processes x batch 2 and ``sync_bn='torch'`` against
+    1 process x batch 4: same samples per step, batch norm over the same 4 clips.
+
+    Measured here: every weight and buffer within 8e-5 of the single process (float32
+    rounding, amplified by batch statistics over 4 clips, through 4 SGD steps); without SyncBN
+    (statistics over each rank's 2 clips) running variances differ by 0.25. The tolerance,
+    |a - b| <= 1e-3 + 1e-3 |b|, sits between the two.
+    """
+    config = write_config(tmp_path / 'config.py', custom_hooks="dict(type='SaveRankWeightsHook')")
+    two = train(config, tmp_path / 'two', tiny_dataset,
+                DIST + ['train_dataloader.batch_size=2', 'sync_bn=torch'], nproc=2)
+    assert 'no GPU: 20 SyncBN layers synchronise over gloo' in two.stdout + two.stderr
+    rank0, rank1 = (load(tmp_path / f'two/rank{rank}_weights.pth') for rank in range(2))
+    for name, tensor in rank0.items():
+        assert torch.equal(tensor, rank1[name]), name
+    train(config, tmp_path / 'one', tiny_dataset, DIST + ['train_dataloader.batch_size=4'])
+    single = load(tmp_path / 'one/rank0_weights.pth')
+    assert rank0.keys() == single.keys()
+    for name, tensor in single.items():
+        torch.testing.assert_close(rank0[name], tensor, rtol=1e-3, atol=1e-3,
+                                   msg=lambda message, name=name: f'{name}: {message}')
