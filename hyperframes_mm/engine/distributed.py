@@ -108,7 +108,7 @@ def _cpu_aware_wrap_model(upstream_wrap_model: Callable) -> Callable:
         converted = count_cpu_sync_batchnorm(model)
         if converted:
             self.logger.info(f'no GPU: {converted} SyncBN layers synchronise over '
-                             f'{torch_dist_backend()} (CPUSyncBatchNorm)')
+                             f'{_process_group_backend()} (CPUSyncBatchNorm)')
         cfg = cpu_model_wrapper_cfg(model_wrapper_cfg,
                                     self.cfg.get('find_unused_parameters', False))
         return MODEL_WRAPPERS.build(cfg, default_args=dict(module=model))
@@ -117,7 +117,7 @@ def _cpu_aware_wrap_model(upstream_wrap_model: Callable) -> Callable:
     return wrap_model
 
 
-def torch_dist_backend() -> str:
+def _process_group_backend() -> str:
     """The default process group's backend (``gloo`` on CPU)."""
     from torch import distributed as torch_dist
     return str(torch_dist.get_backend())

@@ -40,11 +40,12 @@ def train(config: Path, work_dir: Path, data_root: Path, options: List[str],
     """Train through ``tools/train.py`` (``nproc == 1``) or ``tools/dist_train.sh``.
 
     One OpenMP thread per process: on a shared 2-core machine more threads spin against each
-    other (30x slower here), and a fixed thread count is part of CPU determinism.
+    other (30x slower here), and a fixed thread count is part of CPU determinism. On a GPU,
+    deterministic mode needs cuBLAS's fixed workspace (``CUBLAS_WORKSPACE_CONFIG``).
     """
+    python_path = os.pathsep.join(filter(None, [str(REPO), os.environ.get('PYTHONPATH')]))
     env = dict(os.environ, HF_SYNTHETIC_TINY=str(data_root), PYTHONWARNINGS='ignore',
-               OMP_NUM_THREADS='1', PYTHONPATH=os.pathsep.join(
-                   filter(None, [str(REPO), os.environ.get('PYTHONPATH')])))
+               OMP_NUM_THREADS='1', CUBLAS_WORKSPACE_CONFIG=':4096:8', PYTHONPATH=python_path)
     tail = ['--work-dir', str(work_dir)] + SEEDED + (extra or []) + ['--cfg-options'] + options
     if nproc == 1:
         command = [sys.executable, str(REPO / 'tools/train.py'), str(config)] + tail

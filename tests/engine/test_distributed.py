@@ -177,14 +177,16 @@ def test_cpu_sync_batchnorm_refuses_a_single_value_per_channel(two_ranks):
 DIST = ['train_dataloader.dataset.pipeline.1.test_mode=True', 'train_cfg.max_epochs=1']
 
 
+@pytest.mark.skipif(torch.cuda.is_available(),
+                    reason='tests the CPU path; with a GPU, mmengine places ranks on devices')
 def test_two_gloo_processes_match_one_process_with_sync_bn(tiny_dataset, tmp_path):
     """``tools/dist_train.sh`` with 2 CPU processes x batch 2 and ``sync_bn='torch'`` against
     1 process x batch 4: same samples per step, batch norm over the same 4 clips.
 
     Measured here: every weight and buffer within 8e-5 of the single process (float32
     rounding, amplified by batch statistics over 4 clips, through 4 SGD steps); without SyncBN
-    (statistics over each rank's 2 clips) running variances differ by 0.25. The tolerance,
-    |a - b| <= 1e-3 + 1e-3 |b|, sits between the two.
+    (statistics over each rank's 2 clips) weights differ by 0.019 and running variances by 0.41.
+    The tolerance, |a - b| <= 1e-3 + 1e-3 |b|, sits between the two.
     """
     config = write_config(tmp_path / 'config.py', custom_hooks="dict(type='SaveRankWeightsHook')")
     two = train(config, tmp_path / 'two', tiny_dataset,
