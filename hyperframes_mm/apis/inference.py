@@ -1,0 +1,276 @@
+"""Build a recognizer from a config and run its test pipeline on frames already in memory.
+
+Streaming, export, FLOP counting and the dynamic-frame benchmark all need the same two things:
+
+* :func:`init_recognizer`: the config's model, its checkpoint loaded through mmengine (so the
+  plugin's weights-only allow-list applies), in eval mode on CUDA when present, else the CPU;
+* :class:`WindowPipeline`: the config's ``test_pipeline`` without its video-opening and decoding
+  steps. Its sampler (``HyperframeSampleFrames``, mmaction2's ``SampleFrames``...) is run in test
+  mode on a *virtual video* of ``window`` frames, the last frames of a stream, so the frames a
+  window uses are chosen by exactly the index arithmetic of offline testing; the remaining
+  transforms (``Resize``, ``CenterCrop``, ``HyperframeStack``, ``PackActionInputs``...) are the
+  config's own. Given the frames of a whole clip as the window, it reproduces offline testing.
+"""
+import copy
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from mmengine.config import Config
+from mmengine.dataset import Compose
+from mmengine.registry import init_default_scope
+from torch import nn
+
+#: Pipeline steps that open or decode a video: a window's frames are already decoded.
+LOADING_TRANSFORMS = frozenset({
+    'DecordInit', 'SafeDecordInit', 'PyAVInit', 'OpenCVInit', 'FrameCacheInit', 'DecordDecode',
+    'PyAVDecode', 'OpenCVDecode', 'FrameCacheDecode', 'RawFrameDecode', 'PyAVDecodeMotionVector',
+    'ImageDecode'
+})
+#: Steps that choose frame indices; exactly one must be in a streamable test pipeline.
+SAMPLER_TRANSFORMS = frozenset({
+    'HyperframeSampleFrames', 'SampleFrames', 'UniformSample', 'UniformSampleFrames',
+    'DenseSampleFrames'
+})
+
+ConfigLike = Union[str, Path, Config]
+
+
+def default_device() -> str:
+    """``'cuda'`` when a GPU is visible, else ``'cpu'``."""
+    return 'cuda' if torch.cuda.is_available() else 'cpu'
+
+
+def load_config(config: ConfigLike, cfg_options: Optional[dict] = None) -> Config:
+    """A config object from a path or a config, with ``cfg_options`` merged in (a copy)."""
+    if isinstance(config, (str, Path)):
+        if not Path(config).is_file():
+            raise FileNotFoundError(f'config file not found: {config}')
+        cfg = Config.fromfile(str(config))
+    elif isinstance(config, Config):
+        cfg = copy.deepcopy(config)
+    else:
+        raise TypeError(f'config must be a path or an mmengine Config, got {type(config).__name__}')
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    return cfg
+
+
+def init_recognizer(config: ConfigLike,
+                    checkpoint: Optional[str] = None,
+                    device: Optional[str] = None,
+                    cfg_options: Optional[dict] = None) -> nn.Module:
+    """Build ``config``'s model, load ``checkpoint`` strictly, and put it in eval mode.
+
+    The checkpoint goes through mmengine's ``load_checkpoint`` (weights-only loading with the
+    plugin's allow-list); every weight must match (``strict=True``), so a checkpoint of another
+    model fails instead of leaving layers random. Without a checkpoint the model is initialised
+    by its ``init_cfg`` (for tests and speed measurements).
+
+    Args:
+        config (str | Path | Config): the model's config.
+        checkpoint (str, optional): a local checkpoint file. Defaults to None.
+        device (str, optional): ``'cpu'``, ``'cuda'``, ``'cuda:1'``... Defaults to
+            :func:`default_device`.
+        cfg_options (dict, optional): overrides merged into the config. Defaults to None.
+
+    Returns:
+        nn.Module: the model in eval mode, with the config as ``model.cfg``.
+    """
+    from mmaction.registry import MODELS
+    from mmengine.runner import load_checkpoint
+    cfg = load_config(config, cfg_options)
+    init_default_scope(cfg.get('default_scope', 'mmaction'))
+    model = MODELS.build(cfg.model)
+    if checkpoint is None:
+        model.init_weights()
+    else:
+        if not Path(checkpoint).is_file():
+            raise FileNotFoundError(f'checkpoint file not found: {checkpoint}')
+        load_checkpoint(model, str(checkpoint), map_location='cpu', strict=True,
+                        logger='current')
+    model.cfg = cfg
+    return model.to(device or default_device()).eval()
+
+
+def _type_name(step: dict) -> str:
+    kind = step.get('type')
+    return kind if isinstance(kind, str) else getattr(kind, '__name__', str(kind))
+
+
+class WindowPipeline:
+    """A config's test pipeline applied to frames held in memory (a stream's last frames).
+
+    The pipeline is split at its sampler: steps that open or decode a video
+    (:data:`LOADING_TRANSFORMS`) are dropped, the sampler is built in test mode, and every other
+    step is kept in order. :meth:`layout` runs the sampler on a virtual video of ``window``
+    frames; :meth:`__call__` hands the frames at those indices to the remaining steps, as
+    ``DecordDecode`` hands them over offline.
+
+    Args:
+        pipeline (Sequence[dict]): the pipeline config (e.g. ``cfg.test_pipeline``).
+        sampler_overrides (dict, optional): arguments that replace the sampler's own, e.g.
+            ``dict(num_frames=3, interval=4)`` for a re-inflated model. Defaults to None.
+    """
+
+    def __init__(self, pipeline: Sequence[dict],
+                 sampler_overrides: Optional[dict] = None) -> None:
+        from mmaction.registry import TRANSFORMS
+        steps = [dict(step) for step in pipeline]
+        kinds = [_type_name(step) for step in steps]
+        samplers = [index for index, kind in enumerate(kinds) if kind in SAMPLER_TRANSFORMS]
+        if len(samplers) != 1:
+            raise ValueError(f'WindowPipeline: the test pipeline needs exactly one frame sampler '
+                             f'({sorted(SAMPLER_TRANSFORMS)}), found {len(samplers)} in {kinds}')
+        position = samplers[0]
+        before = [kind for kind in kinds[:position] if kind not in LOADING_TRANSFORMS]
+        if before:
+            raise ValueError(f'WindowPipeline: steps {before} come before the sampler and do not '
+                             'open a video; a stream cannot reproduce them')
+        sampler_cfg = dict(steps[position], test_mode=True)
+        sampler_cfg.update(sampler_overrides or {})
+        self.sampler_cfg = sampler_cfg
+        self.sampler = TRANSFORMS.build(sampler_cfg)
+        rest = [step for step in steps[position + 1:] if _type_name(step) not in LOADING_TRANSFORMS]
+        self.transform_cfgs = rest
+        self.transforms = Compose(rest)
+        decoders = [kind for kind in kinds if kind.endswith('Decode')]
+        #: the decoder of offline testing: a stream that decodes with it gets the same pixels.
+        self.decoder = 'pyav' if any(kind.startswith('PyAV') for kind in decoders) else 'decord'
+        self._layouts: Dict[Tuple[int, Optional[float]], Dict] = {}
+
+    @property
+    def num_clips(self) -> int:
+        """K, clips per window."""
+        return int(getattr(self.sampler, 'num_clips', 1))
+
+    def span(self, fps: Optional[float] = None) -> int:
+        """Frames from the first to the last pick of one clip (all streams), at ``fps``.
+
+        Raises:
+            ValueError: the sampler spreads its picks over the whole video (``mode='uniform'``,
+                ``UniformSample``...), so a window length must be given.
+        """
+        from ..datasets.transforms.sampling import HyperframeSampleFrames, pick_offsets
+        sampler = self.sampler
+        if isinstance(sampler, HyperframeSampleFrames) and sampler.mode == 'interval':
+            if sampler.time_based and not fps:
+                raise ValueError('WindowPipeline: a time-based sampler needs the stream\'s fps')
+            rate = fps if sampler.time_based else None
+            return max(int(pick_offsets(num_frames, interval, rate)[-1]) + 1
+                       for _, num_frames, interval in sampler.streams)
+        if type(sampler).__name__ == 'SampleFrames':
+            return (sampler.clip_len - 1) * sampler.frame_interval + 1
+        raise ValueError(f'WindowPipeline: {type(sampler).__name__}({self.sampler_cfg}) spreads '
+                         'its picks over the whole video; give the window length in frames')
+
+    def default_window(self, fps: Optional[float] = None) -> int:
+        """Frames of a window: K clip spans, so K test clips tile the window."""
+        return self.span(fps) * self.num_clips
+
+    def layout(self, window: int, fps: Optional[float] = None) -> Dict:
+        """The sampler's output for a virtual video of ``window`` frames (cached).
+
+        Returns:
+            dict: ``frame_inds`` (int64, in ``[0, window)``, window-relative) and the layout
+            keys the sampler adds (``clip_len``, ``num_clips``, ``frame_interval``,
+            ``hyperframe_streams``...).
+        """
+        key = (int(window), None if fps is None else float(fps))
+        if key not in self._layouts:
+            if window < 1:
+                raise ValueError(f'WindowPipeline: window must be >= 1 frame, got {window}')
+            results = self.sampler(dict(total_frames=int(window), start_index=0,
+                                        avg_fps=fps, filename='stream window'))
+            results.pop('total_frames')
+            results.pop('avg_fps')
+            results.pop('filename')
+            results.pop('start_index')
+            results['frame_inds'] = np.asarray(results['frame_inds'], np.int64).reshape(-1)
+            self._layouts[key] = results
+        return self._layouts[key]
+
+    def frame_indices(self, window: int, fps: Optional[float] = None) -> np.ndarray:
+        """Window-relative indices of the frames a window uses, in the sampler's order."""
+        return self.layout(window, fps)['frame_inds']
+
+    def __call__(self, frames: Sequence[np.ndarray], window: int, fps: Optional[float] = None,
+                 filename: str = 'stream') -> Dict:
+        """Run the pipeline on the frames the sampler picked.
+
+        Args:
+            frames (Sequence[np.ndarray]): ``H x W x 3`` uint8 RGB frames, one per entry of
+                :meth:`frame_indices` (same order), e.g. ``[buffer[i] for i in indices]``.
+            window (int): window length the indices were taken for.
+            fps (float, optional): the stream's frame rate (time-based samplers need it).
+            filename (str): named in the transforms' log lines and errors.
+
+        Returns:
+            dict: what the test pipeline's last step returns, e.g. ``PackActionInputs``'
+            ``dict(inputs=..., data_samples=...)``.
+        """
+        layout = self.layout(window, fps)
+        if len(frames) != len(layout['frame_inds']):
+            raise ValueError(f'WindowPipeline: {len(frames)} frames given for '
+                             f'{len(layout["frame_inds"])} picks')
+        results = copy.copy(layout)
+        results.update(imgs=list(frames), original_shape=frames[0].shape[:2],
+                       img_shape=frames[0].shape[:2], total_frames=int(window), start_index=0,
+                       avg_fps=fps, filename=filename, modality='RGB')
+        return self.transforms(results)
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(sampler={self.sampler!r}, transforms={self.transforms})'
+
+
+def predict_scores(model: nn.Module, packed: Sequence[Dict]) -> torch.Tensor:
+    """Class scores ``[N, num_classes]`` of packed samples, through the model's ``test_step``.
+
+    ``test_step`` runs the model's data preprocessor (batching, normalisation, device) and its
+    predict mode, so the scores equal mmaction2's test loop ``pred_score``.
+    """
+    if not packed:
+        raise ValueError('predict_scores: no samples given')
+    data = dict(inputs=[sample['inputs'] for sample in packed],
+                data_samples=[sample['data_samples'] for sample in packed])
+    with torch.no_grad():
+        samples = model.test_step(data)
+    return torch.stack([sample.pred_score for sample in samples]).float().cpu()
+
+
+def example_inputs(config: ConfigLike, video_size: Tuple[int, int] = (256, 340),
+                   window: Optional[int] = None, fps: float = 30.0,
+                   pipeline_key: str = 'test_pipeline') -> Union[torch.Tensor,
+                                                                 Dict[str, torch.Tensor]]:
+    """One sample's model input as the config's test pipeline makes it, from blank frames.
+
+    Args:
+        config (str | Path | Config): the config.
+        video_size (tuple[int, int]): decoded frame size ``(H, W)``. Defaults to (256, 340).
+        window (int, optional): frames of the virtual video. Defaults to the pipeline's own.
+        fps (float): frame rate for time-based samplers. Defaults to 30.
+        pipeline_key (str): the config's pipeline. Defaults to ``'test_pipeline'``.
+
+    Returns:
+        Tensor | dict[str, Tensor]: ``[1, K, 3T, H, W]`` uint8 (or one per stream).
+    """
+    cfg = load_config(config)
+    if pipeline_key not in cfg:
+        raise KeyError(f'{getattr(cfg, "filename", "config")} has no {pipeline_key}')
+    init_default_scope(cfg.get('default_scope', 'mmaction'))
+    pipeline = WindowPipeline(cfg[pipeline_key])
+    window = window or pipeline.default_window(fps)
+    indices = pipeline.frame_indices(window, fps)
+    blank = np.zeros(tuple(video_size) + (3, ), np.uint8)
+    inputs = pipeline([blank] * len(indices), window, fps)['inputs']
+    if isinstance(inputs, dict):
+        return {key: value[None] for key, value in inputs.items()}
+    return inputs[None]
+
+
+def stream_keys(model: nn.Module) -> List[str]:
+    """Input names of a model: ``['imgs_fast', 'imgs_slow']`` for a multi-stream recognizer,
+    ``['imgs']`` otherwise."""
+    streams = getattr(model, 'streams', None)
+    return [f'imgs_{name}' for name in streams] if streams else ['imgs']

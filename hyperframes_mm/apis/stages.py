@@ -1,0 +1,79 @@
+"""A model the streaming engine runs on windows: how to turn a window into inputs, and predict.
+
+:class:`ModelStage` pairs a recognizer with its config's test pipeline (:class:`WindowPipeline`).
+The engine hands a stage the last ``window_length(fps)`` frames of a stream; :meth:`prepare`
+turns them into one packed sample (in a reader thread) and :meth:`predict` scores a batch of
+them (in the model thread). ``prepare`` also returns a key: samples are batched only with
+samples of the same key (a dynamic-frame stage keys them by T, see
+:mod:`hyperframes_mm.apis.dynamic_frames`).
+"""
+from typing import Dict, Hashable, Optional, Sequence, Tuple
+
+import numpy as np
+import torch
+from torch import nn
+
+from .inference import ConfigLike, WindowPipeline, init_recognizer, predict_scores
+
+
+class ModelStage:
+    """A recognizer and the pipeline that feeds it windows.
+
+    Args:
+        model (nn.Module): the recognizer, in eval mode (see :func:`init_recognizer`).
+        pipeline (WindowPipeline, optional): defaults to the model config's ``test_pipeline``.
+        name (str): the stage's name in reports. Defaults to ``'model'``.
+        window (int, optional): window length in frames. Defaults to the pipeline's
+            :meth:`WindowPipeline.default_window` (K clip spans).
+    """
+
+    def __init__(self, model: nn.Module, pipeline: Optional[WindowPipeline] = None,
+                 name: str = 'model', window: Optional[int] = None) -> None:
+        if pipeline is None:
+            cfg = getattr(model, 'cfg', None)
+            if cfg is None or 'test_pipeline' not in cfg:
+                raise ValueError(f'ModelStage {name!r}: the model carries no config with a '
+                                 'test_pipeline (build it with init_recognizer) and no pipeline '
+                                 'was given')
+            pipeline = WindowPipeline(cfg.test_pipeline)
+        if window is not None and window < 1:
+            raise ValueError(f'ModelStage {name!r}: window must be >= 1 frame, got {window}')
+        self.model = model
+        self.pipeline = pipeline
+        self.name = name
+        self.window = window
+
+    @classmethod
+    def from_config(cls, config: ConfigLike, checkpoint: Optional[str] = None,
+                    device: Optional[str] = None, name: str = 'model',
+                    window: Optional[int] = None, cfg_options: Optional[dict] = None
+                    ) -> 'ModelStage':
+        """Build the model of ``config``, load ``checkpoint``, feed it its test pipeline."""
+        model = init_recognizer(config, checkpoint, device, cfg_options)
+        return cls(model, WindowPipeline(model.cfg.test_pipeline), name, window)
+
+    @property
+    def decoder(self) -> str:
+        """The decoder of the config's offline test pipeline (``'decord'`` or ``'pyav'``)."""
+        return self.pipeline.decoder
+
+    def window_length(self, fps: Optional[float]) -> int:
+        """Frames this stage's windows span at ``fps``."""
+        return self.window or self.pipeline.default_window(fps)
+
+    def select(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> list:
+        """The frames the sampler picks from a window (``frames``: oldest first)."""
+        indices = self.pipeline.frame_indices(len(frames), fps)
+        return [frames[index] for index in indices]
+
+    def prepare(self, frames: Sequence[np.ndarray], fps: Optional[float],
+                filename: str = 'stream') -> Tuple[Hashable, Dict]:
+        """``(batch key, packed sample)`` of the window ``frames`` (oldest first)."""
+        return None, self.pipeline(self.select(frames, fps), len(frames), fps, filename)
+
+    def predict(self, key: Hashable, packed: Sequence[Dict]) -> torch.Tensor:
+        """Scores ``[N, num_classes]`` (on the CPU) of samples that share ``key``."""
+        return predict_scores(self.model, packed)
+
+    def __repr__(self) -> str:
+        return f'{self.__class__.__name__}(name={self.name!r}, model={type(self.model).__name__})'

@@ -1,0 +1,496 @@
+"""Streaming inference: per-window predictions from video files, URLs and cameras, live.
+
+Each stream has a reader thread that decodes frames into a ring buffer of the last ``window``
+frames and, every ``stride`` frames, prepares the window's model input with the config's own
+test pipeline (:class:`~hyperframes_mm.apis.inference.WindowPipeline`). Prepared windows of
+all streams meet in one bounded queue; the model thread takes up to ``batch_size`` of them at
+once, scores them, applies the alert rule, and emits one record per window. Decoding and
+preprocessing (in the reader threads) overlap the model (decord, PyAV, OpenCV and torch
+release the GIL while they work).
+
+A window ending at frame ``f`` is the virtual video ``f - window + 1 .. f``; its frames are the
+ones the test sampler picks from a video of ``window`` frames, so the prediction equals offline
+testing given the same frame indices (``tests/apis/test_stream.py`` checks it to 1e-5).
+
+Cascade (``confirm=...``): the screening stage runs on every window; the confirming stage only
+on windows whose screening alert score reaches ``screen_threshold``. Its input is prepared in
+the model thread from the window's frames, kept by reference, so unflagged windows cost the
+confirmer nothing. Alerts then follow the confirmer's scores; an unflagged window counts as
+score 0.
+
+Bad input stops only its own stream, with one log line: a missing file, a URL that does not
+resolve or refuses, a file that ends early or holds a corrupt packet (decord stops there,
+PyAV skips the packet). URLs and cameras reconnect up to ``reconnect`` times in a row when they
+fail, stall (no data for ``read_timeout`` s) or end.
+"""
+import logging
+import queue
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Dict, Hashable, List, Optional, Sequence, Union
+
+import numpy as np
+from mmengine.logging import print_log
+
+from .alerts import AlertRule, Hysteresis
+from .sources import SourceError, VideoSource
+from .stages import ModelStage
+
+
+@dataclass
+class StreamStats:
+    """What happened to one stream."""
+    name: str
+    uri: str
+    frames: int = 0
+    windows: int = 0
+    dropped_windows: int = 0
+    skipped_packets: int = 0
+    reconnects: int = 0
+    status: str = 'running'
+    message: str = ''
+
+
+@dataclass
+class StreamReport:
+    """Totals of a run: streams, windows, per-stage seconds, alerts.
+
+    ``decode_s`` and ``preprocess_s`` add up the reader threads' time (they run side by side);
+    ``model_s`` is the screening (or only) model's time in the model thread,
+    ``confirm_prepare_s`` / ``confirm_model_s`` the confirmer's; ``wall_s`` is end to end.
+    """
+    streams: List[StreamStats]
+    windows: int = 0
+    confirm_windows: int = 0
+    wall_s: float = 0.0
+    decode_s: float = 0.0
+    preprocess_s: float = 0.0
+    model_s: float = 0.0
+    confirm_prepare_s: float = 0.0
+    confirm_model_s: float = 0.0
+    batches: int = 0
+    alerts: List[Dict] = field(default_factory=list)
+    records: List[Dict] = field(default_factory=list)
+
+    @property
+    def windows_per_s(self) -> float:
+        return self.windows / self.wall_s if self.wall_s > 0 else 0.0
+
+    @property
+    def failed(self) -> List[StreamStats]:
+        return [stats for stats in self.streams if stats.status == 'failed']
+
+    def summary(self) -> str:
+        """Lines for the end of a run: streams, per-stage timing, cascade counts, alerts."""
+        frames = sum(stats.frames for stats in self.streams)
+        per_window = max(self.windows, 1)
+        lines = [f'{len(self.streams)} streams, {frames} frames, {self.windows} windows in '
+                 f'{self.wall_s:.2f} s: {self.windows_per_s:.1f} windows/s end to end '
+                 f'({self.batches} model batches)']
+        for stats in self.streams:
+            extra = ''.join(f', {value} {label}' for value, label in (
+                (stats.dropped_windows, 'windows dropped'),
+                (stats.skipped_packets, 'corrupt packets skipped'),
+                (stats.reconnects, 'reconnects')) if value)
+            lines.append(f'  {stats.name}: {stats.status}, {stats.frames} frames, '
+                         f'{stats.windows} windows{extra}'
+                         f'{": " + stats.message if stats.message else ""}')
+        lines.append(f'stage timing (s total, ms/window): decode {self.decode_s:.2f} '
+                     f'({1e3 * self.decode_s / per_window:.2f}), preprocess '
+                     f'{self.preprocess_s:.2f} ({1e3 * self.preprocess_s / per_window:.2f}), '
+                     f'model {self.model_s:.2f} ({1e3 * self.model_s / per_window:.2f})')
+        if self.confirm_windows or self.confirm_model_s:
+            combined = self.model_s + self.confirm_prepare_s + self.confirm_model_s
+            lines.append(f'cascade: screening ran on {self.windows} windows, confirming on '
+                         f'{self.confirm_windows} ({100 * self.confirm_windows / per_window:.1f}'
+                         f'%); confirm preprocess {self.confirm_prepare_s:.2f} s, confirm model '
+                         f'{self.confirm_model_s:.2f} s; combined model latency '
+                         f'{1e3 * combined / per_window:.2f} ms/window')
+        starts = [alert for alert in self.alerts if alert['event'] == 'alert_start']
+        lines.append(f'alerts raised: {len(starts)}' + ''.join(
+            f'\n  {alert["stream"]}: t={alert["t"]:.2f} s (window {alert["window"]}, '
+            f'score {alert["score"]:.3f})' for alert in starts))
+        return '\n'.join(lines)
+
+
+@dataclass
+class _Window:
+    stream: int
+    index: int
+    start_frame: int
+    end_frame: int
+    t_start: float
+    t_end: float
+    fps: Optional[float]
+    key: Hashable
+    packed: Dict
+    confirm_frames: Optional[List[np.ndarray]] = None
+
+
+@dataclass
+class _StreamEnd:
+    stream: int
+
+
+class StreamEngine:
+    """Run one model (or a screening/confirming cascade) over several live streams.
+
+    Args:
+        stage (ModelStage): the model run on every window (the screening model of a cascade).
+        stride (int): frames between consecutive windows of a stream. Defaults to 4.
+        window (int, optional): frames a window spans. Defaults to the longest window of the
+            stages at the stream's fps (K clip spans of the test sampler).
+        batch_size (int): windows per model call, taken from all streams. Defaults to 8.
+        alert (AlertRule, optional): raise alerts from the (confirming) scores, with
+            hysteresis. Defaults to None.
+        confirm (ModelStage, optional): a confirming model for a cascade. Defaults to None.
+        screen_threshold (float, optional): a window goes to ``confirm`` when its screening
+            alert score (top score among ``alert.classes``) reaches this. Required with
+            ``confirm``.
+        backend (str): decoder for files: ``'decord'``, ``'pyav'`` or ``'auto'`` (the decoder
+            of the config's test pipeline, so a stream sees offline testing's pixels); URLs
+            and cameras always use PyAV. Defaults to ``'auto'``.
+        reconnect (int): reconnection attempts in a row for URLs and cameras. Defaults to 3.
+        reconnect_delay (float): seconds before a reconnection attempt. Defaults to 1.
+        open_timeout (float): seconds a URL may take to open. Defaults to 10.
+        read_timeout (float): seconds without data before a URL counts as stalled.
+            Defaults to 10.
+        queue_size (int, optional): prepared windows waiting for the model. Files wait when it
+            is full; live sources drop the window (counted). Defaults to ``4 * batch_size``.
+        sink (callable, optional): called with every window record and event record (dicts,
+            JSON-serialisable), in the model thread. Defaults to None.
+        keep_records (bool): keep the records in the report. Defaults to False.
+        progress (bool): a live progress line on stderr. Defaults to True.
+    """
+
+    def __init__(self,
+                 stage: ModelStage,
+                 stride: int = 4,
+                 window: Optional[int] = None,
+                 batch_size: int = 8,
+                 alert: Optional[AlertRule] = None,
+                 confirm: Optional[ModelStage] = None,
+                 screen_threshold: Optional[float] = None,
+                 backend: str = 'auto',
+                 reconnect: int = 3,
+                 reconnect_delay: float = 1.0,
+                 open_timeout: float = 10.0,
+                 read_timeout: float = 10.0,
+                 queue_size: Optional[int] = None,
+                 sink: Optional[Callable[[Dict], None]] = None,
+                 keep_records: bool = False,
+                 progress: bool = True) -> None:
+        for value, name in ((stride, 'stride'), (batch_size, 'batch_size')):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f'StreamEngine: {name} must be an integer >= 1, got {value!r}')
+        if window is not None and window < 1:
+            raise ValueError(f'StreamEngine: window must be >= 1 frame, got {window!r}')
+        if reconnect < 0:
+            raise ValueError(f'StreamEngine: reconnect must be >= 0, got {reconnect}')
+        if (confirm is None) != (screen_threshold is None):
+            raise ValueError('StreamEngine: a cascade needs both confirm and screen_threshold')
+        if confirm is not None and (alert is None or alert.classes is None):
+            raise ValueError('StreamEngine: a cascade needs an AlertRule with classes (the '
+                             'event classes the screening model flags and the confirmer checks)')
+        self.stage = stage
+        self.confirm = confirm
+        self.screen_threshold = screen_threshold
+        self.stride = stride
+        self.window = window
+        self.batch_size = batch_size
+        self.alert = alert
+        self.backend = backend
+        self.reconnect = reconnect
+        self.reconnect_delay = reconnect_delay
+        self.open_timeout = open_timeout
+        self.read_timeout = read_timeout
+        self.queue_size = queue_size or 4 * batch_size
+        self.sink = sink
+        self.keep_records = keep_records
+        self.progress = progress
+
+    # ------------------------------------------------------------------ public entry
+    def run(self, sources: Sequence[Union[str, VideoSource]],
+            names: Optional[Sequence[str]] = None) -> StreamReport:
+        """Stream every source to its end (or until interrupted); returns the report.
+
+        Every thread is joined before this returns, also when the model raises or the run is
+        interrupted (KeyboardInterrupt), which then propagates.
+        """
+        if not sources:
+            raise ValueError('StreamEngine.run: no sources given')
+        if names is not None and len(names) != len(sources):
+            raise ValueError(f'StreamEngine.run: {len(names)} names for {len(sources)} sources')
+        backend = self.stage.decoder if self.backend == 'auto' else self.backend
+        resolved = []
+        for index, source in enumerate(sources):
+            if not isinstance(source, VideoSource):
+                name = names[index] if names else None
+                live = VideoSource(str(source), name).live
+                source = VideoSource(str(source), name, 'auto' if live else backend,
+                                     self.open_timeout, self.read_timeout)
+            resolved.append(source)
+        report = StreamReport([StreamStats(source.name, source.uri) for source in resolved])
+        self._queue: queue.Queue = queue.Queue(self.queue_size)
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._report = report
+        threads = [threading.Thread(target=self._read, args=(index, source), daemon=True,
+                                    name=f'stream-{source.name}')
+                   for index, source in enumerate(resolved)]
+        start = time.perf_counter()
+        for thread in threads:
+            thread.start()
+        try:
+            self._model_loop(len(resolved))
+        finally:
+            self._stop.set()
+            self._drain()
+            for thread in threads:
+                thread.join()
+            report.wall_s = time.perf_counter() - start
+        return report
+
+    # ----------------------------------------------------------------- reader threads
+    def _window_length(self, fps: Optional[float]) -> int:
+        if self.window is not None:
+            return self.window
+        stages = [self.stage] + ([self.confirm] if self.confirm is not None else [])
+        return max(stage.window_length(fps) for stage in stages)
+
+    def _put(self, item, live: bool) -> bool:
+        """Queue ``item``; files wait for room, live sources drop it when the queue is full."""
+        if live:
+            try:
+                self._queue.put_nowait(item)
+                return True
+            except queue.Full:
+                return False
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _read(self, stream: int, source: VideoSource) -> None:
+        stats = self._report.streams[stream]
+        attempts = 0  # reconnections in a row without a frame in between
+        # Frame numbers and times continue across reconnections: [next frame, time offset].
+        position = [0, 0.0]
+        try:
+            while not self._stop.is_set():
+                error_text, first_frame = None, position[0]
+                try:
+                    source.open()
+                    self._read_frames(stream, source, stats, position)
+                except SourceError as error:
+                    error_text = str(error)
+                    print_log(error_text, logger='current', level=logging.ERROR)
+                except Exception as error:  # a pipeline step refused this stream's frames
+                    stats.status, stats.message = 'failed', f'{source.name}: {error!r}'
+                    print_log(stats.message, logger='current', level=logging.ERROR)
+                    return
+                finally:
+                    stats.skipped_packets = source.skipped_packets
+                    source.close()
+                if self._stop.is_set():
+                    stats.status = 'stopped'
+                    return
+                if position[0] > first_frame:
+                    attempts = 0
+                if not source.live or attempts >= self.reconnect:
+                    stats.status = 'failed' if error_text else 'ended'
+                    stats.message = error_text or ''
+                    if source.live and self.reconnect:
+                        stats.message = (f'{error_text or source.name + ": the stream ended"} '
+                                         f'(gave up after {attempts} reconnection attempts)')
+                    return
+                attempts += 1
+                stats.reconnects += 1
+                print_log(f'{error_text or source.name + ": the stream ended"}; reconnecting in '
+                          f'{self.reconnect_delay:g} s (attempt {attempts} of {self.reconnect})',
+                          logger='current', level=logging.WARNING)
+                self._stop.wait(self.reconnect_delay)
+        finally:
+            self._put(_StreamEnd(stream), live=False)
+
+    def _read_frames(self, stream: int, source: VideoSource, stats: StreamStats,
+                     position: list) -> None:
+        """Decode one connection of ``source``, advancing ``position`` frame by frame. The
+        ring buffer starts empty: frames of two connections are not one video."""
+        fps = source.fps
+        window = self._window_length(fps)
+        buffer: deque = deque(maxlen=window)
+        times: deque = deque(maxlen=window)
+        frames = source.frames()
+        first_frame, time_offset = position
+        step = 1.0 / fps if fps else 0.0
+        count = 0
+        local_decode = local_prepare = 0.0
+        try:
+            while not self._stop.is_set():
+                tick = time.perf_counter()
+                try:
+                    _, time_s, image = next(frames)
+                except StopIteration:
+                    break
+                local_decode += time.perf_counter() - tick
+                frame_index = first_frame + count
+                count += 1
+                buffer.append(image)
+                times.append(time_offset + time_s)
+                position[0], position[1] = frame_index + 1, time_offset + time_s + step
+                stats.frames += 1
+                if count < window or (count - window) % self.stride:
+                    continue
+                tick = time.perf_counter()
+                item = self._prepare(stream, stats.windows, list(buffer), times[0], times[-1],
+                                     frame_index, window, fps, source.name)
+                local_prepare += time.perf_counter() - tick
+                if self._put(item, source.live):
+                    stats.windows += 1
+                else:
+                    stats.dropped_windows += 1
+            if count and count < window:
+                print_log(f'{source.name}: {count} frames, fewer than one {window}-frame window; '
+                          'no prediction', logger='current', level=logging.WARNING)
+        finally:
+            frames.close()
+            with self._lock:
+                self._report.decode_s += local_decode
+                self._report.preprocess_s += local_prepare
+
+    def _prepare(self, stream: int, index: int, frames: List[np.ndarray], t_start: float,
+                 t_end: float, end_frame: int, window: int, fps: Optional[float],
+                 name: str) -> _Window:
+        own = self.stage.window_length(fps) if self.window is None else window
+        key, packed = self.stage.prepare(frames[-own:], fps, name)
+        item = _Window(stream, index, end_frame - window + 1, end_frame, t_start, t_end, fps,
+                       key, packed)
+        if self.confirm is not None:
+            own = self.confirm.window_length(fps) if self.window is None else window
+            item.confirm_frames = frames[-own:]
+        return item
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self._queue.get_nowait()
+            except queue.Empty:
+                return
+
+    # --------------------------------------------------------------------- model thread
+    def _model_loop(self, num_streams: int) -> None:
+        from tqdm import tqdm
+        report = self._report
+        states = [Hysteresis(self.alert) if self.alert else None for _ in range(num_streams)]
+        ended = 0
+        with tqdm(desc='streaming', unit='win', file=sys.stderr, disable=not self.progress,
+                  dynamic_ncols=True) as bar:
+            while ended < num_streams:
+                try:
+                    first = self._queue.get(timeout=0.2)
+                except queue.Empty:
+                    continue
+                items = [first]
+                while len(items) < self.batch_size:
+                    try:
+                        items.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                windows = [item for item in items if isinstance(item, _Window)]
+                ended += len(items) - len(windows)
+                if windows:
+                    self._score(windows, states)
+                    bar.update(len(windows))
+                    bar.set_postfix_str(
+                        f'{num_streams - ended} streams live, queue {self._queue.qsize()}, '
+                        f'{report.confirm_windows} confirmed, '
+                        f'{sum(1 for a in report.alerts if a["event"] == "alert_start")} alerts',
+                        refresh=False)
+
+    def _predict(self, stage: ModelStage, keys: List[Hashable], packed: List[Dict]) -> np.ndarray:
+        """Scores of samples whose keys may differ (batched per key), in the given order."""
+        scores: List[Optional[np.ndarray]] = [None] * len(packed)
+        for key in dict.fromkeys(keys):
+            members = [index for index, other in enumerate(keys) if other == key]
+            result = stage.predict(key, [packed[index] for index in members]).numpy()
+            for index, row in zip(members, result):
+                scores[index] = row
+        return np.stack(scores)
+
+    def _score(self, windows: List[_Window], states: List[Optional[Hysteresis]]) -> None:
+        report = self._report
+        tick = time.perf_counter()
+        screen = self._predict(self.stage, [w.key for w in windows], [w.packed for w in windows])
+        report.model_s += time.perf_counter() - tick
+        report.batches += 1
+        confirm: List[Optional[np.ndarray]] = [None] * len(windows)
+        if self.confirm is not None:
+            flagged = [index for index, row in enumerate(screen)
+                       if self.alert.score(row) >= self.screen_threshold]
+            if flagged:
+                tick = time.perf_counter()
+                prepared = [self.confirm.prepare(windows[index].confirm_frames,
+                                                 windows[index].fps,
+                                                 report.streams[windows[index].stream].name)
+                            for index in flagged]
+                report.confirm_prepare_s += time.perf_counter() - tick
+                tick = time.perf_counter()
+                scores = self._predict(self.confirm, [key for key, _ in prepared],
+                                       [packed for _, packed in prepared])
+                report.confirm_model_s += time.perf_counter() - tick
+                report.confirm_windows += len(flagged)
+                for index, row in zip(flagged, scores):
+                    confirm[index] = row
+        for window, screen_row, confirm_row in zip(windows, screen, confirm):
+            self._emit(window, screen_row, confirm_row, states[window.stream])
+        report.windows += len(windows)
+
+    def _emit(self, window: _Window, scores: np.ndarray, confirm: Optional[np.ndarray],
+              state: Optional[Hysteresis]) -> None:
+        report = self._report
+        name = report.streams[window.stream].name
+        final = confirm if confirm is not None else scores
+        record = dict(stream=name, window=window.index, start_frame=window.start_frame,
+                      end_frame=window.end_frame, t_start=round(window.t_start, 6),
+                      t_end=round(window.t_end, 6), label=int(final.argmax()),
+                      score=float(final.max()), scores=[float(v) for v in scores])
+        if isinstance(window.key, int):
+            record['num_frames'] = window.key
+        if self.confirm is not None:
+            record['flagged'] = confirm is not None
+            record['confirm_scores'] = (None if confirm is None else
+                                        [float(v) for v in confirm])
+        events = []
+        if state is not None:
+            if self.confirm is not None:
+                alert_score = self.alert.score(confirm) if confirm is not None else 0.0
+            else:
+                alert_score = self.alert.score(scores)
+            change = state.update(alert_score)
+            record['alert_score'] = alert_score
+            record['alert'] = state.active
+            if change is not None:
+                events.append(dict(event=f'alert_{change}', stream=name, window=window.index,
+                                   end_frame=window.end_frame, t=round(window.t_end, 6),
+                                   score=alert_score))
+        for item in [record] + events:
+            if self.keep_records:
+                report.records.append(item)
+            if self.sink is not None:
+                self.sink(item)
+        report.alerts.extend(events)
+
+
+def report_dict(report: StreamReport) -> Dict:
+    """The report as plain data (for a JSON summary line), without the records."""
+    data = asdict(report)
+    data.pop('records')
+    data['windows_per_s'] = report.windows_per_s
+    return data

@@ -1,0 +1,316 @@
+"""Streaming inference: the window pipeline, agreement with offline testing, several streams,
+bad input, alerts with hysteresis, and the command-line tool."""
+import json
+import socket
+import threading
+
+import numpy as np
+import pytest
+import torch
+from mmaction.registry import TRANSFORMS
+from mmengine.dataset import Compose
+
+from hyperframes_mm.apis import (AlertRule, Hysteresis, ModelStage, SourceError, StreamEngine,
+                                 VideoSource, WindowPipeline, alert_events, init_recognizer,
+                                 load_config)
+
+from .conftest import load_tool
+
+
+def _stage(api_models, kind='single'):
+    return ModelStage.from_config(api_models[kind], api_models[f'{kind}_ckpt'], 'cpu')
+
+
+def _run(stage, sources, **kwargs):
+    kwargs.setdefault('progress', False)
+    return StreamEngine(stage, keep_records=True, **kwargs).run([str(s) for s in sources])
+
+
+def _windows(records, stream=None):
+    return [r for r in records if 'scores' in r and (stream is None or r['stream'] == stream)]
+
+
+# ------------------------------------------------------------------------ window pipeline
+def test_window_pipeline_picks_test_clips_of_the_window():
+    pipeline = WindowPipeline([
+        dict(type='SafeDecordInit'),
+        dict(type='HyperframeSampleFrames', num_frames=3, interval=2, num_clips=2),
+        dict(type='DecordDecode'), dict(type='HyperframeStack'), dict(type='PackActionInputs')])
+    assert pipeline.sampler.test_mode  # forced: a stream samples deterministically
+    assert pipeline.span() == 5 and pipeline.default_window() == 10
+    # clip_starts(10, 5, 2) = floor((k + 0.5) * 6 / 2) = [1, 4]
+    assert pipeline.frame_indices(10).tolist() == [1, 3, 5, 4, 6, 8]
+    assert [c['type'] for c in pipeline.transform_cfgs] == ['HyperframeStack', 'PackActionInputs']
+
+
+def test_window_pipeline_fast_slow_and_time_based_spans():
+    pipeline = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=3,
+                                    streams=dict(fast=dict(interval=1), slow=dict(interval=3)))])
+    # envelope 7: the slow stream 0, 3, 6; the fast one centred on frame 3
+    assert pipeline.frame_indices(7).tolist() == [2, 3, 4, 0, 3, 6]
+    timed = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=5, interval=0.1,
+                                 time_based=True)])
+    assert timed.span(30.0) == 13 and timed.span(15.0) == 7
+    mm = WindowPipeline([dict(type='SampleFrames', clip_len=5, frame_interval=2)])
+    assert mm.span() == 9 and mm.frame_indices(9).tolist() == [0, 2, 4, 6, 8]
+
+
+def test_window_pipeline_errors():
+    with pytest.raises(ValueError, match='exactly one frame sampler'):
+        WindowPipeline([dict(type='DecordInit'), dict(type='DecordDecode')])
+    with pytest.raises(ValueError, match='come before the sampler'):
+        WindowPipeline([dict(type='Resize', scale=(32, 32)),
+                        dict(type='HyperframeSampleFrames', num_frames=3)])
+    uniform = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=3, mode='uniform')])
+    with pytest.raises(ValueError, match='give the window length'):
+        uniform.default_window()
+    assert uniform.frame_indices(12).tolist() == [2, 6, 10]
+    timed = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=3, interval=0.1,
+                                 time_based=True)])
+    with pytest.raises(ValueError, match='needs the stream\'s fps'):
+        timed.span()
+    with pytest.raises(ValueError, match='window must be >= 1'):
+        timed.layout(0, 25.0)
+    with pytest.raises(ValueError, match='2 frames given for 3 picks'):
+        timed([np.zeros((8, 8, 3), np.uint8)] * 2, 7, 25.0)
+
+
+def test_init_recognizer_errors(api_models, tmp_path):
+    with pytest.raises(FileNotFoundError, match='config file not found: .*nope.py'):
+        init_recognizer(tmp_path / 'nope.py')
+    with pytest.raises(FileNotFoundError, match='checkpoint file not found: .*nope.pth'):
+        init_recognizer(api_models['single'], tmp_path / 'nope.pth', 'cpu')
+    with pytest.raises(TypeError, match='config must be a path'):
+        load_config(42)
+    with pytest.raises(RuntimeError, match='size mismatch'):  # strict: another model's weights
+        init_recognizer(api_models['single'], api_models['fast_slow_ckpt'], 'cpu')
+
+
+# ------------------------------------------------------------------- offline agreement
+def _offline_scores(model, cfg, video, frame_inds, layout):
+    """The config's own pipeline from the file: SafeDecordInit, the given frame indices with
+    the sampler's layout keys, DecordDecode (random access), the remaining transforms."""
+    results = TRANSFORMS.build(dict(type='SafeDecordInit'))(
+        dict(filename=str(video), start_index=0, modality='RGB'))
+    results.update({k: v for k, v in layout.items() if k != 'frame_inds'})
+    results['frame_inds'] = np.asarray(frame_inds)
+    results = TRANSFORMS.build(dict(type='DecordDecode'))(results)
+    rest = Compose([step for step in cfg.test_pipeline
+                    if step['type'] not in ('SafeDecordInit', 'HyperframeSampleFrames',
+                                            'DecordDecode')])
+    packed = rest(results)
+    with torch.no_grad():
+        sample = model.test_step(dict(inputs=[packed['inputs']],
+                                      data_samples=[packed['data_samples']]))[0]
+    return sample.pred_score.numpy()
+
+
+@pytest.mark.parametrize('kind', ['single', 'fast_slow'])
+def test_stream_predictions_equal_offline_testing(api_models, api_videos, kind):
+    stage = _stage(api_models, kind)
+    cfg = stage.model.cfg
+    report = _run(stage, [api_videos['a']], stride=3, batch_size=4)
+    windows = _windows(report.records)
+    window = stage.window_length(25.0)
+    # 40 frames: windows end at frames window-1, window+2, ... <= 39
+    assert [w['end_frame'] for w in windows] == list(range(window - 1, 40, 3))
+    sampler = TRANSFORMS.build(dict(
+        [s for s in cfg.test_pipeline if s['type'] == 'HyperframeSampleFrames'][0],
+        test_mode=True))
+    layout = sampler(dict(total_frames=window, start_index=0))
+    for record in (windows[0], windows[len(windows) // 2], windows[-1]):
+        assert record['start_frame'] == record['end_frame'] - window + 1
+        offline = _offline_scores(stage.model, cfg, api_videos['a'],
+                                  layout['frame_inds'] + record['start_frame'], layout)
+        np.testing.assert_allclose(record['scores'], offline, atol=1e-5, rtol=0)
+        shifted = _offline_scores(stage.model, cfg, api_videos['a'],
+                                  layout['frame_inds'] + record['start_frame'] - 1, layout)
+        if record['start_frame'] > 0:  # one frame off must show: the check can fail
+            assert np.abs(np.asarray(record['scores']) - shifted).max() > 1e-4
+    assert record['t_end'] == pytest.approx(record['end_frame'] / 25.0, abs=1e-3)
+
+
+def test_several_streams_batched_and_bad_streams_stop_alone(api_models, api_videos):
+    stage = _stage(api_models)
+    sources = [api_videos['a'], api_videos['truncated_mp4'], api_videos['b'],
+               api_videos['a'].parent / 'missing.mp4', 'rtsp://does-not-resolve.invalid/live']
+    report = StreamEngine(stage, stride=4, batch_size=8, keep_records=True, progress=False,
+                          reconnect=1, reconnect_delay=0.01).run(
+        [str(s) for s in sources], names=['a', 'truncated', 'b', 'missing', 'url'])
+    stats = {s.name: s for s in report.streams}
+    # window 10, stride 4: (40 - 10) // 4 + 1 = 8 windows; (31 - 10) // 4 + 1 = 6
+    assert (stats['a'].status, stats['a'].windows, stats['a'].frames) == ('ended', 8, 40)
+    assert (stats['b'].status, stats['b'].windows, stats['b'].frames) == ('ended', 6, 31)
+    assert stats['truncated'].status == 'failed'
+    assert 'cannot open' in stats['truncated'].message and 'truncated.mp4' in \
+        stats['truncated'].message
+    assert stats['missing'].status == 'failed'
+    assert stats['missing'].message.startswith('missing: video file not found:')
+    assert stats['url'].status == 'failed' and stats['url'].reconnects == 1
+    assert 'does-not-resolve.invalid' in stats['url'].message
+    assert 'gave up after 1 reconnection attempt' in stats['url'].message
+    assert report.windows == 14 and report.batches < 14  # windows of both streams batched
+    # batching does not change a stream's predictions
+    alone = _run(stage, [api_videos['b']], stride=4, batch_size=1)
+    np.testing.assert_allclose([w['scores'] for w in _windows(report.records, 'b')],
+                               [w['scores'] for w in _windows(alone.records)], atol=1e-5)
+    assert 'b: ended, 31 frames, 6 windows' in report.summary()
+
+
+def test_truncated_stream_ends_after_its_intact_frames(api_models, api_videos):
+    report = _run(_stage(api_models), [api_videos['truncated_ts']], backend='pyav', stride=5)
+    stats = report.streams[0]
+    assert stats.status == 'ended' and 10 <= stats.frames < 40
+    assert stats.windows == (stats.frames - 10) // 5 + 1
+
+
+def test_corrupt_packet_pyav_skips_it_decord_stops(api_models, api_videos):
+    stage = _stage(api_models)
+    pyav = _run(stage, [api_videos['corrupt_mp4']], backend='pyav', stride=10)
+    assert pyav.streams[0].status == 'ended' and pyav.streams[0].skipped_packets >= 1
+    assert 50 <= pyav.streams[0].frames < 60
+    decord = _run(stage, [api_videos['corrupt_mp4']], backend='decord', stride=10)
+    assert decord.streams[0].status == 'failed'
+    assert 'decoding stopped at frame' in decord.streams[0].message
+    assert decord.streams[0].frames < 60
+
+
+def test_stalled_url_reconnects_and_resumes(api_models, api_videos):
+    """A TCP source that sends half of an MPEG-TS stream and goes silent, then serves it whole
+    on the next connection, then refuses: read timeout, reconnect, frames again, give up."""
+    data = api_videos['ts'].read_bytes()
+    server = socket.socket()
+    server.bind(('127.0.0.1', 0))
+    server.listen(4)
+    release = threading.Event()
+
+    def serve():
+        first, _ = server.accept()
+        first.sendall(data[:len(data) // 2])
+        second, _ = server.accept()
+        second.sendall(data)
+        second.close()
+        server.close()  # further connections are refused
+        release.wait(10)
+        first.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        report = _run(_stage(api_models), [f'tcp://127.0.0.1:{server.getsockname()[1]}'],
+                      stride=5, read_timeout=0.5, open_timeout=2, reconnect=1,
+                      reconnect_delay=0.01)
+    finally:
+        release.set()
+        thread.join()
+    stats = report.streams[0]
+    assert stats.reconnects == 2  # after the stall, after the end of the second connection
+    assert stats.status == 'failed' and 'refused' in stats.message.lower()
+    assert 40 < stats.frames < 80  # part of the first connection, all of the second
+    windows = _windows(report.records)
+    assert [w['window'] for w in windows] == list(range(len(windows)))
+    # the ring buffer restarts with each connection: no window straddles the two
+    first_run = [w for w in windows if w['end_frame'] < stats.frames - 40]
+    assert first_run and windows[len(first_run)]['start_frame'] >= stats.frames - 40
+
+
+def test_source_errors(api_videos, tmp_path):
+    with pytest.raises(ValueError, match='backend must be one of'):
+        VideoSource('x.mp4', backend='opencv')
+    with pytest.raises(ValueError, match='decord reads files only'):
+        VideoSource('rtsp://host/live', backend='decord')
+    empty = tmp_path / 'empty.mp4'
+    empty.write_bytes(b'')
+    with pytest.raises(SourceError, match='empty \\(0 bytes\\)'):
+        VideoSource(str(empty)).open()
+    with pytest.raises(SourceError, match='frames\\(\\) before open\\(\\)'):
+        next(VideoSource(str(api_videos['a'])).frames())
+    with pytest.raises(SourceError, match='cannot open .*http://127.0.0.1:1/'):
+        VideoSource('http://127.0.0.1:1/x.mp4', open_timeout=1).open()
+
+
+def test_engine_argument_errors(api_models):
+    stage = _stage(api_models)
+    with pytest.raises(ValueError, match='stride must be an integer >= 1'):
+        StreamEngine(stage, stride=0)
+    with pytest.raises(ValueError, match='batch_size must be an integer >= 1'):
+        StreamEngine(stage, batch_size=1.5)
+    with pytest.raises(ValueError, match='window must be >= 1'):
+        StreamEngine(stage, window=0)
+    with pytest.raises(ValueError, match='reconnect must be >= 0'):
+        StreamEngine(stage, reconnect=-1)
+    with pytest.raises(ValueError, match='needs both confirm and screen_threshold'):
+        StreamEngine(stage, screen_threshold=0.5)
+    with pytest.raises(ValueError, match='AlertRule with classes'):
+        StreamEngine(stage, confirm=stage, screen_threshold=0.5, alert=AlertRule(0.5))
+    with pytest.raises(ValueError, match='no sources'):
+        StreamEngine(stage).run([])
+    with pytest.raises(ValueError, match='2 names for 1 sources'):
+        StreamEngine(stage).run(['a.mp4'], names=['a', 'b'])
+    with pytest.raises(ValueError, match='window must be >= 1'):
+        ModelStage(stage.model, window=0)
+
+
+def test_engine_joins_its_threads_when_the_model_fails(api_models, api_videos):
+    stage = _stage(api_models)
+    broken = ModelStage(stage.model, WindowPipeline(load_config(api_models['fast_slow'])
+                                                    .test_pipeline))
+    before = threading.active_count()
+    with pytest.raises(AttributeError, match='shape'):  # Recognizer2D given a dict of streams
+        _run(broken, [api_videos['a'], api_videos['b']], stride=2, batch_size=2)
+    assert threading.active_count() == before
+
+
+# ------------------------------------------------------------------------------- alerts
+def test_hysteresis_gives_one_alert_per_event():
+    rule = AlertRule(0.8, release=0.5, classes=[2])
+    scores = [0.1, 0.85, 0.7, 0.6, 0.4, 0.9, 0.3, 0.79]
+    assert alert_events(scores, rule) == [dict(event='start', window=1),
+                                          dict(event='end', window=4),
+                                          dict(event='start', window=5),
+                                          dict(event='end', window=6)]
+    # without hysteresis the same scores flicker
+    assert len(alert_events([0.1, 0.85, 0.7, 0.85, 0.7], AlertRule(0.8))) == 4
+    assert rule.score([0.9, 0.0, 0.3, 0.1]) == 0.3  # only the alert classes count
+    assert AlertRule(0.5).score([0.2, 0.7]) == 0.7
+    state = Hysteresis(rule)
+    assert [state.update(s) for s in (0.8, 0.5, 0.49)] == ['start', None, 'end']
+
+
+def test_alert_rule_errors():
+    with pytest.raises(ValueError, match='0 <= release <= threshold'):
+        AlertRule(0.5, release=0.6)
+    with pytest.raises(ValueError, match='non-negative labels'):
+        AlertRule(0.5, classes=[-1])
+    with pytest.raises(ValueError, match='class 7 is not among the model\'s 4 classes'):
+        AlertRule(0.5, classes=[7]).score([0.1, 0.2, 0.3, 0.4])
+
+
+def test_alerts_in_stream_records(api_models, api_videos):
+    stage = _stage(api_models)
+    plain = _run(stage, [api_videos['a']], stride=2)
+    top = [w['scores'][0] for w in _windows(plain.records)]
+    threshold = float(np.median(top))
+    rule = AlertRule(threshold, release=threshold - 0.01, classes=[0])
+    report = _run(stage, [api_videos['a']], stride=2, alert=rule)
+    expected = alert_events(top, rule)
+    got = [(r['event'], r['window']) for r in report.alerts]
+    assert got == [(f'alert_{e["event"]}', e['window']) for e in expected] and got
+
+
+# ---------------------------------------------------------------------------------- tool
+def test_stream_infer_tool(api_models, api_videos, tmp_path, capsys):
+    tool = load_tool('stream_infer.py')
+    out = tmp_path / 'preds.jsonl'
+    code = tool.main([str(api_models['single']), str(api_models['single_ckpt']),
+                      str(api_videos['a']), str(api_videos['b']), str(tmp_path / 'gone.mp4'),
+                      '--stride', '4', '--device', 'cpu', '--out', str(out), '--threshold',
+                      '0.4', '--release', '0.3', '--alert-classes', '0', '--no-progress'])
+    assert code == 1  # one stream failed; the others ran to the end
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    windows = [line for line in lines if 'scores' in line]
+    assert len(windows) == 8 + 6
+    assert {line['stream'] for line in windows} == {str(api_videos['a']), str(api_videos['b'])}
+    assert lines[-1]['event'] == 'summary' and lines[-1]['windows'] == 14
+    printed = capsys.readouterr()
+    assert 'stage timing' in printed.out and 'gone.mp4: video file not found' in printed.out
