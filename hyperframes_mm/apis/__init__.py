@@ -1,6 +1,7 @@
 """Deployment and inspection: inference on windows, streaming, cascades, dynamic frame counts,
 ONNX export and pictures of what the model sees (see ``docs/deployment.md``)."""
 from .alerts import AlertRule, Hysteresis, alert_events
+from .cascade import build_cascade, compare_with_confirmer, make_event_stream
 from .inference import (WindowPipeline, default_device, example_inputs, init_recognizer,
                         load_config, predict_scores, stream_keys)
 from .sources import SourceError, VideoSource
@@ -8,7 +9,8 @@ from .stages import ModelStage
 from .stream import StreamEngine, StreamReport, StreamStats, report_dict
 
 __all__ = [
-    'AlertRule', 'Hysteresis', 'alert_events', 'WindowPipeline', 'default_device',
+    'AlertRule', 'Hysteresis', 'alert_events', 'build_cascade', 'compare_with_confirmer',
+    'make_event_stream', 'WindowPipeline', 'default_device',
     'example_inputs', 'init_recognizer', 'load_config', 'predict_scores', 'stream_keys',
     'SourceError', 'VideoSource', 'ModelStage', 'StreamEngine', 'StreamReport', 'StreamStats',
     'report_dict'

@@ -8,9 +8,12 @@ once, scores them, applies the alert rule, and emits one record per window. Deco
 preprocessing (in the reader threads) overlap the model (decord, PyAV, OpenCV and torch
 release the GIL while they work).
 
-A window ending at frame ``f`` is the virtual video ``f - window + 1 .. f``; its frames are the
-ones the test sampler picks from a video of ``window`` frames, so the prediction equals offline
-testing given the same frame indices (``tests/apis/test_stream.py`` checks it to 1e-5).
+Windows end on frames ``stride - 1, 2 * stride - 1, ...`` of a stream (from the first one with
+a whole window before it). A window ending at frame ``f`` is the virtual video
+``f - window + 1 .. f``; its frames are the ones the test sampler picks from a video of
+``window`` frames, so the prediction equals offline testing given the same frame indices
+(``tests/apis/test_stream.py`` checks it to 1e-5). In a cascade each model takes its own
+window length, ending at the same frame.
 
 Cascade (``confirm=...``): the screening stage runs on every window; the confirming stage only
 on windows whose screening alert score reaches ``screen_threshold``. Its input is prepared in
@@ -346,7 +349,10 @@ class StreamEngine:
                 times.append(time_offset + time_s)
                 position[0], position[1] = frame_index + 1, time_offset + time_s + step
                 stats.frames += 1
-                if count < window or (count - window) % self.stride:
+                # Windows end on frames stride-1, 2*stride-1, ... of the connection (once a
+                # whole window is buffered), whatever the window length: runs of different
+                # models over one stream score windows that end on the same frames.
+                if count < window or count % self.stride:
                     continue
                 tick = time.perf_counter()
                 item = self._prepare(stream, stats.windows, list(buffer), times[0], times[-1],

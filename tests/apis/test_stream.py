@@ -112,8 +112,8 @@ def test_stream_predictions_equal_offline_testing(api_models, api_videos, kind):
     report = _run(stage, [api_videos['a']], stride=3, batch_size=4)
     windows = _windows(report.records)
     window = stage.window_length(25.0)
-    # 40 frames: windows end at frames window-1, window+2, ... <= 39
-    assert [w['end_frame'] for w in windows] == list(range(window - 1, 40, 3))
+    # 40 frames, stride 3: windows end on frames 2, 5, 8, ... once a whole window is in
+    assert [w['end_frame'] for w in windows] == [f for f in range(2, 40, 3) if f >= window - 1]
     sampler = TRANSFORMS.build(dict(
         [s for s in cfg.test_pipeline if s['type'] == 'HyperframeSampleFrames'][0],
         test_mode=True))
@@ -138,9 +138,9 @@ def test_several_streams_batched_and_bad_streams_stop_alone(api_models, api_vide
                           reconnect=1, reconnect_delay=0.01).run(
         [str(s) for s in sources], names=['a', 'truncated', 'b', 'missing', 'url'])
     stats = {s.name: s for s in report.streams}
-    # window 10, stride 4: (40 - 10) // 4 + 1 = 8 windows; (31 - 10) // 4 + 1 = 6
+    # window 10, stride 4: windows end on frames 11, 15, ..., 39 (8) and 11, ..., 27 (5)
     assert (stats['a'].status, stats['a'].windows, stats['a'].frames) == ('ended', 8, 40)
-    assert (stats['b'].status, stats['b'].windows, stats['b'].frames) == ('ended', 6, 31)
+    assert (stats['b'].status, stats['b'].windows, stats['b'].frames) == ('ended', 5, 31)
     assert stats['truncated'].status == 'failed'
     assert 'cannot open' in stats['truncated'].message and 'truncated.mp4' in \
         stats['truncated'].message
@@ -149,19 +149,19 @@ def test_several_streams_batched_and_bad_streams_stop_alone(api_models, api_vide
     assert stats['url'].status == 'failed' and stats['url'].reconnects == 1
     assert 'does-not-resolve.invalid' in stats['url'].message
     assert 'gave up after 1 reconnection attempt' in stats['url'].message
-    assert report.windows == 14 and report.batches < 14  # windows of both streams batched
+    assert report.windows == 13 and report.batches < 13  # windows of both streams batched
     # batching does not change a stream's predictions
     alone = _run(stage, [api_videos['b']], stride=4, batch_size=1)
     np.testing.assert_allclose([w['scores'] for w in _windows(report.records, 'b')],
                                [w['scores'] for w in _windows(alone.records)], atol=1e-5)
-    assert 'b: ended, 31 frames, 6 windows' in report.summary()
+    assert 'b: ended, 31 frames, 5 windows' in report.summary()
 
 
 def test_truncated_stream_ends_after_its_intact_frames(api_models, api_videos):
     report = _run(_stage(api_models), [api_videos['truncated_ts']], backend='pyav', stride=5)
     stats = report.streams[0]
     assert stats.status == 'ended' and 10 <= stats.frames < 40
-    assert stats.windows == (stats.frames - 10) // 5 + 1
+    assert stats.windows == stats.frames // 5 - 1  # windows end on frames 9, 14, ...
 
 
 def test_corrupt_packet_pyav_skips_it_decord_stops(api_models, api_videos):
@@ -309,8 +309,8 @@ def test_stream_infer_tool(api_models, api_videos, tmp_path, capsys):
     assert code == 1  # one stream failed; the others ran to the end
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     windows = [line for line in lines if 'scores' in line]
-    assert len(windows) == 8 + 6
+    assert len(windows) == 8 + 5
     assert {line['stream'] for line in windows} == {str(api_videos['a']), str(api_videos['b'])}
-    assert lines[-1]['event'] == 'summary' and lines[-1]['windows'] == 14
+    assert lines[-1]['event'] == 'summary' and lines[-1]['windows'] == 13
     printed = capsys.readouterr()
     assert 'stage timing' in printed.out and 'gone.mp4: video file not found' in printed.out

@@ -1,0 +1,112 @@
+"""Cascade alerting: the confirmer runs only on flagged windows, and agrees with itself alone."""
+import json
+
+import numpy as np
+import pytest
+
+from hyperframes_mm.apis import AlertRule, ModelStage, StreamEngine
+from hyperframes_mm.apis.cascade import (build_cascade, compare_with_confirmer,
+                                         make_event_stream, windows_with_event)
+
+from .conftest import load_tool
+
+
+def _records(report):
+    return [r for r in report.records if 'scores' in r]
+
+
+def test_confirmer_runs_only_on_flagged_windows_and_matches_it_alone(api_models, api_videos):
+    videos = [str(api_videos['a']), str(api_videos['b'])]
+    screen = ModelStage.from_config(api_models['single'], api_models['single_ckpt'], 'cpu')
+    confirm = ModelStage.from_config(api_models['fast_slow'], api_models['fast_slow_ckpt'],
+                                     'cpu')
+    screen_alone = StreamEngine(screen, stride=2, keep_records=True, progress=False).run(videos)
+    event = [1]
+    screen_scores = sorted(r['scores'][1] for r in _records(screen_alone))
+    # Half-way between two neighbouring scores, so float noise cannot move a window across.
+    middle = len(screen_scores) // 2
+    screen_threshold = (screen_scores[middle - 1] + screen_scores[middle]) / 2
+    confirm_scores = sorted(r['scores'][1] for r in _records(
+        StreamEngine(confirm, stride=2, keep_records=True, progress=False).run(videos)))
+    rule = AlertRule(float(np.median(confirm_scores)), classes=event)
+
+    cascade = StreamEngine(screen, stride=2, alert=rule, confirm=confirm,
+                           screen_threshold=screen_threshold, keep_records=True,
+                           progress=False).run(videos)
+    alone = StreamEngine(confirm, stride=2, alert=rule, keep_records=True,
+                         progress=False).run(videos)
+    records = _records(cascade)
+    expected_flags = {(r['stream'], r['end_frame']) for r in _records(screen_alone)
+                      if r['scores'][1] >= screen_threshold}
+    flagged = {(r['stream'], r['end_frame']) for r in records if r['flagged']}
+    assert flagged == expected_flags and 0 < len(flagged) < len(records)
+    assert cascade.confirm_windows == len(flagged)
+    assert all((r['confirm_scores'] is None) != r['flagged'] for r in records)
+    comparison = compare_with_confirmer(cascade.records, alone.records, rule)
+    assert comparison['flagged'] == len(flagged) and comparison['windows'] == len(records)
+    assert comparison['max_score_diff'] <= 1e-5 and comparison['decision_mismatches'] == 0
+    # On flagged windows the cascade's decision is the confirmer's; elsewhere it is "no".
+    by_key = {(r['stream'], r['end_frame']): r for r in _records(alone)}
+    for record in records:
+        decision = record['alert_score'] >= rule.threshold
+        if record['flagged']:
+            assert decision == (rule.score(by_key[record['stream'], record['end_frame']]['scores'])
+                                >= rule.threshold)
+        else:
+            assert record['alert_score'] == 0.0 and not decision
+    assert 'confirming on' in cascade.summary()
+    assert cascade.confirm_model_s > 0 and cascade.model_s > 0
+
+
+def test_build_cascade_and_tool(api_models, api_videos, tmp_path):
+    engine = build_cascade(api_models['single'], api_models['single_ckpt'],
+                           api_models['fast_slow'], api_models['fast_slow_ckpt'], classes=[1],
+                           screen_threshold=1.1, threshold=0.5, device='cpu', stride=8,
+                           progress=False)
+    report = engine.run([str(api_videos['a'])])
+    assert report.windows == 4 and report.confirm_windows == 0  # 1.1 flags nothing
+    out = tmp_path / 'cascade.jsonl'
+    tool = load_tool('stream_infer.py')
+    code = tool.main([str(api_models['single']), str(api_models['single_ckpt']),
+                      str(api_videos['a']), '--device', 'cpu', '--stride', '8', '--out',
+                      str(out), '--alert-classes', '1', '--threshold', '0.5',
+                      '--confirm-config', str(api_models['fast_slow']),
+                      '--confirm-checkpoint', str(api_models['fast_slow_ckpt']),
+                      '--screen-threshold', '0.0', '--no-progress'])
+    assert code == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert all(line['flagged'] for line in lines if 'scores' in line)  # 0.0 flags everything
+    assert lines[-1]['confirm_windows'] == 4
+    with pytest.raises(SystemExit):
+        tool.parse_args(['c.py', 'k.pth', 'v.mp4', '--confirm-config', 'x.py'])
+    with pytest.raises(SystemExit):
+        tool.parse_args(['c.py', 'k.pth', 'v.mp4', '--confirm-config', 'x.py',
+                         '--confirm-checkpoint', 'y.pth', '--screen-threshold', '0.3'])
+
+
+def test_compare_with_confirmer_refuses_different_windows():
+    record = dict(stream='s', window=0, end_frame=9, scores=[0.5, 0.5], flagged=False,
+                  confirm_scores=None)
+    with pytest.raises(ValueError, match='scored different windows'):
+        compare_with_confirmer([record], [], AlertRule(0.5, classes=[1]))
+
+
+def test_make_event_stream(tmp_path):
+    info = make_event_stream(tmp_path / 'stream.mp4', num_clips=4, event_every=2, size=32,
+                             fps=5.0, duration=1.2, seed=3)
+    # clips 1 and 3 (i % 2 == 1) are events, 6 frames each; 'fall' is label 2
+    assert info['segments'] == [[6, 12, 2], [18, 24, 2]] and info['num_frames'] == 24
+    line = json.loads((tmp_path / 'stream.jsonl').read_text())
+    assert line == dict(video='stream.mp4', num_frames=24, fps=5.0,
+                        segments=[[6, 12, 2], [18, 24, 2]])
+    import decord
+    assert len(decord.VideoReader(info['video'])) == 24
+    records = [dict(stream='s', window=i, start_frame=s, end_frame=s + 3, scores=[0])
+               for i, s in enumerate(range(0, 21, 3))]
+    # windows [0,3] [3,6] [6,9] [9,12] [12,15] [15,18] [18,21]: frame 6 is in window 1
+    assert windows_with_event(records, info['segments']) == [('s', 1), ('s', 2), ('s', 3),
+                                                             ('s', 5), ('s', 6)]
+    with pytest.raises(ValueError, match='class \'jump\' is not in'):
+        make_event_stream(tmp_path / 'x.mp4', event='jump')
+    with pytest.raises(ValueError, match='must be >= 1'):
+        make_event_stream(tmp_path / 'x.mp4', num_clips=0)
