@@ -1,0 +1,142 @@
+"""Find what the diagnostics need in an mmengine config: dataloaders, pipelines, frame samplers.
+
+A dataset config may wrap others (``GuardedDataset(dataset=...)``, ``RepeatDataset``,
+``ConcatDataset(datasets=[...])``); :func:`dataset_leaves` unwraps them to the datasets that hold
+a pipeline. The frame sampler of a pipeline (the plugin's ``HyperframeSampleFrames`` or
+mmaction2's ``SampleFrames``) is summarised as a :class:`SamplerSpec`: one entry per stream with
+its T and interval, as the transform itself would read its arguments.
+"""
+import copy
+import os.path as osp
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Tuple
+
+from mmengine.config import Config
+
+DATALOADER_KEYS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+SAMPLER_TYPES = ('HyperframeSampleFrames', 'SampleFrames')
+
+
+def transform_type(transform: Dict) -> str:
+    """The registry name of a transform config, without its scope: ``mmaction.Flip`` -> ``Flip``."""
+    kind = transform.get('type', '')
+    if isinstance(kind, type):
+        return kind.__name__
+    return str(kind).split('.')[-1]
+
+
+def load_config(path: str, cfg_options: Optional[Dict[str, Any]] = None) -> Config:
+    """Read a config file and merge ``cfg_options`` (``dict(key=value)`` with dotted keys).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+    """
+    if not osp.isfile(path):
+        raise FileNotFoundError(f'{path}: config file not found')
+    cfg = Config.fromfile(path)
+    if cfg_options:
+        cfg.merge_from_dict(cfg_options)
+    return cfg
+
+
+def dataset_leaves(dataset: Dict, where: str) -> List[Tuple[str, Dict]]:
+    """``(where, dataset config)`` for every dataset under ``dataset`` that holds a pipeline."""
+    if 'pipeline' in dataset:
+        return [(where, dataset)]
+    leaves = []
+    if isinstance(dataset.get('dataset'), dict):
+        leaves += dataset_leaves(dataset['dataset'], f'{where}.dataset')
+    for index, inner in enumerate(dataset.get('datasets') or []):
+        leaves += dataset_leaves(inner, f'{where}.datasets[{index}]')
+    return leaves
+
+
+def dataloader_datasets(cfg: Config,
+                        keys: Tuple[str, ...] = DATALOADER_KEYS) -> List[Tuple[str, Dict]]:
+    """``(where, dataset config)`` of every pipeline-holding dataset of the given dataloaders.
+
+    ``where`` reads like ``'train_dataloader.dataset'``; dataloaders missing from the config are
+    skipped, and one dataset shared by two dataloaders (``test_dataloader = val_dataloader``) is
+    listed under each.
+    """
+    found = []
+    for key in keys:
+        loader = cfg.get(key)
+        if isinstance(loader, dict) and isinstance(loader.get('dataset'), dict):
+            found += dataset_leaves(loader['dataset'], f'{key}.dataset')
+    return found
+
+
+@dataclass(frozen=True)
+class StreamSpec:
+    """One stream of a sampler: ``name`` (None for a single-stream sampler), T and interval."""
+    name: Optional[str]
+    num_frames: int
+    interval: Optional[float]
+
+
+@dataclass(frozen=True)
+class SamplerSpec:
+    """What a frame sampler in a pipeline asks for.
+
+    Attributes:
+        index (int): position of the sampler in its pipeline.
+        type (str): ``'HyperframeSampleFrames'`` or ``'SampleFrames'``.
+        streams (tuple[StreamSpec, ...]): one per stream, in order.
+        mode (str): ``'interval'`` or ``'uniform'`` (no interval: picks spread over the video).
+        time_based (bool): intervals are seconds.
+        num_clips (int): K, hyperframes per sample.
+        out_of_bound (str): what happens to picks past the end (``'loop'``, ``'repeat_last'``,
+            ``'error'``).
+    """
+    index: int
+    type: str
+    streams: Tuple[StreamSpec, ...]
+    mode: str
+    time_based: bool
+    num_clips: int
+    out_of_bound: str
+
+    def span(self, fps: Optional[float] = None) -> Optional[int]:
+        """Frames from the first to the last pick of the longest stream, both included.
+
+        Time-based samplers need the video's ``fps``; uniform samplers have no fixed span (None).
+        """
+        if self.mode == 'uniform':
+            return None
+        if self.time_based and fps is None:
+            raise ValueError(f'{self.type}: a time-based span in frames needs the video fps')
+        spans = []
+        for stream in self.streams:
+            steps = (stream.num_frames - 1) * stream.interval
+            if self.time_based:
+                steps = int(steps * fps + 0.5)
+            spans.append(int(steps) + 1)
+        return max(spans)
+
+
+def sampler_spec(pipeline: List[Dict]) -> Optional[SamplerSpec]:
+    """The first frame sampler of ``pipeline`` as a :class:`SamplerSpec`, or None.
+
+    The sampler is built through the registry, so its arguments are checked and defaulted by
+    the transform itself (an invalid sampler raises the transform's own error).
+    """
+    from mmaction.registry import TRANSFORMS
+    for index, transform in enumerate(pipeline):
+        kind = transform_type(transform)
+        if kind not in SAMPLER_TYPES:
+            continue
+        built = TRANSFORMS.build(copy.deepcopy(transform))
+        if kind == 'HyperframeSampleFrames':
+            streams = tuple(StreamSpec(name, num_frames, interval)
+                            for name, num_frames, interval in built.streams)
+            return SamplerSpec(index, kind, streams, built.mode, built.time_based,
+                               built.num_clips, built.out_of_bound)
+        if built.target_fps:
+            # SampleFrames(target_fps=f) resamples every video to f fps: a time-based interval.
+            stream = StreamSpec(None, built.clip_len, built.frame_interval / built.target_fps)
+        else:
+            stream = StreamSpec(None, built.clip_len, built.frame_interval)
+        return SamplerSpec(index, kind, (stream, ), 'interval', bool(built.target_fps),
+                           built.num_clips, built.out_of_bound_opt)
+    return None

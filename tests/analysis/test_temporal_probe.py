@@ -1,0 +1,270 @@
+"""The temporal probe: frame orders, interval scaling, verdicts, and real models that do and do
+not use time."""
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from hyperframes_mm.analysis.temporal_probe import (ORDER_CONDITIONS, ConditionResult,
+                                                    frame_order, judge, perturb_inputs,
+                                                    reorder_frames, run_temporal_probe,
+                                                    scale_sampling_interval,
+                                                    write_probe_outputs)
+
+from ..conftest import REPO, run_tool
+from .conftest import FAST_SLOW_CONFIG, PROBE_CONFIG, probe_config
+
+
+# ------------------------------------------------------------------------------ frame orders
+def test_frame_orders_exact():
+    assert frame_order('original', 5).tolist() == [0, 1, 2, 3, 4]
+    assert frame_order('reversed', 5).tolist() == [4, 3, 2, 1, 0]
+    assert frame_order('static', 5).tolist() == [2, 2, 2, 2, 2]
+    assert frame_order('reversed', 4).tolist() == [3, 2, 1, 0]
+    assert frame_order('static', 4).tolist() == [2, 2, 2, 2]
+    # T=3: the only way to move both non-centre frames is to swap them.
+    assert frame_order('shuffled', 3).tolist() == [2, 1, 0]
+    for condition in ORDER_CONDITIONS:
+        assert frame_order(condition, 1).tolist() == [0]
+    assert frame_order('shuffled', 2).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize('num_frames', [5, 7, 8])
+@pytest.mark.parametrize('seed', [0, 1, 2])
+def test_shuffle_keeps_centre_and_moves_every_other_frame(num_frames, seed):
+    order = frame_order('shuffled', num_frames, seed)
+    centre = num_frames // 2
+    assert sorted(order.tolist()) == list(range(num_frames))
+    assert order[centre] == centre
+    others = [t for t in range(num_frames) if t != centre]
+    assert all(order[t] != t for t in others)
+    assert np.array_equal(order, frame_order('shuffled', num_frames, seed))
+
+
+def test_shuffle_depends_on_seed():
+    draws = {tuple(frame_order('shuffled', 7, seed)) for seed in range(5)}
+    assert len(draws) > 1
+
+
+def test_frame_order_errors():
+    with pytest.raises(ValueError, match='unknown condition'):
+        frame_order('backwards', 5)
+    with pytest.raises(ValueError, match='num_frames'):
+        frame_order('reversed', 0)
+
+
+def test_reorder_frames_moves_channel_groups():
+    hyperframes = torch.arange(9.).view(1, 9, 1, 1).expand(2, 9, 2, 2)
+    out = reorder_frames(hyperframes, [2, 1, 0])
+    assert out[0, :, 0, 0].tolist() == [6, 7, 8, 3, 4, 5, 0, 1, 2]
+    assert out.shape == hyperframes.shape
+    static = reorder_frames(hyperframes, [1, 1, 1])
+    assert static[1, :, 1, 1].tolist() == [3, 4, 5] * 3
+
+
+def test_reorder_frames_refuses_wrong_channels():
+    with pytest.raises(ValueError, match=r'expected hyperframes \[\.\.\., 3\*4, H, W\]'):
+        reorder_frames(torch.zeros(1, 9, 2, 2), [0, 1, 2, 3])
+
+
+def test_perturb_inputs_uses_each_streams_own_T():
+    sample = dict(imgs_fast=torch.arange(9.).view(1, 9, 1, 1),
+                  imgs_slow=torch.arange(15.).view(1, 15, 1, 1))
+    perturbed, orders = perturb_inputs([sample, sample], 'reversed')
+    assert orders == dict(imgs_fast=[2, 1, 0], imgs_slow=[4, 3, 2, 1, 0])
+    assert perturbed[1]['imgs_fast'].flatten().tolist() == [6, 7, 8, 3, 4, 5, 0, 1, 2]
+    assert perturbed[0]['imgs_slow'].flatten()[:3].tolist() == [12, 13, 14]
+    single, orders = perturb_inputs([torch.arange(6.).view(1, 6, 1, 1)], 'static')
+    assert orders == dict(imgs=[1, 1])
+    assert single[0].flatten().tolist() == [3, 4, 5, 3, 4, 5]
+
+
+def test_perturb_inputs_errors():
+    with pytest.raises(ValueError, match='imgs: expected hyperframes'):
+        perturb_inputs([torch.zeros(1, 7, 2, 2)], 'reversed')
+    with pytest.raises(TypeError, match='cannot reorder frames of a str'):
+        perturb_inputs(['clip.mp4'], 'reversed')
+
+
+# ---------------------------------------------------------------------------- interval scale
+def _sampler(**kwargs):
+    return [dict(type='DecordInit'), dict(type='HyperframeSampleFrames', **kwargs),
+            dict(type='DecordDecode')]
+
+
+@pytest.mark.parametrize('interval,scale,expected', [
+    (2, 0.5, 1), (2, 2.0, 4), (3, 0.5, 2), (2, 0.25, 1), (5, 0.5, 3), (4, 1.5, 6)])
+def test_scale_frame_interval_rounds_to_whole_frames(interval, scale, expected):
+    pipeline = _sampler(num_frames=5, interval=interval)
+    scaled = scale_sampling_interval(pipeline, scale)
+    assert scaled[1]['interval'] == expected
+    assert pipeline[1]['interval'] == interval  # the input is left alone
+
+
+def test_scale_default_interval_and_time_based():
+    assert scale_sampling_interval(_sampler(num_frames=5), 3.0)[1]['interval'] == 3
+    scaled = scale_sampling_interval(_sampler(num_frames=5, interval=0.1, time_based=True), 2.5)
+    assert scaled[1]['interval'] == pytest.approx(0.25)
+
+
+def test_scale_every_stream():
+    pipeline = _sampler(num_frames=5, interval=2,
+                        streams=dict(fast=dict(interval=1), slow=dict(interval=4), mid=None))
+    scaled = scale_sampling_interval(pipeline, 2.0)[1]
+    assert scaled['interval'] == 4
+    assert scaled['streams']['fast'] == dict(interval=2)
+    assert scaled['streams']['slow'] == dict(interval=8)
+    assert scaled['streams']['mid'] is None  # inherits the scaled top-level interval
+
+
+def test_scale_mmaction_sample_frames():
+    pipeline = [dict(type='mmaction.SampleFrames', clip_len=5, frame_interval=2, num_clips=1)]
+    assert scale_sampling_interval(pipeline, 2.0)[0]['frame_interval'] == 4
+    assert scale_sampling_interval([dict(type='SampleFrames', clip_len=5)], 2.0)[0][
+        'frame_interval'] == 2
+
+
+def test_scale_errors():
+    with pytest.raises(ValueError, match='scale must be > 0'):
+        scale_sampling_interval(_sampler(num_frames=5), 0)
+    with pytest.raises(ValueError, match='no HyperframeSampleFrames or SampleFrames'):
+        scale_sampling_interval([dict(type='DecordInit')], 2.0)
+    with pytest.raises(ValueError, match='no interval to scale'):
+        scale_sampling_interval(_sampler(num_frames=5, mode='uniform'), 2.0)
+
+
+# ----------------------------------------------------------------------------------- verdict
+def _conditions(accuracies, agreements, interval=None):
+    results = []
+    for name, accuracy, agreement in zip(ORDER_CONDITIONS, accuracies, agreements):
+        results.append(ConditionResult(name, 'order', '', accuracy, accuracies[0] - accuracy,
+                                       agreement, {}, np.zeros((10, 4))))
+    if interval is not None:
+        results.append(ConditionResult('interval x2', 'interval', '', interval,
+                                       accuracies[0] - interval, 0.5, {}, np.zeros((10, 4))))
+    return results
+
+
+def test_judge_identical_predictions_ignore_time():
+    uses_time, text = judge(_conditions([0.8] * 4, [1.0] * 4), {'imgs': 5}, 4, 0.02)
+    assert uses_time is False
+    assert text.startswith('The model ignores time: its predictions are identical')
+
+
+def test_judge_small_drops_ignore_time():
+    uses_time, text = judge(_conditions([0.8, 0.79, 0.8, 0.78], [1, .9, .95, .9]),
+                            {'imgs': 5}, 4, 0.05)
+    assert uses_time is False
+    assert 'accuracy drops by at most 2.0% (tolerance 5.0%)' in text
+
+
+def test_judge_drops_use_time():
+    uses_time, text = judge(_conditions([0.9, 0.1, 0.5, 0.3], [1, .1, .5, .3], interval=0.6),
+                            {'imgs': 5}, 4, 0.02)
+    assert uses_time is True
+    assert ('accuracy drops by 80.0% with the frames reversed, 40.0% shuffled and 60.0% on a '
+            'static clip') in text
+    assert 'At interval x2 accuracy drops by 30.0%' in text
+
+
+def test_judge_motion_without_order():
+    uses_time, text = judge(_conditions([0.9, 0.9, 0.89, 0.3], [1, .9, .9, .3]),
+                            {'imgs': 5}, 4, 0.02)
+    assert uses_time is True
+    assert text.endswith('It needs motion to be present but not its order or direction.')
+
+
+def test_judge_single_frame_and_chance():
+    assert judge(_conditions([0.8] * 4, [1.0] * 4), {'imgs': 1}, 4, 0.02)[0] is None
+    _, text = judge(_conditions([0.26] * 4, [1.0] * 4), {'imgs': 5}, 4, 0.02)
+    assert text.startswith('Accuracy as sampled (26.0%) is at chance level (1/4 = 25.0%)')
+
+
+# ------------------------------------------------------------------------------ real models
+def test_trained_model_uses_time(trained_checkpoint):
+    report = run_temporal_probe(probe_config(), str(trained_checkpoint), scales=(0.5, 2.0),
+                                progress=False)
+    original = report.condition('original')
+    assert original.accuracy >= 0.75
+    assert report.condition('reversed').accuracy < original.accuracy
+    assert report.condition('static').accuracy < original.accuracy
+    assert report.uses_time is True
+    assert report.verdict.startswith('The model uses time')
+    assert report.num_frames == dict(imgs=5)
+    assert report.condition('reversed').detail == dict(imgs=[4, 3, 2, 1, 0])
+    assert report.condition('interval x0.5').detail == dict(imgs=1)
+    assert report.condition('interval x2').detail == dict(imgs=4)
+    assert len(report.labels) == 12 and report.skipped == {}
+
+
+def test_centre_frame_model_ignores_time_exactly(centre_model):
+    report = run_temporal_probe(probe_config(), str(centre_model), scales=(), progress=False)
+    original = report.condition('original').scores
+    assert not np.allclose(original, original[:1])  # its output does depend on the clip
+    for name in ORDER_CONDITIONS[1:]:
+        assert np.array_equal(report.condition(name).scores, original), name
+        assert report.condition(name).agreement == 1.0
+    assert report.uses_time is False
+    assert 'predictions are identical' in report.verdict
+
+
+def test_fast_slow_model_every_stream(centre_fast_slow_model):
+    report = run_temporal_probe(probe_config(FAST_SLOW_CONFIG), str(centre_fast_slow_model),
+                                scales=(0.5, 2.0), progress=False)
+    assert report.num_frames == dict(imgs_fast=5, imgs_slow=5)
+    assert report.condition('reversed').detail == dict(imgs_fast=[4, 3, 2, 1, 0],
+                                                       imgs_slow=[4, 3, 2, 1, 0])
+    original = report.condition('original').scores
+    for name in ORDER_CONDITIONS[1:]:
+        assert np.array_equal(report.condition(name).scores, original), name
+    assert report.uses_time is False
+    assert report.condition('interval x2').detail == dict(fast=2, slow=6)
+    assert report.condition('interval x0.5').detail == dict(fast=1, slow=2)
+
+
+def test_unchanged_interval_is_skipped(centre_model):
+    report = run_temporal_probe(probe_config(), str(centre_model), scales=(1.2, ),
+                                progress=False)
+    assert report.skipped == {
+        'interval x1.2': "the intervals {'imgs': 2} stay the same after rounding to whole "
+                         'frames'}
+    assert [c.name for c in report.conditions] == list(ORDER_CONDITIONS)
+
+
+def test_probe_errors(centre_model, tmp_path):
+    with pytest.raises(FileNotFoundError, match='missing.pth: checkpoint not found'):
+        run_temporal_probe(probe_config(), str(tmp_path / 'missing.pth'), progress=False)
+    with pytest.raises(RuntimeError, match='resnet_2d.pth does not fit the model of the config'):
+        run_temporal_probe(probe_config(), str(centre_model.parent / 'resnet_2d.pth'),
+                           progress=False)
+    with pytest.raises(ValueError, match="split must be one of"):
+        run_temporal_probe(probe_config(), str(centre_model), split='train', progress=False)
+    with pytest.raises(ValueError, match='tolerance must be in'):
+        run_temporal_probe(probe_config(), str(centre_model), tolerance=1.5, progress=False)
+
+
+def test_outputs_json_and_chart(centre_model, tmp_path):
+    report = run_temporal_probe(probe_config(), str(centre_model), scales=(2.0, ),
+                                progress=False)
+    json_path, png_path = write_probe_outputs(report, tmp_path, dict(config='probe.py'))
+    written = json.loads(json_path.read_text())
+    assert written['config'] == 'probe.py'
+    assert written['num_samples'] == 12 and written['num_classes'] == 4
+    assert [c['name'] for c in written['conditions']] == list(ORDER_CONDITIONS) + ['interval x2']
+    assert written['uses_time'] is False
+    assert png_path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_command_line_tool(trained_checkpoint, tmp_path, monkeypatch):
+    monkeypatch.setenv('OMP_NUM_THREADS', '1')
+    result = run_tool([REPO / 'tools/analysis/temporal_probe.py', PROBE_CONFIG,
+                       trained_checkpoint, '--out-dir', tmp_path, '--scales', '2',
+                       '--no-progress'], tmp_path)
+    assert 'verdict: The model uses time' in result.stdout
+    written = json.loads((tmp_path / 'temporal_probe.json').read_text())
+    expected = run_temporal_probe(probe_config(), str(trained_checkpoint), scales=(2.0, ),
+                                  progress=False)
+    assert [c['accuracy'] for c in written['conditions']] == \
+        [c.accuracy for c in expected.conditions]
+    assert (tmp_path / 'temporal_probe.png').is_file()

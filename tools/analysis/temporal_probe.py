@@ -1,0 +1,57 @@
+"""Does a trained hyperframe model use time? Evaluate it with frames reversed, shuffled, frozen
+and at other sampling intervals; print the accuracies and a verdict, write JSON and a PNG.
+
+    python tools/analysis/temporal_probe.py CONFIG CHECKPOINT [--out-dir DIR] [--scales 0.5 2]
+
+See docs/troubleshooting.md.
+"""
+import argparse
+import os.path as osp
+
+import hyperframes_mm  # noqa: F401  (upstream fixes and registration)
+from hyperframes_mm.analysis.config_utils import load_config
+from hyperframes_mm.analysis.temporal_probe import (SPLITS, format_report, run_temporal_probe,
+                                                    write_probe_outputs)
+from mmengine.config import DictAction
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('config', help='the model\'s config file')
+    parser.add_argument('checkpoint', help='the trained checkpoint')
+    parser.add_argument('--out-dir', help='where to write temporal_probe.json and .png '
+                        '(default: work_dirs/temporal_probe/<config name>)')
+    parser.add_argument('--scales', type=float, nargs='*', default=[0.5, 2.0],
+                        help='sampling-interval factors to try (default: 0.5 2)')
+    parser.add_argument('--seed', type=int, default=0, help='seed of the shuffle (default: 0)')
+    parser.add_argument('--device', help='cuda, cpu, ... (default: cuda when available)')
+    parser.add_argument('--split', choices=SPLITS, default='test',
+                        help='which dataloader of the config to use (default: test)')
+    parser.add_argument('--batch-size', type=int, help='override the dataloader batch size')
+    parser.add_argument('--num-workers', type=int, help='override the dataloader workers')
+    parser.add_argument('--tolerance', type=float, default=0.02,
+                        help='accuracy drop that still counts as none (default: 0.02)')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config settings, key=value')
+    parser.add_argument('--no-progress', action='store_true', help='hide the progress bars')
+    return parser.parse_args(argv)
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    cfg = load_config(args.config, args.cfg_options)
+    report = run_temporal_probe(cfg, args.checkpoint, scales=args.scales, seed=args.seed,
+                                device=args.device, split=args.split,
+                                batch_size=args.batch_size, num_workers=args.num_workers,
+                                tolerance=args.tolerance, progress=not args.no_progress)
+    print(format_report(report))
+    out_dir = args.out_dir or osp.join(
+        'work_dirs', 'temporal_probe', osp.splitext(osp.basename(args.config))[0])
+    meta = dict(config=args.config, checkpoint=args.checkpoint, split=args.split,
+                seed=args.seed, tolerance=args.tolerance)
+    json_path, png_path = write_probe_outputs(report, out_dir, meta)
+    print(f'wrote {json_path} and {png_path}')
+
+
+if __name__ == '__main__':
+    main()
