@@ -1,0 +1,182 @@
+"""ONNX export of hyperframe recognizers, pixels in and class scores out, with a parity check.
+
+The exported graph is the whole test-time model: the data preprocessor's normalisation (mean
+and std tiled over the T frames), the backbone(s), the head and its clip averaging. So ONNX
+takes what the test pipeline gives the model, before normalisation:
+
+* input ``imgs`` (single-stream) or one input per stream (``imgs_fast``, ``imgs_slow``):
+  ``[B, K, 3T, H, W]`` raw RGB pixels in 0..255, frame-major channels (channels 3t..3t+2 are
+  frame t) as ``HyperframeStack`` stacks them; float32, or uint8 with ``input_dtype='uint8'``;
+  B is dynamic, K, T, H and W are fixed at export;
+* output ``scores``: ``[B, num_classes]``, exactly the ``pred_score`` of mmaction2's test step
+  (for ``TSNHead(average_clips='prob')``: softmax of the clip-averaged logits).
+"""
+import logging
+import warnings
+from pathlib import Path
+from typing import Dict, Optional, Sequence, Union
+
+import numpy as np
+import torch
+from mmengine.logging import print_log
+from torch import nn
+
+from .inference import stream_keys
+
+INPUT_DTYPES = ('float32', 'uint8')
+Inputs = Union[torch.Tensor, Dict[str, torch.Tensor]]
+
+
+class ExportWrapper(nn.Module):
+    """A recognizer as one function of pixel tensors: normalise, classify, average clips.
+
+    Args:
+        model (nn.Module): an mmaction2 recognizer (``Recognizer2D``, ``FastSlowRecognizer``)
+            whose data preprocessor is ``HyperframeDataPreprocessor``.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        preprocessor = getattr(model, 'data_preprocessor', None)
+        if not hasattr(preprocessor, '_normalise'):
+            raise TypeError(f'ExportWrapper: the model\'s data preprocessor is '
+                            f'{type(preprocessor).__name__}; export needs '
+                            'HyperframeDataPreprocessor (its normalisation goes into the graph)')
+        self.model = model
+        self.keys = stream_keys(model)
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        normalise = self.model.data_preprocessor._normalise
+        batch = inputs[0].shape[0]
+        if len(self.keys) > 1:
+            feats = {key: normalise(value) for key, value in zip(self.keys, inputs)}
+        else:
+            feats = normalise(inputs[0])
+        scores, _ = self.model.extract_feat(feats, stage='head')
+        return self.model.cls_head.average_clip(scores, num_segs=scores.shape[0] // batch)
+
+
+def as_tuple(model: nn.Module, inputs: Inputs) -> tuple:
+    """The model's inputs in its stream order, as positional tensors."""
+    keys = stream_keys(model)
+    if isinstance(inputs, dict):
+        missing = [key for key in keys if key not in inputs]
+        if missing:
+            raise KeyError(f'inputs lack {missing} (have {sorted(inputs)})')
+        return tuple(inputs[key] for key in keys)
+    if len(keys) > 1:
+        raise TypeError(f'{type(model).__name__} takes one input per stream {keys}; got one '
+                        'tensor')
+    return (inputs, )
+
+
+def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
+                input_dtype: str = 'float32', opset: int = 17,
+                dynamic_batch: bool = True) -> Path:
+    """Export ``model`` (eval mode, on the CPU) to an ONNX file.
+
+    Args:
+        model (nn.Module): the recognizer (see :func:`~hyperframes_mm.apis.init_recognizer`).
+        path (str | Path): the ``.onnx`` file to write; its folder is created.
+        inputs (Tensor | dict[str, Tensor]): example ``[B, K, 3T, H, W]`` inputs (per stream),
+            e.g. from :func:`~hyperframes_mm.apis.example_inputs`; fix K, T, H, W.
+        input_dtype (str): ``'float32'`` or ``'uint8'`` pixels. Defaults to ``'float32'``.
+        opset (int): ONNX opset. Defaults to 17.
+        dynamic_batch (bool): make dim 0 of every input and output dynamic. Defaults to True.
+
+    Returns:
+        Path: the written file.
+    """
+    if input_dtype not in INPUT_DTYPES:
+        raise ValueError(f'export_onnx: input_dtype must be one of {INPUT_DTYPES}, got '
+                         f'{input_dtype!r}')
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    wrapper = ExportWrapper(model.cpu().eval()).eval()
+    dtype = torch.uint8 if input_dtype == 'uint8' else torch.float32
+    example = tuple(tensor.to(dtype) for tensor in as_tuple(model, inputs))
+    names = wrapper.keys
+    axes = {name: {0: 'batch'} for name in names + ['scores']} if dynamic_batch else None
+    with torch.no_grad(), warnings.catch_warnings():
+        # The models' input checks compare channel counts, fixed at export: the tracer's
+        # "converting a tensor to a Python boolean" warnings about them are expected.
+        warnings.simplefilter('ignore', torch.jit.TracerWarning)
+        torch.onnx.export(wrapper, example, str(path), input_names=names,
+                          output_names=['scores'], dynamic_axes=axes, opset_version=opset,
+                          do_constant_folding=True, dynamo=False)
+    shapes = ', '.join(f'{name}: {list(tensor.shape)} {input_dtype}'
+                       for name, tensor in zip(names, example))
+    print_log(f'export_onnx: wrote {path} ({shapes}; batch dynamic: {dynamic_batch})',
+              logger='current', level=logging.INFO)
+    return path
+
+
+def onnx_session(path: Union[str, Path], threads: Optional[int] = None):
+    """An onnxruntime CPU session for ``path`` (``threads``: intra-op threads)."""
+    import onnxruntime as ort
+    if not Path(path).is_file():
+        raise FileNotFoundError(f'ONNX file not found: {path}')
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+
+
+def run_onnx(session, model: nn.Module, inputs: Inputs) -> np.ndarray:
+    """Scores from an onnxruntime session, fed the way :func:`export_onnx` exported."""
+    feeds = {}
+    for meta, tensor in zip(session.get_inputs(), as_tuple(model, inputs)):
+        dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
+        feeds[meta.name] = tensor.cpu().numpy().astype(dtype)
+    return session.run(['scores'], feeds)[0]
+
+
+def pytorch_scores(model: nn.Module, inputs: Inputs) -> np.ndarray:
+    """The reference: the model's own ``test_step`` (data preprocessor + predict) on
+    ``inputs`` split into samples."""
+    from mmaction.structures import ActionDataSample
+    tensors = as_tuple(model, inputs)
+    keys = stream_keys(model)
+    samples = []
+    for index in range(tensors[0].shape[0]):
+        if len(keys) > 1:
+            samples.append({key: tensor[index] for key, tensor in zip(keys, tensors)})
+        else:
+            samples.append(tensors[0][index])
+    data = dict(inputs=samples, data_samples=[ActionDataSample() for _ in samples])
+    with torch.no_grad():
+        outputs = model.test_step(data)
+    return torch.stack([output.pred_score for output in outputs]).float().cpu().numpy()
+
+
+def check_parity(model: nn.Module, path: Union[str, Path], inputs: Inputs,
+                 tolerance: float = 1e-4) -> float:
+    """Largest absolute difference between onnxruntime and the PyTorch test step.
+
+    Raises:
+        AssertionError: the difference exceeds ``tolerance``.
+    """
+    expected = pytorch_scores(model, inputs)
+    got = run_onnx(onnx_session(path), model, inputs)
+    if got.shape != expected.shape:
+        raise AssertionError(f'{path}: onnxruntime gave scores of shape {got.shape}, PyTorch '
+                             f'{expected.shape}')
+    diff = float(np.abs(got - expected).max())
+    if diff > tolerance:
+        raise AssertionError(f'{path}: onnxruntime and PyTorch differ by {diff:.3g} '
+                             f'(> {tolerance:g})')
+    return diff
+
+
+def random_pixels(shapes: Union[Sequence[int], Dict[str, Sequence[int]]], batch: int,
+                  seed: int = 0) -> Inputs:
+    """Random 0..255 integer pixels (float32) of the given per-sample shapes, ``batch`` deep."""
+    generator = torch.Generator().manual_seed(seed)
+
+    def draw(shape):
+        return torch.randint(0, 256, (batch, ) + tuple(shape[1:]),
+                             generator=generator).float()
+
+    if isinstance(shapes, dict):
+        return {key: draw(shape) for key, shape in shapes.items()}
+    return draw(shapes)

@@ -1,0 +1,94 @@
+"""ONNX export: parity with the PyTorch test step on real stream windows, dynamic batch, errors."""
+import numpy as np
+import pytest
+import torch
+
+from hyperframes_mm.apis import ModelStage, StreamEngine, example_inputs, init_recognizer
+from hyperframes_mm.apis.export import (ExportWrapper, check_parity, export_onnx, onnx_session,
+                                        pytorch_scores, random_pixels, run_onnx)
+
+from .conftest import load_tool
+
+
+def _stream_inputs(stage, video, stride=3):
+    """The packed inputs of a video's stream windows (ending on frames 2, 5, 8, ...), stacked
+    into one batch (per stream)."""
+    import decord
+    frames = list(decord.VideoReader(str(video))[:].asnumpy())
+    window = stage.window_length(25.0)
+    packed = [stage.prepare(frames[end - window + 1:end + 1], 25.0)[1]['inputs']
+              for end in range(stride - 1, len(frames), stride) if end >= window - 1]
+    if isinstance(packed[0], dict):
+        return {key: torch.stack([p[key] for p in packed]).float() for key in packed[0]}
+    return torch.stack(packed).float()
+
+
+@pytest.mark.parametrize('kind', ['single', 'fast_slow'])
+@pytest.mark.parametrize('dtype', ['float32', 'uint8'])
+def test_onnx_matches_pytorch_on_stream_windows(api_models, api_videos, tmp_path, kind, dtype):
+    stage = ModelStage.from_config(api_models[kind], api_models[f'{kind}_ckpt'], 'cpu')
+    windows = _stream_inputs(stage, api_videos['a'])
+    path = export_onnx(stage.model, tmp_path / f'{kind}.onnx', random_pixels(
+        {k: v.shape for k, v in windows.items()} if isinstance(windows, dict) else
+        windows.shape, 2), input_dtype=dtype)
+    session = onnx_session(path)
+    assert [i.name for i in session.get_inputs()] == (
+        ['imgs_fast', 'imgs_slow'] if kind == 'fast_slow' else ['imgs'])
+    assert session.get_inputs()[0].type == dict(float32='tensor(float)',
+                                                uint8='tensor(uint8)')[dtype]
+    expected = pytorch_scores(stage.model, windows)
+    for batch in (1, 3, 7):  # dynamic batch: none of these is the export batch of 2
+        part = ({k: v[:batch] for k, v in windows.items()} if isinstance(windows, dict)
+                else windows[:batch])
+        got = run_onnx(session, stage.model, part)
+        assert got.shape == (batch, 4)
+        assert np.abs(got - expected[:batch]).max() <= 1e-4
+    # the reference is the stream's own prediction: one pipeline, three runtimes
+    records = [r for r in StreamEngine(stage, stride=3, keep_records=True, progress=False)
+               .run([str(api_videos['a'])]).records if 'scores' in r]
+    np.testing.assert_allclose(expected, [r['scores'] for r in records], atol=1e-5)
+    assert check_parity(stage.model, path, windows) <= 1e-4
+
+
+def test_export_tool_verifies(api_models, tmp_path, capsys):
+    tool = load_tool('export_onnx.py')
+    out = tmp_path / 'fs.onnx'
+    assert tool.main([str(api_models['fast_slow']), str(api_models['fast_slow_ckpt']), '--out',
+                      str(out), '--video-size', '48', '64', '--verify']) == 0
+    printed = capsys.readouterr().out
+    assert 'parity at batch 1' in printed and 'parity at batch 3' in printed
+    assert "'imgs_fast': (1, 1, 9, 32, 32)" in printed
+
+
+def test_example_inputs_follow_the_test_pipeline(api_models):
+    single = example_inputs(api_models['single'], (48, 64))
+    # Resize(-1, 40) then CenterCrop(32); 2 clips of T=3
+    assert single.shape == (1, 2, 9, 32, 32) and single.dtype == torch.uint8
+
+
+def test_export_errors(api_models, tmp_path):
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    pixels = random_pixels((1, 2, 9, 32, 32), 1)
+    with pytest.raises(ValueError, match='input_dtype must be one of'):
+        export_onnx(model, tmp_path / 'x.onnx', pixels, input_dtype='float16')
+    with pytest.raises(FileNotFoundError, match='ONNX file not found'):
+        onnx_session(tmp_path / 'missing.onnx')
+    with pytest.raises(TypeError, match='one input per stream'):
+        fast_slow = init_recognizer(api_models['fast_slow'], api_models['fast_slow_ckpt'],
+                                    'cpu')
+        pytorch_scores(fast_slow, pixels)
+    with pytest.raises(KeyError, match='inputs lack'):
+        pytorch_scores(fast_slow, dict(imgs_fast=pixels))
+    model.data_preprocessor = torch.nn.Identity()
+    with pytest.raises(TypeError, match='needs HyperframeDataPreprocessor'):
+        ExportWrapper(model)
+
+
+def test_check_parity_fails_on_another_model(api_models, tmp_path):
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    pixels = random_pixels((1, 2, 9, 32, 32), 2)
+    path = export_onnx(model, tmp_path / 'a.onnx', pixels)
+    with torch.no_grad():
+        model.cls_head.fc_cls.bias[0] += 1.0  # (a shift of every class is softmax-invariant)
+    with pytest.raises(AssertionError, match='differ by'):
+        check_parity(model, path, pixels)
