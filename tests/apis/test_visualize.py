@@ -1,0 +1,90 @@
+"""Pictures: the augmented frames grid (exact pixels) and the score plot of a stream run."""
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from hyperframes_mm.apis.visualize import (augmented_frames, describe_augment, frame_grid,
+                                           plot_scores, read_score_series)
+
+from .conftest import load_tool
+
+
+@pytest.mark.parametrize('kind', ['single', 'fast_slow'])
+def test_grid_holds_the_pipeline_frames_exactly(api_models, api_videos, tmp_path, kind):
+    tool = load_tool('visualize_hyperframe.py')
+    out = tmp_path / 'grid.png'
+    assert tool.main([str(api_models[kind]), str(api_videos['a']), '--out', str(out),
+                      '--seed', '3']) == 0
+    shown = augmented_frames(api_models[kind], api_videos['a'], 'train', seed=3)
+    names = ['fast', 'slow'] if kind == 'fast_slow' else ['imgs']
+    assert list(shown['frames']) == names
+    assert all(frames.shape == (1, 3, 32, 32, 3) for frames in shown['frames'].values())
+    image, layout = frame_grid(shown['frames'], shown['frame_inds'], title='x')
+    written = cv2.cvtColor(cv2.imread(str(out)), cv2.COLOR_BGR2RGB)
+    assert written.shape == image.shape and layout['scale'] == 3
+    for row, name in enumerate(names):
+        for column in range(3):
+            top, left = layout['tiles'][row, column]
+            expected = np.repeat(np.repeat(shown['frames'][name][0, column], 3, 0), 3, 1)
+            assert np.array_equal(written[top:top + 96, left:left + 96], expected)
+    # one draw per sample: same seed, same frames; another seed, another crop
+    again = augmented_frames(api_models[kind], api_videos['a'], 'train', seed=3)
+    other = augmented_frames(api_models[kind], api_videos['a'], 'train', seed=4)
+    assert all(np.array_equal(again['frames'][n], shown['frames'][n]) for n in names)
+    assert not all(np.array_equal(other['frames'][n], shown['frames'][n]) for n in names)
+
+
+def test_test_pipeline_grid_and_description(api_models, api_videos):
+    shown = augmented_frames(api_models['single'], api_videos['a'], 'test')
+    assert shown['frames']['imgs'].shape == (2, 3, 32, 32, 3)  # 2 test clips
+    assert shown['augment_params'] is None
+    # test clips of T=3 at interval 2 over 40 frames: clip_starts(40, 5, 2) = [9, 27]
+    assert shown['frame_inds'].tolist() == [9, 11, 13, 27, 29, 31]
+    assert describe_augment(dict(crop_bbox=(1, 2, 30, 40), flip=True, brightness=1.2,
+                                 color_order=['brightness'])) == \
+        'crop [1, 2, 30, 40]; flipped; colour brightness 1.20'
+
+
+def test_visualize_errors(api_models, api_videos, tmp_path):
+    with pytest.raises(ValueError, match='pipeline must be one of'):
+        augmented_frames(api_models['single'], api_videos['a'], 'demo')
+    with pytest.raises(FileNotFoundError, match='video file not found'):
+        augmented_frames(api_models['single'], tmp_path / 'none.mp4')
+    config = tmp_path / 'no_stack.py'
+    config.write_text("test_pipeline = [dict(type='DecordInit')]\n")
+    with pytest.raises(ValueError, match='has no HyperframeStack step'):
+        augmented_frames(config, api_videos['a'], 'test')
+    with pytest.raises(KeyError, match='has no val_pipeline'):
+        augmented_frames(config, api_videos['a'], 'val')
+    with pytest.raises(ValueError, match='no frames'):
+        frame_grid({})
+
+
+def test_score_plot_from_stream_output(tmp_path):
+    lines = [dict(stream='cam', window=i, t_end=0.5 * i, scores=[0.1 * i, 1 - 0.1 * i],
+                  alert=False) for i in range(4)]
+    lines.insert(2, dict(event='alert_start', stream='cam', window=1, t=0.5, score=0.9))
+    lines.append(dict(stream='other', window=0, t_end=0.2, scores=[0.5, 0.5],
+                      confirm_scores=[0.9, 0.1], flagged=True))
+    lines.append(dict(event='summary', windows=5))
+    path = tmp_path / 'preds.jsonl'
+    path.write_text('\n'.join(json.dumps(line) for line in lines) + '\n')
+    out = tmp_path / 'scores.png'
+    series = plot_scores(path, out, classes=[0], class_names=['fall', 'none'])
+    assert cv2.imread(str(out)).shape == (480, 900, 3)  # two panels of 9 x 2.4 in at 100 dpi
+    assert series['cam']['t'].tolist() == [0.0, 0.5, 1.0, 1.5]
+    np.testing.assert_allclose(series['cam']['scores'][:, 0], [0.0, 0.1, 0.2, 0.3])
+    assert series['cam']['alerts'] == [(0.5, None)]
+    assert series['other']['scores'].tolist() == [[0.9, 0.1]]  # the confirmer's scores
+    with pytest.raises(ValueError, match='no window records for streams'):
+        read_score_series(path, streams=['nobody'])
+    with pytest.raises(ValueError, match='classes \\[5\\] are not among the 2 classes'):
+        plot_scores(path, out, classes=[5])
+    with pytest.raises(FileNotFoundError, match='stream-inference output not found'):
+        read_score_series(tmp_path / 'none.jsonl')
+    bad = tmp_path / 'bad.jsonl'
+    bad.write_text('{"stream": 1}\nnot json\n')
+    with pytest.raises(ValueError, match='bad.jsonl:2: not JSON'):
+        read_score_series(bad)
