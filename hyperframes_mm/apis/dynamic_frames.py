@@ -6,7 +6,7 @@ keeping its temporal sum). Only the first conv changes, so T' barely changes the
 ResNet; what it buys is temporal detail where the scene moves and nothing where it is still.
 
 Per window, a motion score (:func:`motion_score`: mean absolute difference of consecutive
-frames, in 0-255 grey levels) picks T' among three (:func:`choose_num_frames`): below
+frames picked by the trained-T sampler, in 0-255 grey levels) picks T' among three (:func:`choose_num_frames`): below
 ``low`` the cheapest, above ``high`` the densest, the trained T in between. By default the
 picks keep the trained clip's time span (``keep_span=True``: T'=3 at interval 4 spans what
 T=5 at interval 2 does), because re-inflation maps the trained kernel's frames onto equal
@@ -169,6 +169,9 @@ class DynamicFrameStage(ModelStage):
                              f'high, got {thresholds}')
         super().__init__(model, name=name, window=window)
         base = backbone_num_frames(model)
+        if base < 2:
+            raise ValueError(f'DynamicFrameStage: the model sees {base} frame; a motion score '
+                             'needs a model trained on at least 2')
         sampler_cfg = self.pipeline.sampler_cfg
         self.base_num_frames = base
         self.choices = choices
@@ -188,11 +191,14 @@ class DynamicFrameStage(ModelStage):
                                   for pipeline in self.pipelines.values())
 
     def score_window(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> float:
-        """The motion score of the frames the trained-T sampler picks from a window."""
+        """The window's motion score: :func:`motion_score` of each clip's picks by the
+        trained-T sampler (first stream), averaged over the clips."""
         pipeline = self.pipelines[self.base_num_frames]
         own = frames[-pipeline.default_window(fps):] if self.window is None else frames
-        picks = [own[index] for index in pipeline.frame_indices(len(own), fps)]
-        return motion_score(picks)
+        picks = pipeline.frame_indices(len(own), fps)
+        clips = picks[:pipeline.num_clips * self.base_num_frames].reshape(
+            pipeline.num_clips, self.base_num_frames)
+        return float(np.mean([motion_score([own[index] for index in clip]) for clip in clips]))
 
     def prepare(self, frames: Sequence[np.ndarray], fps: Optional[float],
                 filename: str = 'stream') -> Tuple[Hashable, Dict]:

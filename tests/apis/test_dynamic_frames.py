@@ -103,3 +103,7 @@ def test_dynamic_stage_errors(api_models):
         DynamicFrameStage(model, choices=(3, 5))
     with pytest.raises(ValueError, match='low <= high'):
         DynamicFrameStage(model, thresholds=(5.0, 2.0))
+    one = init_recognizer(api_models['single'], None, 'cpu', {
+        'model.backbone.num_frames': 1, 'test_pipeline.1.num_frames': 1})
+    with pytest.raises(ValueError, match='a motion score needs a model trained on at least 2'):
+        DynamicFrameStage(one)
