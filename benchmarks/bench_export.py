@@ -1,0 +1,138 @@
+"""PyTorch vs onnxruntime CPU latency of an exported hyperframe model, side by side in one run.
+
+Exports the whole test-time model (normalisation, HyperResNet-18 T=5, a 400-class TSN head)
+with ``hyperframes_mm.apis.export_onnx`` and times, in interleaved rounds (each round calls
+both runtimes once, alternating which goes first), PyTorch (``inference_mode``) and an
+onnxruntime CPU session on the same pixels at each thread count (1 and 2 by default). Prints the
+median latencies, their ratios and the target (onnxruntime <= PyTorch), checks parity, writes
+``benchmarks/results/export.md``.
+
+    python benchmarks/bench_export.py                       # HyperResNet-18 T=5, 224 px
+    python benchmarks/bench_export.py --config CONFIG [--checkpoint CKPT] --batch 4
+"""
+import argparse
+import logging
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / 'benchmarks' / 'results' / 'export.md'
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--config', help='a model config (default: HyperResNet-18 T=5, 224 px, '
+                        '400 classes, built here)')
+    parser.add_argument('--checkpoint', help='its weights (latency does not depend on them)')
+    parser.add_argument('--size', type=int, default=224, help='input side without --config')
+    parser.add_argument('--frames', type=int, default=5, help='T without --config')
+    parser.add_argument('--batch', type=int, default=1, help='samples per call')
+    parser.add_argument('--threads', type=int, nargs='+', default=[1, 2],
+                        help='intra-op thread counts to compare at (both runtimes)')
+    parser.add_argument('--repeats', type=int, default=30, help='timed rounds')
+    parser.add_argument('--warmup', type=int, default=3, help='untimed rounds first')
+    parser.add_argument('--out', type=Path, default=RESULTS)
+    return parser.parse_args(argv)
+
+
+def default_config(size: int, frames: int):
+    from mmengine.config import Config
+    return Config(dict(
+        default_scope='mmaction',
+        model=dict(type='Recognizer2D',
+                   backbone=dict(type='HyperResNet', depth=18, num_frames=frames),
+                   cls_head=dict(type='TSNHead', num_classes=400, in_channels=512,
+                                 average_clips='prob'),
+                   data_preprocessor=dict(type='HyperframeDataPreprocessor',
+                                          mean=[123.675, 116.28, 103.53],
+                                          std=[58.395, 57.12, 57.375])),
+        test_pipeline=[dict(type='HyperframeSampleFrames', num_frames=frames, interval=2,
+                            test_mode=True),
+                       dict(type='Resize', scale=(size, size), keep_ratio=False),
+                       dict(type='HyperframeStack'), dict(type='PackActionInputs')]))
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    import hyperframes_mm  # noqa: F401
+    from mmengine.logging import MMLogger
+    from mmengine.registry import init_default_scope
+    from tqdm import tqdm
+
+    from hyperframes_mm.apis import example_inputs, init_recognizer
+    from hyperframes_mm.apis.export import (ExportWrapper, as_tuple, check_parity, export_onnx,
+                                            onnx_session, random_pixels, run_onnx)
+    init_default_scope('mmaction')
+    # Random initialisation logs every layer at INFO; the numbers are what matters here.
+    MMLogger.get_current_instance().setLevel(logging.WARNING)
+    config = args.config or default_config(args.size, args.frames)
+    name = Path(args.config).stem if args.config else \
+        f'HyperResNet-18 T={args.frames} {args.size}x{args.size}, 400 classes'
+    model = init_recognizer(config, args.checkpoint, 'cpu')
+    sample = example_inputs(model.cfg)
+    shapes = ({k: tuple(v.shape) for k, v in sample.items()} if isinstance(sample, dict)
+              else tuple(sample.shape))
+    pixels = random_pixels(shapes, args.batch)
+    import onnxruntime
+    wrapper = ExportWrapper(model).eval()
+    tensors = as_tuple(model, pixels)
+    median, quartiles = {}, {}
+    with tempfile.TemporaryDirectory() as folder:
+        path = export_onnx(model, Path(folder) / 'model.onnx', pixels)
+        parity = check_parity(model, path, pixels)
+        sessions = {threads: onnx_session(path, threads=threads) for threads in args.threads}
+        runners = {}
+        for threads in args.threads:
+            runners['pytorch', threads] = (threads, lambda: wrapper(*tensors))
+            runners['onnxruntime', threads] = (
+                threads, lambda session=sessions[threads]: run_onnx(session, model, pixels))
+        times = {key: [] for key in runners}
+        keys = list(runners)
+        with torch.inference_mode():
+            for index in tqdm(range(args.warmup + args.repeats), desc='rounds'):
+                shift = index % len(keys)
+                for key in keys[shift:] + keys[:shift]:
+                    threads, run = runners[key]
+                    torch.set_num_threads(threads)
+                    start = time.perf_counter()
+                    run()
+                    if index >= args.warmup:
+                        times[key].append(time.perf_counter() - start)
+    for key, values in times.items():
+        median[key] = statistics.median(values) * 1e3
+        quartiles[key] = statistics.quantiles(values, n=4)
+    lines = [
+        f'# Export: PyTorch vs onnxruntime on the CPU, {name}', '',
+        f'torch {torch.__version__}, onnxruntime {onnxruntime.__version__}, '
+        f'{platform.processor() or platform.machine()}, batch {args.batch}, input {shapes} '
+        f'float32 pixels; median of {args.repeats} interleaved rounds (every runtime and '
+        f'thread count once per round, rotating order) after {args.warmup} warm-up.', '',
+        '| runtime | threads | median ms | IQR ms |', '|---|---:|---:|---:|']
+    for (runtime, threads) in runners:
+        low, _, high = quartiles[runtime, threads]
+        lines.append(f'| {runtime} | {threads} | {median[runtime, threads]:.1f} | '
+                     f'{low * 1e3:.1f}-{high * 1e3:.1f} |')
+    lines += ['', '| threads | onnxruntime / PyTorch | target <= 1.00 |', '|---:|---:|---|']
+    for threads in args.threads:
+        ratio = median['onnxruntime', threads] / median['pytorch', threads]
+        lines.append(f'| {threads} | {ratio:.2f}x | {"met" if ratio <= 1.0 else "NOT met"} |')
+    lines += ['', f'Parity: max |onnxruntime - PyTorch test step| = {parity:.1e} (<= 1e-4)', '',
+              'Reproduce: `python benchmarks/bench_export.py' +
+              ''.join(f' {flag} {value}' for flag, value in (
+                  ('--config', args.config), ('--batch', args.batch if args.batch != 1 else None))
+                  if value) + '`']
+    text = '\n'.join(lines) + '\n'
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
