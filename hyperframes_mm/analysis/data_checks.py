@@ -1,0 +1,164 @@
+"""The doctor's checks that read the data: every video's frame count and frame rate against the
+sampler of the pipeline that reads it.
+
+- ``span``: videos shorter than the sampling span ``(T - 1) * interval + 1`` frames: their
+  picks loop back to the start (a jump cut inside the hyperframe) or repeat the last frame, and
+  with ``out_of_bound='error'`` training stops;
+- ``frame-rate``: frame rates that differ by more than :data:`FPS_TOLERANCE` across a dataset
+  while the sampler counts frames (``time_based=False``): the same interval spans different
+  times, so one class moves by different amounts per frame in different videos;
+- ``unreadable-video``: a listed video that is missing or cannot be opened.
+"""
+import json
+import os.path as osp
+from dataclasses import dataclass
+from statistics import median
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from mmengine.config import Config
+from tqdm import tqdm
+
+from .config_utils import SamplerSpec, sampler_spec
+from .doctor import Finding, unique_pipelines
+
+#: largest max/min frame-rate ratio accepted with frame-based sampling
+FPS_TOLERANCE = 1.2
+_LISTED = 5
+
+
+@dataclass(frozen=True)
+class VideoInfo:
+    """What probing a video found: frame count and frame rate, or why it failed."""
+    path: str
+    frames: int = 0
+    fps: float = 0.0
+    error: Optional[str] = None
+
+
+def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
+    """Video paths of a dataset config (``data_prefix['video']`` joined), or why there are none.
+
+    Reads ``VideoDataset`` lists (``path label`` per line, the dataset's ``delimiter``) and
+    ``FrameLabelVideoDataset`` JSON lines (``"video"`` key).
+    """
+    ann_file = dataset.get('ann_file')
+    if not ann_file:
+        return [], f'{dataset.get("type")} has no ann_file'
+    if not osp.isfile(str(ann_file)):
+        return [], f'annotation file {ann_file} not found'
+    root = (dataset.get('data_prefix') or {}).get('video') or ''
+    paths = []
+    with open(str(ann_file), encoding='utf-8') as handle:
+        for line in handle:
+            if not line.strip():
+                continue
+            if str(ann_file).endswith('.jsonl'):
+                relative = json.loads(line)['video']
+            else:
+                relative = line.strip().split(dataset.get('delimiter', ' '))[0]
+            paths.append(osp.join(root, relative) if root else relative)
+    # A frame-label file lists a video once; a video list may repeat one in several lines.
+    return list(dict.fromkeys(paths)), None
+
+
+def probe_video(path: str) -> VideoInfo:
+    """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them."""
+    import decord
+
+    from ..datasets.bad_video import _bad_video_errors, _first_line
+    if not osp.isfile(path):
+        return VideoInfo(path, error='file not found')
+    try:
+        reader = decord.VideoReader(path, num_threads=1)
+        return VideoInfo(path, len(reader), float(reader.get_avg_fps()))
+    except _bad_video_errors() as error:
+        return VideoInfo(path, error=_first_line(error))
+
+
+def probe_videos(paths: Sequence[str], progress: bool = True,
+                 cache: Optional[Dict[str, VideoInfo]] = None) -> List[VideoInfo]:
+    """:func:`probe_video` for every path, with a progress bar; ``cache`` is reused and filled."""
+    cache = {} if cache is None else cache
+    for path in tqdm(paths, desc='doctor: probing videos', unit='video', disable=not progress):
+        if path not in cache:
+            cache[path] = probe_video(path)
+    return [cache[path] for path in paths]
+
+
+def _describe(spec: SamplerSpec) -> str:
+    unit = ' s' if spec.time_based else ''
+    return ', '.join(f'{stream.name + ": " if stream.name else ""}T={stream.num_frames} '
+                     f'interval={stream.interval:g}{unit}' for stream in spec.streams)
+
+
+def check_span(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]) -> List[Finding]:
+    """Videos shorter than the sampler's span."""
+    if spec.mode == 'uniform':
+        return []
+    short = [(video, spec.span(video.fps if spec.time_based else None)) for video in videos]
+    short = sorted(((v, span) for v, span in short if span > v.frames), key=lambda p: p[0].frames)
+    if not short:
+        return []
+    shortest, span = short[0]
+    outcome = {'loop': 'loop back to the start (a jump cut inside the hyperframe)',
+               'repeat_last': 'repeat the last frame (a frozen tail)',
+               'error': 'raise an error: training stops'}[spec.out_of_bound]
+    return [Finding(
+        'error' if spec.out_of_bound == 'error' else 'warning', 'span',
+        f'{where}.pipeline[{spec.index}]: {len(short)} of {len(videos)} videos are shorter than '
+        f'the sampling span ({_describe(spec)}); the shortest, {shortest.path}, has '
+        f'{shortest.frames} frames for a {span}-frame span; picks past its end {outcome}',
+        'lower the interval or num_frames (span = (T-1) x interval + 1 frames), or leave out '
+        f'videos shorter than {span} frames')]
+
+
+def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]) -> List[Finding]:
+    """Frame rates that vary by more than :data:`FPS_TOLERANCE` under frame-based sampling."""
+    rates = [video.fps for video in videos if video.fps > 0]
+    if spec.time_based or spec.mode == 'uniform' or not rates:
+        return []
+    low, high = min(rates), max(rates)
+    if high <= FPS_TOLERANCE * low:
+        return []
+    typical = median(rates)
+    interval = spec.streams[0].interval
+    if spec.type == 'HyperframeSampleFrames':
+        fix = (f'sample by time: HyperframeSampleFrames(time_based=True, interval='
+               f'{interval / typical:.4g}) keeps {interval:g} frames at the median '
+               f'{typical:g} fps for every video (per stream likewise)')
+    else:
+        fix = (f'sample by time: SampleFrames(target_fps={typical:g}) or '
+               'HyperframeSampleFrames(time_based=True, interval=<seconds>)')
+    return [Finding(
+        'warning', 'frame-rate',
+        f'{where}.pipeline[{spec.index}]: frame rates range from {low:g} to {high:g} fps '
+        f'({len(set(rates))} distinct) while {spec.type} counts frames: an interval of '
+        f'{interval:g} frames spans {interval / high * 1000:.0f}-{interval / low * 1000:.0f} ms, '
+        'so the same motion looks different from video to video', fix)]
+
+
+def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
+    """Probe the videos of every dataset of the config and check them against its sampler."""
+    findings: List[Finding] = []
+    cache: Dict[str, VideoInfo] = {}
+    for where, dataset, pipeline in unique_pipelines(cfg):
+        spec = sampler_spec(pipeline)
+        paths, reason = annotation_videos(dataset)
+        if reason is not None:
+            findings.append(Finding('info', 'span', f'{where}: data not checked: {reason}'))
+            continue
+        videos = probe_videos(paths, progress, cache)
+        bad = [video for video in videos if video.error is not None]
+        if bad:
+            listed = '; '.join(f'{video.path}: {video.error}' for video in bad[:_LISTED])
+            more = f'; and {len(bad) - _LISTED} more' if len(bad) > _LISTED else ''
+            findings.append(Finding(
+                'error', 'unreadable-video',
+                f'{where}: {len(bad)} of {len(videos)} videos cannot be read: {listed}{more}',
+                'fix or remove them, or wrap the dataset in GuardedDataset(on_bad_video=\'skip\')'))
+        good = [video for video in videos if video.error is None]
+        if spec is None or not good:
+            continue
+        findings += check_span(where, spec, good)
+        findings += check_frame_rates(where, spec, good)
+    return findings

@@ -1,0 +1,472 @@
+"""Static checks of a hyperframe config: the mistakes that make a hyperframe model fail quietly.
+
+:func:`diagnose` runs every check and returns :class:`Finding` objects (severity, code, message,
+one-line fix):
+
+- ``per-frame-augment``: a random transform that draws per frame after sampling
+  (``ConsistentClipAugment(independent=True)``, mmaction2's ``RandomErasing(mode='rand')``), so
+  the frames of a hyperframe are no longer aligned and the model sees invented motion;
+- ``color-jitter``: mmaction2's ``ColorJitter``, whose hue shift overflows uint8 under numpy 2
+  (``OverflowError: Python integer -6 out of bounds for uint8``) and whose order of operations
+  is fixed once per run;
+- ``flip-label-map``: a horizontal (vertical) flip without a ``flip_label_map`` while class names
+  say left/right/clockwise (up/down), so a flipped "swipe left" keeps its label;
+- ``num-frames``: the backbone's ``num_frames`` differs from the sampler's T (per stream);
+- ``mean-std``: the data preprocessor's mean/std have neither 3 nor 3T values;
+- ``pretrained``: the ``pretrained`` checkpoint is missing, unreadable with weights-only loading,
+  or its first conv has neither 3 nor 3T input channels;
+- ``model-build``: the model cannot be built at all;
+- with data (:mod:`.data_checks`): ``span``, ``frame-rate``, ``unreadable-video``;
+- ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
+"""
+import copy
+import json
+import os.path as osp
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+from mmengine.config import Config
+
+from .config_utils import dataloader_datasets, sampler_spec, transform_type
+
+SEVERITIES = ('error', 'warning', 'info')
+#: words of a class name that a flip turns into their mirror, per flip direction
+MIRROR_WORDS: Dict[str, Dict[str, str]] = {
+    'horizontal': {
+        'left': 'right', 'right': 'left', 'leftward': 'rightward', 'rightward': 'leftward',
+        'leftwards': 'rightwards', 'rightwards': 'leftwards', 'clockwise': 'counterclockwise',
+        'counterclockwise': 'clockwise', 'anticlockwise': 'clockwise', 'cw': 'ccw', 'ccw': 'cw'},
+    'vertical': {
+        'up': 'down', 'down': 'up', 'upward': 'downward', 'downward': 'upward',
+        'upwards': 'downwards', 'downwards': 'upwards', 'clockwise': 'counterclockwise',
+        'counterclockwise': 'clockwise', 'anticlockwise': 'clockwise', 'cw': 'ccw', 'ccw': 'cw'},
+}
+_CLASS_FILES = ('classes.txt', 'class_names.txt', 'label_map.txt')
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem (or note) about a config.
+
+    Attributes:
+        severity (str): ``'error'`` (training fails or learns the wrong thing), ``'warning'``
+            (results suffer) or ``'info'`` (a measurement or a check that could not run).
+        code (str): the check, e.g. ``'num-frames'``.
+        message (str): what is wrong and where.
+        fix (str): one line saying what to change.
+    """
+    severity: str
+    code: str
+    message: str
+    fix: str = ''
+
+    def format(self) -> str:
+        """``SEVERITY [code] message`` and an indented ``fix:`` line."""
+        text = f'{self.severity.upper():<7} [{self.code}] {self.message}'
+        return text + (f'\n        fix: {self.fix}' if self.fix else '')
+
+
+def unique_pipelines(cfg: Config) -> List[Tuple[str, Dict, List[Dict]]]:
+    """``(where, dataset cfg, pipeline)`` per distinct dataset; a dataset shared by several
+    dataloaders (``test_dataloader = val_dataloader``) is listed once, named after all of them."""
+    seen: Dict[str, int] = {}
+    found: List[Tuple[str, Dict, List[Dict]]] = []
+    for where, dataset in dataloader_datasets(cfg):
+        key = json.dumps(dataset, sort_keys=True, default=str)
+        if key in seen:
+            first = found[seen[key]]
+            found[seen[key]] = (f'{first[0]} (= {where})', first[1], first[2])
+            continue
+        seen[key] = len(found)
+        found.append((where, dataset, list(dataset['pipeline'])))
+    return found
+
+
+# ------------------------------------------------------------------------------ augmentation
+def _hue_can_go_negative(hue) -> bool:
+    """mmaction2's ``ColorJitter`` shifts hue by ``int(h * 255)`` for ``h ~ U(range)``; a shift of
+    -1 or less is what numpy 2 refuses to add to a uint8 array."""
+    low = -hue if not isinstance(hue, (tuple, list)) else hue[0]
+    return low * 255 <= -1
+
+
+def check_augmentation(cfg: Config) -> List[Finding]:
+    """Per-frame random transforms and mmaction2's ``ColorJitter``, in every pipeline."""
+    findings = []
+    for where, _, pipeline in unique_pipelines(cfg):
+        for index, transform in enumerate(pipeline):
+            kind, place = transform_type(transform), f'{where}.pipeline[{index}]'
+            if kind == 'ConsistentClipAugment' and transform.get('independent', False):
+                findings.append(Finding(
+                    'error', 'per-frame-augment',
+                    f'{place}: ConsistentClipAugment(independent=True) draws a crop, flip and '
+                    'colour per frame, so the frames of a hyperframe no longer line up and the '
+                    'model learns motion that is not in the video',
+                    'set independent=False (one draw per sample; independent=True is only for '
+                    'the ablation)'))
+            elif kind == 'RandomErasing' and transform.get('mode', 'const') == 'rand':
+                findings.append(Finding(
+                    'error', 'per-frame-augment',
+                    f'{place}: RandomErasing(mode=\'rand\') fills the erased box with fresh '
+                    'noise in every frame: the box flickers, which looks like motion',
+                    'use mode=\'const\' (one fill colour for every frame)'))
+            elif kind == 'ColorJitter':
+                findings.append(_color_jitter_finding(place, transform))
+    return findings
+
+
+def _color_jitter_finding(place: str, transform: Dict) -> Finding:
+    fix = ('replace it with ConsistentClipAugment(brightness=..., contrast=..., saturation=..., '
+           'hue=...), which draws the op order per sample and works on uint8')
+    major = int(np.__version__.split('.')[0])
+    if major >= 2 and _hue_can_go_negative(transform.get('hue', 0.1)):
+        return Finding('error', 'color-jitter',
+                       f'{place}: mmaction2\'s ColorJitter overflows uint8 under numpy '
+                       f'{np.__version__} whenever it draws a negative hue shift (OverflowError: '
+                       'Python integer -6 out of bounds for uint8): training crashes', fix)
+    return Finding('warning', 'color-jitter',
+                   f'{place}: mmaction2\'s ColorJitter draws its order of operations once, in '
+                   '__init__, and keeps it for the whole run', fix)
+
+
+# ------------------------------------------------------------------------------- class names
+@dataclass(frozen=True)
+class ClassNames:
+    """Label -> class name (or the words of its video paths), and where they came from.
+
+    Attributes:
+        names (dict[int, str]): label -> name.
+        source (str): the file or config key they were read from.
+        exact (bool): real class names (False: guessed from the annotation's video paths).
+    """
+    names: Dict[int, str]
+    source: str
+    exact: bool
+
+
+def _read_class_file(path: str) -> Optional[Dict[int, str]]:
+    if path.endswith('.json'):
+        classes = json.loads(open(path, encoding='utf-8').read()).get('classes')
+    else:
+        classes = [line.strip() for line in open(path, encoding='utf-8') if line.strip()]
+    return {index: str(name) for index, name in enumerate(classes)} if classes else None
+
+
+def find_class_names(dataset: Dict) -> Optional[ClassNames]:
+    """The class names of a dataset config, from the first source that has them.
+
+    1. ``metainfo.classes`` of the dataset config (a list, or a file path);
+    2. ``meta.json`` (the synthetic benchmark's), ``classes.txt``, ``class_names.txt`` or
+       ``label_map.txt`` beside the annotation file or in ``data_prefix['video']``;
+    3. the annotation itself: the words of the video paths of each label
+       (``train/swipe_left_0003.mp4 0``, Kinetics' ``abseiling/xyz.mp4``), not exact.
+
+    Returns:
+        ClassNames, or None when none of them exists.
+    """
+    classes = (dataset.get('metainfo') or {}).get('classes')
+    if isinstance(classes, str) and osp.isfile(classes):
+        return ClassNames(_read_class_file(classes), classes, True)
+    if classes:
+        return ClassNames({i: str(name) for i, name in enumerate(classes)}, 'metainfo.classes',
+                          True)
+    ann_file = dataset.get('ann_file')
+    folders = [osp.dirname(str(ann_file))] if ann_file else []
+    video_root = (dataset.get('data_prefix') or {}).get('video')
+    if video_root:
+        folders.append(str(video_root))
+    for folder in folders:
+        for name in ('meta.json', ) + _CLASS_FILES:
+            path = osp.join(folder, name)
+            if osp.isfile(path):
+                names = _read_class_file(path)
+                if names:
+                    return ClassNames(names, path, True)
+    if ann_file and osp.isfile(str(ann_file)) and not str(ann_file).endswith('.jsonl'):
+        words: Dict[int, List[str]] = {}
+        delimiter = dataset.get('delimiter', ' ')
+        for line in open(str(ann_file), encoding='utf-8'):
+            fields = line.strip().split(delimiter)
+            if len(fields) >= 2 and fields[-1].lstrip('-').isdigit():
+                stem = osp.splitext(fields[0])[0]
+                words.setdefault(int(fields[-1]), []).append(stem)
+        if words:
+            return ClassNames({label: ' '.join(sorted(set(stems)))
+                               for label, stems in words.items()}, str(ann_file), False)
+    return None
+
+
+def name_words(name: str) -> List[str]:
+    """Lower-case words of a class name: ``'swipe_left'`` -> ``['swipe', 'left']``."""
+    return re.findall(r'[a-z]+', re.sub(r'([a-z])([A-Z])', r'\1 \2', name).lower())
+
+
+def mirror_name(name: str, direction: str) -> str:
+    """The class name a flip in ``direction`` turns ``name`` into (``swipe_left`` ->
+    ``swipe_right``); unchanged when it holds no direction word."""
+    swaps = MIRROR_WORDS[direction]
+    return re.sub(r'[A-Za-z]+', lambda m: swaps.get(m.group().lower(), m.group()), name)
+
+
+def suggest_flip_label_map(names: Dict[int, str], direction: str) -> Dict[int, int]:
+    """Label -> label of its mirror class, for every class whose mirror is among ``names``."""
+    by_name = {name.lower(): label for label, name in names.items()}
+    suggestion = {}
+    for label, name in names.items():
+        mirror = mirror_name(name, direction).lower()
+        if mirror != name.lower() and mirror in by_name:
+            suggestion[label] = by_name[mirror]
+    return suggestion
+
+
+def _flips(pipeline: Sequence[Dict]) -> List[Tuple[int, str, Dict[int, int]]]:
+    """``(index, direction, flip_label_map)`` of every transform that flips with ratio > 0."""
+    flips = []
+    for index, transform in enumerate(pipeline):
+        kind = transform_type(transform)
+        if kind not in ('Flip', 'ConsistentClipAugment'):
+            continue
+        if transform.get('flip_ratio', 0.5) <= 0:
+            continue
+        if kind == 'ConsistentClipAugment' and transform.get('independent', False):
+            continue  # reported as per-frame-augment: per-frame flips cannot map labels
+        direction = transform.get('direction', 'horizontal') if kind == 'Flip' else 'horizontal'
+        mapping = {int(k): int(v) for k, v in (transform.get('flip_label_map') or {}).items()}
+        flips.append((index, direction, mapping))
+    return flips
+
+
+def check_flip_labels(cfg: Config) -> List[Finding]:
+    """Flips without (or with an incomplete) ``flip_label_map`` while class names have a
+    direction."""
+    findings = []
+    for where, dataset, pipeline in unique_pipelines(cfg):
+        flips = _flips(pipeline)
+        if not flips:
+            continue
+        classes = find_class_names(dataset)
+        if classes is None:
+            findings.append(Finding(
+                'info', 'flip-label-map',
+                f'{where}: the pipeline flips, but no class names were found (no '
+                'metainfo.classes, classes.txt or meta.json, no readable annotation), so '
+                'whether a flip changes the label was not checked'))
+            continue
+        for index, direction, mapping in flips:
+            words = MIRROR_WORDS[direction]
+            directional = {label: name for label, name in classes.names.items()
+                           if set(name_words(name)) & set(words)}
+            missing = sorted(set(directional) - set(mapping))
+            if not missing:
+                continue
+            shown = ', '.join(f'{label} ({directional[label][:40]})' for label in missing[:6])
+            more = f' and {len(missing) - 6} more' if len(missing) > 6 else ''
+            kind = transform_type(pipeline[index])
+            suggestion = suggest_flip_label_map(classes.names, direction)
+            fix = (f'give {kind} flip_label_map={suggestion}' if suggestion else
+                   f'give {kind} a flip_label_map to each class\'s mirror class')
+            findings.append(Finding(
+                'error' if classes.exact else 'warning', 'flip-label-map',
+                f'{where}.pipeline[{index}]: {kind} flips {direction}ly but its '
+                f'flip_label_map {mapping or None} leaves labels {shown}{more} unchanged, and '
+                f'their names (from {classes.source}) say a direction: a flipped clip keeps the '
+                'wrong label', fix + ', or set flip_ratio=0'))
+    return findings
+
+
+# ------------------------------------------------------------------- model against the data
+def build_model(cfg: Config):
+    """Build ``cfg.model`` without loading any weights (``init_weights`` is not called)."""
+    from mmaction.registry import MODELS
+    from mmengine.registry import init_default_scope
+    init_default_scope(cfg.get('default_scope', 'mmaction'))
+    return MODELS.build(copy.deepcopy(cfg.model))
+
+
+def model_streams(model) -> Dict[Optional[str], object]:
+    """Stream name (None for a single-stream model) -> its hyperframe backbone; empty when the
+    model has no hyperframe backbone."""
+    from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
+    from ..models.recognizers.fast_slow import FastSlowRecognizer
+    if isinstance(model, FastSlowRecognizer):
+        streams = {name: model.stream_backbone(name) for name in model.streams}
+    else:
+        streams = {None: getattr(model, 'backbone', None)}
+    if not all(isinstance(b, HyperframeBackboneMixin) for b in streams.values()):
+        return {}
+    return streams
+
+
+def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
+    """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline."""
+    findings = []
+    for where, _, pipeline in unique_pipelines(cfg):
+        spec = sampler_spec(pipeline)
+        if spec is None:
+            continue
+        place = f'{where}.pipeline[{spec.index}]'
+        sampled = {stream.name: stream.num_frames for stream in spec.streams}
+        if set(sampled) != set(streams):
+            findings.append(Finding(
+                'error', 'num-frames',
+                f'{place}: {spec.type} samples streams {sorted(map(str, sampled))} but the model '
+                f'takes {sorted(map(str, streams))}',
+                'give the sampler streams=dict(...) named like the recognizer\'s streams (or '
+                'none for a single-stream model)'))
+            continue
+        for name, frames in sampled.items():
+            expected = streams[name].num_frames
+            if frames != expected:
+                label = f' for stream {name!r}' if name else ''
+                findings.append(Finding(
+                    'error', 'num-frames',
+                    f'{place}: {spec.type} samples T={frames} frames{label} but the backbone'
+                    f'{label} takes num_frames={expected} ({3 * expected} channels): it will '
+                    f'refuse the {3 * frames}-channel input',
+                    f'use one T in both: num_frames={expected} in the sampler{label}, or '
+                    f'num_frames={frames} in the backbone{label}'))
+    return findings
+
+
+def check_mean_std(cfg: Config, frames: Sequence[int]) -> List[Finding]:
+    """The data preprocessor's mean/std length: 3 (tiled over the frames) or 3T (per frame)."""
+    preprocessor = cfg.model.get('data_preprocessor') or {}
+    mean, std = preprocessor.get('mean'), preprocessor.get('std')
+    if mean is None or not frames:
+        return []
+    kind = transform_type(preprocessor)
+    per_frame = preprocessor.get('channels_per_frame', 3)
+    lengths = {len(mean), len(std) if std is not None else len(mean)}
+    if kind == 'HyperframeDataPreprocessor':
+        valid = lengths == {per_frame} or all(lengths == {per_frame * t} for t in frames)
+        fix = f'give mean and std {per_frame} values (one frame; they are tiled over T)'
+    else:
+        valid = all(lengths == {per_frame * t} for t in frames)
+        fix = ('use HyperframeDataPreprocessor with the 3-value image mean/std: '
+               f'{kind} cannot tile a 3-value mean over 3T channels')
+    if valid:
+        return []
+    channels = sorted({per_frame * t for t in frames})
+    return [Finding('error', 'mean-std',
+                    f'model.data_preprocessor ({kind}): mean/std have {sorted(lengths)} values, '
+                    f'but the inputs have {channels} channels ({per_frame} per frame): neither '
+                    'one frame\'s nor one per channel', fix)]
+
+
+def first_conv_channels(path: str, backbone) -> int:
+    """Input channels of the first conv in checkpoint ``path``, read as ``backbone`` reads it.
+
+    The file is loaded with ``torch.load(weights_only=True)``: plain tensors and the mmengine
+    metadata the plugin allow-lists, never arbitrary objects.
+
+    Raises:
+        FileNotFoundError: no such file.
+        KeyError: no first-conv weight after the backbone's key mapping.
+        pickle.UnpicklingError: the file needs more than weights-only loading allows.
+    """
+    import torch
+
+    from ..models.backbones.hyperframe_backbone import strip_prefixes
+    if not osp.isfile(path):
+        raise FileNotFoundError(f'{path}: checkpoint not found')
+    checkpoint = torch.load(path, map_location='cpu', weights_only=True)
+    for key in ('state_dict', 'model'):
+        if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
+            checkpoint = checkpoint[key]
+            break
+    state_dict = backbone.convert_checkpoint(strip_prefixes(checkpoint))
+    key = f'{backbone.first_conv_name}.weight'
+    if key not in state_dict:
+        raise KeyError(f'{path}: no first conv weight {key!r} (first keys: '
+                       f'{list(state_dict)[:5]})')
+    return int(state_dict[key].shape[1])
+
+
+def check_pretrained(streams: Dict[Optional[str], object]) -> List[Finding]:
+    """Every backbone's ``pretrained`` file: present, weights-only readable, conv1 3 or 3T."""
+    import pickle
+    findings, seen = [], set()
+    for name, backbone in streams.items():
+        path = backbone.pretrained
+        if path is None or (path, backbone.num_frames) in seen:
+            continue
+        seen.add((path, backbone.num_frames))
+        label = f'backbone of stream {name!r}' if name else 'backbone'
+        per_frame, frames = backbone.channels_per_frame, backbone.num_frames
+        try:
+            channels = first_conv_channels(path, backbone)
+        except FileNotFoundError as error:
+            findings.append(Finding('error', 'pretrained', f'{label}: {error}',
+                                    'fix the path (nothing is downloaded) or set pretrained=None'))
+            continue
+        except (pickle.UnpicklingError, RuntimeError, KeyError) as error:
+            findings.append(Finding(
+                'error', 'pretrained', f'{label}: {path} cannot be read as weights: '
+                f'{str(error).splitlines()[0]}',
+                'use a checkpoint of plain tensors (torch.save(model.state_dict(), path))'))
+            continue
+        if channels in (per_frame, per_frame * frames):
+            continue
+        if channels % per_frame == 0:
+            fix = (f'use a 2D checkpoint, or build with num_frames={channels // per_frame}, load '
+                   f'it, then call reinflate_backbone(model, {frames})')
+        else:
+            fix = f'use a checkpoint of this architecture with {per_frame}-channel input'
+        findings.append(Finding(
+            'error', 'pretrained',
+            f'{label}: the first conv in {path} takes {channels} channels, neither {per_frame} '
+            f'(a 2D checkpoint, inflated) nor {per_frame * frames} (num_frames={frames}): '
+            'loading it fails', fix))
+    return findings
+
+
+# ------------------------------------------------------------------------------ everything
+def diagnose(cfg: Config,
+             data: bool = False,
+             gpu_mem_gib: Optional[float] = None,
+             input_size: Optional[Tuple[int, int]] = None,
+             progress: bool = True) -> List[Finding]:
+    """Run every check on ``cfg``; errors first, then warnings, then notes.
+
+    Args:
+        cfg (Config): the config.
+        data (bool): also read the annotation files and probe every video (frame counts, fps).
+            Defaults to False.
+        gpu_mem_gib (float, optional): GPU memory to fit the training batch into, GiB.
+            Defaults to None (the memory estimate is reported without a verdict).
+        input_size (tuple[int, int], optional): ``(H, W)`` of the model input for the memory
+            estimate; by default read from a real sample with ``data``, else from the training
+            pipeline's crop/resize sizes.
+        progress (bool): progress bar while probing videos. Defaults to True.
+
+    Returns:
+        list[Finding]: sorted by severity.
+    """
+    from .data_checks import check_data
+    from .memory import check_memory
+    if gpu_mem_gib is not None and not gpu_mem_gib > 0:
+        raise ValueError(f'doctor: gpu_mem_gib must be > 0, got {gpu_mem_gib!r}')
+    if cfg.get('custom_imports'):
+        from mmengine.utils import import_modules_from_strings
+        import_modules_from_strings(**cfg.custom_imports)
+    findings = check_augmentation(cfg) + check_flip_labels(cfg)
+    try:
+        model = build_model(cfg)
+    except Exception as error:  # any config mistake: report it, run the checks that remain
+        findings.append(Finding('error', 'model-build', f'model: cannot be built: {error}',
+                                'fix the model config (the message names the part)'))
+        model = None
+    streams = model_streams(model) if model is not None else {}
+    if model is not None and not streams:
+        findings.append(Finding('info', 'num-frames',
+                                'the model has no hyperframe backbone: T checks skipped'))
+    findings += check_num_frames(cfg, streams) if streams else []
+    findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
+    findings += check_pretrained(streams)
+    if data:
+        findings += check_data(cfg, progress=progress)
+    if model is not None:
+        findings += check_memory(cfg, model, gpu_mem_gib, input_size, data)
+    return sorted(findings, key=lambda f: SEVERITIES.index(f.severity))

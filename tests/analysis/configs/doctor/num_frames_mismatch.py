@@ -1,0 +1,12 @@
+# Finding num-frames: the training sampler takes T=3 frames, the backbone expects 5.
+_base_ = ['good.py']
+train_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(type='HyperframeSampleFrames', num_frames=3, interval=1 / 15, time_based=True),
+    dict(type='DecordDecode'),
+    dict(type='ConsistentClipAugment', size=32, area_range=(0.5, 1.0),
+         flip_label_map={{_base_.flip_label_map}}),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))

@@ -1,0 +1,368 @@
+"""The doctor: one small config per finding triggers exactly that finding; a sound one is clean."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from mmaction.registry import MODELS
+from mmengine.config import Config
+
+from hyperframes_mm.analysis.config_utils import load_config
+from hyperframes_mm.analysis.doctor import (ClassNames, Finding, build_model,
+                                            check_augmentation, check_flip_labels, diagnose,
+                                            find_class_names, mirror_name, name_words,
+                                            suggest_flip_label_map, unique_pipelines)
+from hyperframes_mm.analysis.memory import (BACKWARD_FACTOR, GIB, MIB, MemoryEstimate,
+                                            estimate_memory, forward_activation_bytes,
+                                            pipeline_input_size)
+
+from ..conftest import REPO, run_tool
+
+CONFIGS = REPO / 'tests/analysis/configs/doctor'
+TINY_CLASSES = {0: 'swipe_left', 1: 'swipe_right', 2: 'drift_left', 3: 'drift_right'}
+
+
+@pytest.fixture
+def tiny_root(tiny_dataset, monkeypatch) -> Path:
+    """The shared tiny synthetic set, named by HF_SYNTHETIC_TINY as the doctor configs expect."""
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    return tiny_dataset
+
+
+def config(name: str, **cfg_options):
+    return load_config(str(CONFIGS / f'{name}.py'), cfg_options)
+
+
+def problems(findings):
+    """``(severity, code)`` of every error and warning, in order."""
+    return [(f.severity, f.code) for f in findings if f.severity != 'info']
+
+
+def run(name: str, data: bool = False, gpu_mem_gib=None, **cfg_options):
+    return diagnose(config(name, **cfg_options), data=data, gpu_mem_gib=gpu_mem_gib,
+                    progress=False)
+
+
+# -------------------------------------------------------------------- one config, one finding
+def test_good_config_is_clean(tiny_root):
+    findings = run('good', data=True, gpu_mem_gib=24)
+    assert problems(findings) == []
+    memory = [f for f in findings if f.code == 'memory']
+    assert len(memory) == 1 and 'from a real sample' in memory[0].message
+    assert 'the largest batch is about' in memory[0].message
+
+
+@pytest.mark.parametrize('name,expected,text', [
+    ('independent_augment', [('error', 'per-frame-augment')],
+     'ConsistentClipAugment(independent=True) draws a crop, flip and colour per frame'),
+    ('color_jitter', [('error', 'color-jitter')], 'OverflowError: Python integer -6'),
+    ('flip_without_map', [('error', 'flip-label-map')],
+     'flip_label_map={0: 1, 1: 0, 2: 3, 3: 2}'),
+    ('num_frames_mismatch', [('error', 'num-frames')],
+     'samples T=3 frames but the backbone takes num_frames=5 (15 channels)'),
+    ('fast_slow_num_frames', [('error', 'num-frames')] * 2,
+     "samples T=5 frames for stream 'slow' but the backbone for stream 'slow' takes "
+     'num_frames=3'),
+    ('mean_std', [('error', 'mean-std')], 'mean/std have [6] values'),
+])
+def test_config_triggers_exactly_its_finding(tiny_root, name, expected, text):
+    findings = run(name)
+    assert problems(findings) == expected
+    assert all(f.fix for f in findings if f.severity == 'error')
+    assert any(text in f.message + f.fix for f in findings)
+
+
+@pytest.mark.parametrize('name,expected,text', [
+    ('span', [('warning', 'span')],
+     'has 30 frames for a 31-frame span; picks past its end loop back to the start'),
+    ('frame_rate', [('warning', 'frame-rate')],
+     'frame rates range from 15 to 30 fps (3 distinct) while HyperframeSampleFrames counts'),
+])
+def test_data_config_triggers_exactly_its_finding(tiny_root, name, expected, text):
+    assert problems(run(name)) == []  # only the videos tell
+    findings = run(name, data=True)
+    assert problems(findings) == expected
+    assert any(text in f.message for f in findings)
+
+
+def test_span_is_an_error_when_the_sampler_refuses_short_videos(tiny_root):
+    findings = run('span', data=True,
+                   **{'train_dataloader.dataset.pipeline.1.out_of_bound': 'error'})
+    assert problems(findings) == [('error', 'span')]
+    assert 'raise an error: training stops' in findings[0].message
+
+
+def test_frame_rate_fix_names_the_time_based_interval(tiny_root):
+    from statistics import median
+
+    from hyperframes_mm.datasets.synthetic import load_meta
+    videos = load_meta(tiny_root)['videos']
+    typical = median(info['fps'] for path, info in videos.items() if path.startswith('train/'))
+    finding = next(f for f in run('frame_rate', data=True) if f.code == 'frame-rate')
+    assert finding.fix.startswith('sample by time: HyperframeSampleFrames(time_based=True, '
+                                  f'interval={2 / typical:.4g}) keeps 2 frames at the median '
+                                  f'{typical:g} fps')
+
+
+def test_unreadable_videos(tiny_root, tmp_path):
+    (tmp_path / 'broken.mp4').write_bytes(b'not a video at all')
+    ann_file = tmp_path / 'train.txt'
+    ann_file.write_text('missing.mp4 0\nbroken.mp4 1\n')
+    findings = run('good', data=True,
+                   **{'train_dataloader.dataset.ann_file': str(ann_file),
+                      'train_dataloader.dataset.data_prefix.video': str(tmp_path)})
+    assert problems(findings) == [('error', 'unreadable-video')]
+    assert '2 of 2 videos cannot be read' in findings[0].message
+    assert 'missing.mp4: file not found' in findings[0].message
+    memory = next(f for f in findings if f.code == 'memory')
+    assert memory.message.startswith('memory not estimated')
+
+
+def test_model_that_cannot_be_built(tiny_root):
+    findings = run('good', **{'model.backbone.depth': 19})
+    assert problems(findings) == [('error', 'model-build')]
+    assert 'invalid depth 19' in findings[0].message
+
+
+# -------------------------------------------------------------------- pretrained checkpoints
+@pytest.fixture(scope='module')
+def checkpoints(tmp_path_factory):
+    """ResNet-18 state dicts whose conv1 takes 3, 12 and 15 channels."""
+    root = tmp_path_factory.mktemp('doctor_checkpoints')
+    paths = {}
+    for frames in (1, 4, 5):
+        backbone = MODELS.build(dict(type='HyperResNet', depth=18, num_frames=frames))
+        paths[3 * frames] = root / f'resnet18_{3 * frames}ch.pth'
+        torch.save(dict(state_dict=backbone.state_dict()), paths[3 * frames])
+    return paths
+
+
+@pytest.mark.parametrize('channels', [3, 15])
+def test_pretrained_2d_or_hyperframe_checkpoint_is_fine(tiny_root, checkpoints, channels):
+    findings = run('good', **{'model.backbone.pretrained': str(checkpoints[channels])})
+    assert problems(findings) == []
+
+
+def test_pretrained_with_other_frame_count(tiny_root, checkpoints):
+    findings = run('good', **{'model.backbone.pretrained': str(checkpoints[12])})
+    assert problems(findings) == [('error', 'pretrained')]
+    assert 'takes 12 channels, neither 3 (a 2D checkpoint, inflated) nor 15' in \
+        findings[0].message
+    assert findings[0].fix == ('use a 2D checkpoint, or build with num_frames=4, load it, then '
+                               'call reinflate_backbone(model, 5)')
+
+
+def test_pretrained_missing_or_not_plain_weights(tiny_root, tmp_path):
+    from ..test_compat import _write_malicious_checkpoint
+    findings = run('good', **{'model.backbone.pretrained': str(tmp_path / 'none.pth')})
+    assert problems(findings) == [('error', 'pretrained')]
+    assert 'none.pth: checkpoint not found' in findings[0].message
+    evil, marker = tmp_path / 'evil.pth', tmp_path / 'pwned.txt'
+    _write_malicious_checkpoint(evil, marker)
+    findings = run('good', **{'model.backbone.pretrained': str(evil)})
+    assert problems(findings) == [('error', 'pretrained')]
+    assert 'evil.pth cannot be read as weights' in findings[0].message
+    assert not marker.exists()
+
+
+# ----------------------------------------------------------------------------------- memory
+def test_batch_that_does_not_fit(tiny_root):
+    cfg = config('good', **{'train_dataloader.batch_size': 100000})
+    estimate, _ = estimate_memory(cfg, build_model(cfg))
+    largest = estimate.max_batch(2 * GIB)
+    assert largest >= 1
+    findings = diagnose(cfg, gpu_mem_gib=2, progress=False)
+    assert problems(findings) == [('error', 'memory')]
+    assert findings[0].fix.startswith(f'first the batch: train_dataloader.batch_size={largest} '
+                                      f'(optim_wrapper accumulative_counts=')
+    assert findings[0].fix.endswith('then the resolution; T last')
+
+
+def test_sample_that_does_not_fit(tiny_root):
+    cfg = config('good')
+    estimate, _ = estimate_memory(cfg, build_model(cfg), input_size=(224, 224))
+    gpu_mem_gib = (estimate.fixed_bytes + estimate.training_bytes_per_sample / 4) / GIB
+    findings = diagnose(cfg, gpu_mem_gib=gpu_mem_gib, input_size=(224, 224), progress=False)
+    assert problems(findings) == [('error', 'memory')]
+    # A quarter of a sample's memory is left: half the side length.
+    assert findings[0].fix.startswith('batch 1 does not fit: lower the resolution to about '
+                                      '112x112 (activations grow with H x W); T comes last')
+    findings = diagnose(cfg, gpu_mem_gib=estimate.fixed_bytes / GIB, input_size=(224, 224),
+                        progress=False)
+    assert findings[0].fix.startswith(f'the model alone takes {estimate.fixed_bytes / GIB:.2f} '
+                                      'GiB')
+
+
+def test_memory_estimate_arithmetic():
+    estimate = MemoryEstimate({'imgs': (1, 15, 8, 8)}, input_bytes=3840,
+                              activation_bytes=10 * MIB, parameter_bytes=100 * MIB,
+                              optimizer_slots=1)
+    assert estimate.training_bytes_per_sample == BACKWARD_FACTOR * 10 * MIB
+    assert estimate.fixed_bytes == 300 * MIB + GIB
+    assert estimate.max_batch(2 * GIB) == (2048 - 1024 - 300) // 30
+    assert estimate.max_batch(GIB) == 0
+
+
+class _ConvRelu(torch.nn.Module):
+    """conv (3 -> 4 channels) and an in-place ReLU, with a recognizer's ``extract_feat``."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 1)
+        self.relu = torch.nn.ReLU(inplace=True)
+
+    def extract_feat(self, inputs, stage):
+        return self.relu(self.conv(inputs)).flatten(1)
+
+
+def test_forward_activation_bytes_counts_each_storage_once():
+    model = _ConvRelu().train()
+    # input 3x8x8 and conv output 4x8x8 float32; the in-place ReLU and the view add nothing.
+    assert forward_activation_bytes(model, torch.zeros(1, 3, 8, 8)) == (3 + 4) * 64 * 4
+    assert model.training
+
+
+def test_amp_halves_activations(tiny_root):
+    cfg = config('good')
+    plain, _ = estimate_memory(cfg, build_model(cfg))
+    amp_cfg = config('good', **{'optim_wrapper.type': 'AmpOptimWrapper'})
+    amp, how = estimate_memory(amp_cfg, build_model(amp_cfg))
+    assert amp.activation_bytes == plain.activation_bytes // 2
+    assert how.endswith('16-bit activations (AmpOptimWrapper)')
+    assert plain.input_shapes == {'imgs': (1, 15, 32, 32)}
+    assert plain.optimizer_slots == 1
+
+
+def test_pipeline_input_size():
+    assert pipeline_input_size([dict(type='ConsistentClipAugment', size=(48, 32))]) == \
+        ((32, 48), True)
+    assert pipeline_input_size([dict(type='Resize', scale=(-1, 256)),
+                                dict(type='CenterCrop', crop_size=224)]) == ((224, 224), True)
+    assert pipeline_input_size([dict(type='Resize', scale=(-1, 128))]) == ((128, 128), False)
+    assert pipeline_input_size([dict(type='Resize', scale=(64, 48), keep_ratio=False)]) == \
+        ((48, 64), True)
+    assert pipeline_input_size([dict(type='MultiScaleCrop', input_size=112)]) == \
+        ((112, 112), True)
+    assert pipeline_input_size([dict(type='DecordDecode')]) is None
+
+
+# ------------------------------------------------------------------------------ class names
+def test_class_name_words_and_mirrors():
+    assert name_words('swipe_left') == ['swipe', 'left']
+    assert name_words('rotateCW fast') == ['rotate', 'cw', 'fast']
+    assert mirror_name('swipe_left', 'horizontal') == 'swipe_right'
+    assert mirror_name('Turning clockwise', 'horizontal') == 'Turning counterclockwise'
+    assert mirror_name('move_up', 'vertical') == 'move_down'
+    assert mirror_name('fall', 'horizontal') == 'fall'
+    assert suggest_flip_label_map(TINY_CLASSES, 'horizontal') == {0: 1, 1: 0, 2: 3, 3: 2}
+    assert suggest_flip_label_map({0: 'rotate_cw', 1: 'hop'}, 'horizontal') == {}
+
+
+def test_class_names_from_each_source(tmp_path):
+    assert find_class_names(dict(metainfo=dict(classes=('a', 'b')))) == \
+        ClassNames({0: 'a', 1: 'b'}, 'metainfo.classes', True)
+    (tmp_path / 'classes.txt').write_text('left_turn\nright_turn\n')
+    (tmp_path / 'train.txt').write_text('clips/x_left_1.mp4 0\n')
+    found = find_class_names(dict(ann_file=str(tmp_path / 'train.txt')))
+    assert found == ClassNames({0: 'left_turn', 1: 'right_turn'},
+                               str(tmp_path / 'classes.txt'), True)
+    (tmp_path / 'classes.txt').unlink()
+    (tmp_path / 'meta.json').write_text(json.dumps(dict(classes=['up', 'down'])))
+    assert find_class_names(dict(ann_file=str(tmp_path / 'train.txt'))).names == \
+        {0: 'up', 1: 'down'}
+    (tmp_path / 'meta.json').unlink()
+    (tmp_path / 'train.txt').write_text('a/wave_left_1.mp4 0\na/wave_left_2.mp4 0\nb/c.mp4 1\n')
+    assert find_class_names(dict(ann_file=str(tmp_path / 'train.txt'))) == ClassNames(
+        {0: 'a/wave_left_1 a/wave_left_2', 1: 'b/c'}, str(tmp_path / 'train.txt'), False)
+    assert find_class_names(dict(ann_file=str(tmp_path / 'absent.txt'))) is None
+
+
+def _cfg(pipeline, **dataset):
+    """A config with just a training dataset of this pipeline."""
+    return Config(dict(train_dataloader=dict(dataset=dict(dataset, pipeline=pipeline))))
+
+
+def _flip_cfg(transform, dataset):
+    return _cfg([transform], **dataset)
+
+
+def test_flip_checks(tmp_path):
+    (tmp_path / 'train.txt').write_text('s/swipe_left_1.mp4 0\ns/swipe_right_1.mp4 1\n')
+    guessed = dict(ann_file=str(tmp_path / 'train.txt'))
+    findings = check_flip_labels(_flip_cfg(dict(type='Flip'), guessed))
+    # Names guessed from video paths: a warning, not an error.
+    assert problems(findings) == [('warning', 'flip-label-map')]
+    assert findings[0].fix == 'give Flip flip_label_map={0: 1, 1: 0}, or set flip_ratio=0'
+    named = dict(metainfo=dict(classes=['move_up', 'move_down', 'move_left', 'move_right']))
+    vertical = check_flip_labels(_flip_cfg(dict(type='Flip', direction='vertical'), named))
+    assert 'leaves labels 0 (move_up), 1 (move_down) unchanged' in vertical[0].message
+    partial = check_flip_labels(_flip_cfg(
+        dict(type='ConsistentClipAugment', flip_label_map={'2': 3}), named))
+    assert 'flip_label_map {2: 3} leaves labels 3 (move_right) unchanged' in partial[0].message
+    assert problems(check_flip_labels(_flip_cfg(
+        dict(type='ConsistentClipAugment', flip_ratio=0.0), named))) == []
+    assert problems(check_flip_labels(_flip_cfg(
+        dict(type='mmaction.Flip', flip_label_map={2: 3, 3: 2}), named))) == []
+    unknown = check_flip_labels(_flip_cfg(dict(type='Flip'), dict(ann_file='absent.txt')))
+    assert [(f.severity, f.code) for f in unknown] == [('info', 'flip-label-map')]
+
+
+def test_other_augmentation_findings():
+    pipeline = [dict(type='RandomErasing', mode='rand'), dict(type='RandomErasing'),
+                dict(type='ColorJitter', hue=0)]
+    findings = check_augmentation(_cfg(pipeline))
+    assert problems(findings) == [('error', 'per-frame-augment'), ('warning', 'color-jitter')]
+    assert 'draws its order of operations once' in findings[1].message
+
+
+def test_shared_dataset_is_checked_once(tiny_root):
+    wheres = [where for where, _, _ in unique_pipelines(config('good'))]
+    assert wheres == ['train_dataloader.dataset',
+                      'val_dataloader.dataset (= test_dataloader.dataset)']
+
+
+def test_finding_format():
+    assert Finding('error', 'span', 'too short', 'shorten it').format() == \
+        'ERROR   [span] too short\n        fix: shorten it'
+    assert Finding('info', 'memory', 'note').format() == 'INFO    [memory] note'
+
+
+def test_doctor_errors(tiny_root):
+    with pytest.raises(ValueError, match='gpu_mem_gib must be > 0'):
+        diagnose(config('good'), gpu_mem_gib=0)
+    with pytest.raises(FileNotFoundError, match='nothing.py: config file not found'):
+        load_config(str(CONFIGS / 'nothing.py'))
+
+
+@pytest.mark.parametrize('path', sorted((REPO / 'configs/hyperframes').glob('*/*.py')),
+                         ids=lambda p: p.name)
+def test_repository_configs_have_no_errors(path):
+    findings = diagnose(load_config(str(path)), progress=False)
+    assert [f for f in findings if f.severity == 'error'] == []
+
+
+# -------------------------------------------------------------------------- command line
+def _doctor_main():
+    spec = importlib.util.spec_from_file_location('doctor_tool', REPO / 'tools/doctor.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.main
+
+
+def test_exit_status(tiny_root, capsys):
+    main = _doctor_main()
+    assert main([str(CONFIGS / 'good.py'), '--data', '--no-progress']) == 0
+    assert main([str(CONFIGS / 'frame_rate.py'), '--data', '--no-progress']) == 0
+    assert main([str(CONFIGS / 'frame_rate.py'), '--data', '--no-progress', '--strict']) == 1
+    assert main([str(CONFIGS / 'mean_std.py')]) == 1
+    assert capsys.readouterr().out.splitlines()[-1] == '1 errors, 0 warnings, 1 notes'
+
+
+def test_command_line_tool(tiny_root):
+    result = run_tool([REPO / 'tools/doctor.py', CONFIGS / 'flip_without_map.py', '--gpu-mem',
+                       '24'], tiny_root, check=False)
+    assert result.returncode == 1
+    assert 'ERROR   [flip-label-map] train_dataloader.dataset.pipeline[3]' in result.stdout
+    assert 'fix: give ConsistentClipAugment flip_label_map={0: 1, 1: 0, 2: 3, 3: 2}' in \
+        result.stdout
