@@ -6,8 +6,9 @@ keeping its temporal sum). Only the first conv changes, so T' barely changes the
 ResNet; what it buys is temporal detail where the scene moves and nothing where it is still.
 
 Per window, a motion score (:func:`motion_score`: mean absolute difference of consecutive
-frames picked by the trained-T sampler, in 0-255 grey levels) picks T' among three (:func:`choose_num_frames`): below
-``low`` the cheapest, above ``high`` the densest, the trained T in between. By default the
+frames picked by the trained-T sampler, in 0-255 grey levels) picks T' among three
+(:func:`choose_num_frames`): below ``low`` the cheapest, above ``high`` the densest, the
+trained T in between. By default the
 picks keep the trained clip's time span (``keep_span=True``: T'=3 at interval 4 spans what
 T=5 at interval 2 does), because re-inflation maps the trained kernel's frames onto equal
 fractions of the same span.
