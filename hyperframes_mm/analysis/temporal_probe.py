@@ -282,6 +282,10 @@ def judge(conditions: Sequence[ConditionResult], num_frames: Dict[str, int], num
         notes.append(f'Accuracy as sampled ({original.accuracy:.1%}) is at chance level '
                      f'(1/{num_classes} = {chance:.1%}), so a drop cannot show: train longer '
                      'or check the data before reading the verdict.')
+    classes = np.unique(original.predictions)
+    if len(classes) == 1:
+        notes.append(f'It predicts class {classes[0]} for every clip: it has learned nothing '
+                     'yet, about time or anything else.')
     drops = {c.name: c.drop for c in perturbed}
     if all(c.agreement == 1.0 for c in perturbed):
         uses_time = False
@@ -506,8 +510,9 @@ def plot_report(report: ProbeReport, path: Union[str, Path], title: str = '') ->
     axes = figure.add_subplot()
     bars = axes.bar(names, accuracies, color=colours)
     for bar, result in zip(bars, report.conditions):
+        change = result.accuracy - report.conditions[0].accuracy
         label = f'{result.accuracy:.2f}' if result.name == 'original' else \
-            f'{result.accuracy:.2f}\n({-result.drop:+.2f})'
+            f'{result.accuracy:.2f}\n({change:+.2f})'
         axes.annotate(label, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                       ha='center', va='bottom', fontsize=8)
     chance = 1.0 / report.conditions[0].scores.shape[1]

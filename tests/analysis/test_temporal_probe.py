@@ -135,14 +135,17 @@ def test_scale_errors():
 
 
 # ----------------------------------------------------------------------------------- verdict
-def _conditions(accuracies, agreements, interval=None):
+def _conditions(accuracies, agreements, interval=None, scores=None):
+    """Results with the given accuracies and agreements; by default the original predictions
+    cover every class."""
+    scores = np.eye(4)[np.arange(8) % 4] if scores is None else scores
     results = []
     for name, accuracy, agreement in zip(ORDER_CONDITIONS, accuracies, agreements):
         results.append(ConditionResult(name, 'order', '', accuracy, accuracies[0] - accuracy,
-                                       agreement, {}, np.zeros((10, 4))))
+                                       agreement, {}, scores))
     if interval is not None:
         results.append(ConditionResult('interval x2', 'interval', '', interval,
-                                       accuracies[0] - interval, 0.5, {}, np.zeros((10, 4))))
+                                       accuracies[0] - interval, 0.5, {}, scores))
     return results
 
 
@@ -179,12 +182,21 @@ def test_judge_single_frame_and_chance():
     assert judge(_conditions([0.8] * 4, [1.0] * 4), {'imgs': 1}, 4, 0.02)[0] is None
     _, text = judge(_conditions([0.26] * 4, [1.0] * 4), {'imgs': 5}, 4, 0.02)
     assert text.startswith('Accuracy as sampled (26.0%) is at chance level (1/4 = 25.0%)')
+    assert 'for every clip' not in text
+    _, text = judge(_conditions([0.25] * 4, [1.0] * 4, scores=np.eye(4)[[2] * 8]),
+                    {'imgs': 5}, 4, 0.02)
+    assert 'It predicts class 2 for every clip: it has learned nothing yet' in text
 
 
 # ------------------------------------------------------------------------------ real models
-def test_trained_model_uses_time(trained_checkpoint):
-    report = run_temporal_probe(probe_config(), str(trained_checkpoint), scales=(0.5, 2.0),
-                                progress=False)
+@pytest.fixture(scope='module')
+def trained_report(trained_checkpoint):
+    return run_temporal_probe(probe_config(), str(trained_checkpoint), scales=(0.5, 2.0),
+                              progress=False)
+
+
+def test_trained_model_uses_time(trained_report):
+    report = trained_report
     original = report.condition('original')
     assert original.accuracy >= 0.75
     assert report.condition('reversed').accuracy < original.accuracy
@@ -256,15 +268,14 @@ def test_outputs_json_and_chart(centre_model, tmp_path):
     assert png_path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
-def test_command_line_tool(trained_checkpoint, tmp_path, monkeypatch):
+def test_command_line_tool(trained_checkpoint, trained_report, tmp_path, monkeypatch):
     monkeypatch.setenv('OMP_NUM_THREADS', '1')
     result = run_tool([REPO / 'tools/analysis/temporal_probe.py', PROBE_CONFIG,
-                       trained_checkpoint, '--out-dir', tmp_path, '--scales', '2',
+                       trained_checkpoint, '--out-dir', tmp_path, '--scales', '0.5', '2',
                        '--no-progress'], tmp_path)
-    assert 'verdict: The model uses time' in result.stdout
+    assert f'verdict: {trained_report.verdict}' in result.stdout
     written = json.loads((tmp_path / 'temporal_probe.json').read_text())
-    expected = run_temporal_probe(probe_config(), str(trained_checkpoint), scales=(2.0, ),
-                                  progress=False)
-    assert [c['accuracy'] for c in written['conditions']] == \
-        [c.accuracy for c in expected.conditions]
+    assert [(c['name'], c['accuracy']) for c in written['conditions']] == \
+        [(c.name, c.accuracy) for c in trained_report.conditions]
+    assert written['checkpoint'] == str(trained_checkpoint)
     assert (tmp_path / 'temporal_probe.png').is_file()
