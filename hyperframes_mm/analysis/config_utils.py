@@ -18,7 +18,7 @@ SAMPLER_TYPES = ('HyperframeSampleFrames', 'SampleFrames')
 
 
 def transform_type(transform: Dict) -> str:
-    """The registry name of a transform config, without its scope: ``mmaction.Flip`` -> ``Flip``."""
+    """The registry name in a config dict, without its scope: ``mmaction.Flip`` -> ``Flip``."""
     kind = transform.get('type', '')
     if isinstance(kind, type):
         return kind.__name__

@@ -159,15 +159,15 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
     spec = sampler_spec(pipeline)
     frames = {_stream_key(name): backbone.num_frames
               for name, backbone in model_streams(model).items()}
-    if not frames and spec is not None:
-        frames = {_stream_key(stream.name): stream.num_frames for stream in spec.streams}
     if from_data and input_size is None:
         from mmaction.registry import DATASETS
         sample = DATASETS.build(dict(dataset_cfg))[0]['inputs']
         sample = sample if isinstance(sample, dict) else {'imgs': sample}
         shapes = {key: tuple(value.shape) for key, value in sample.items()}
-        return {key: (shape[0], 3 * frames.get(key, shape[1] // 3)) + shape[2:]
+        return {key: shape[:1] + ((3 * frames[key], ) if key in frames else shape[1:2]) + shape[2:]
                 for key, shape in shapes.items()}, 'a real sample'
+    if not frames and spec is not None:
+        frames = {_stream_key(stream.name): stream.num_frames for stream in spec.streams}
     crops = 1
     for transform in pipeline:
         crops *= {'ThreeCrop': 3, 'TenCrop': 10}.get(transform_type(transform), 1)

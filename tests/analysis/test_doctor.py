@@ -119,6 +119,26 @@ def test_unreadable_videos(tiny_root, tmp_path):
     assert memory.message.startswith('memory not estimated')
 
 
+def test_mmaction_preprocessor_cannot_tile_the_mean(tiny_root):
+    findings = run('good', **{'model.data_preprocessor.type': 'ActionDataPreprocessor'})
+    assert problems(findings) == [('error', 'mean-std')]
+    assert findings[0].fix.startswith('use HyperframeDataPreprocessor with the 3-value image')
+
+
+def test_sampler_streams_the_model_does_not_have(tiny_root):
+    findings = run('good', **{'train_dataloader.dataset.pipeline.1.streams':
+                              dict(fast=dict(interval=0.05), slow=dict(interval=0.2))})
+    assert problems(findings) == [('error', 'num-frames')]
+    assert "samples streams ['fast', 'slow'] but the model takes ['None']" in findings[0].message
+
+
+def test_model_without_hyperframe_backbone(tiny_root):
+    findings = run('good', **{'model.backbone': dict(_delete_=True, type='ResNet', depth=18)})
+    notes = [f.message for f in findings if f.code == 'num-frames']
+    assert notes == ['the model has no hyperframe backbone: T checks skipped']
+    assert problems(findings) == []
+
+
 def test_model_that_cannot_be_built(tiny_root):
     findings = run('good', **{'model.backbone.depth': 19})
     assert problems(findings) == [('error', 'model-build')]
