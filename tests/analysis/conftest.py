@@ -97,11 +97,17 @@ def one_torch_thread():
 
 @pytest.fixture(scope='session')
 def moving_disc_dataset(tmp_path_factory) -> Path:
-    """4 classes x (6 train + 3 val) clips; ``HF_PROBE_DATA`` points the probe config at it."""
+    """4 classes x (6 train + 3 val) clips; ``HF_PROBE_DATA`` points the probe configs at it
+    (and at the subprocesses of the command-line tests) until the session ends."""
     root = write_moving_disc_dataset(tmp_path_factory.mktemp('moving_disc'),
                                      dict(train=6, val=3))
+    previous = os.environ.get('HF_PROBE_DATA')
     os.environ['HF_PROBE_DATA'] = str(root)
-    return root
+    yield root
+    if previous is None:
+        os.environ.pop('HF_PROBE_DATA')
+    else:
+        os.environ['HF_PROBE_DATA'] = previous
 
 
 @pytest.fixture(scope='session')
