@@ -33,6 +33,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         'sampler\'s clip span times its number of clips)')
     parser.add_argument('--batch-size', type=int, default=8, help='windows per model call')
     parser.add_argument('--device', help='cpu, cuda, cuda:1... (default: cuda if present)')
+    parser.add_argument('--threads', type=int,
+                        help='torch intra-op threads of the model on the CPU (on a 2-core '
+                        'machine 1 leaves a core to decoding; see docs/deployment.md)')
     parser.add_argument('--backend', default='auto', choices=['auto', 'decord', 'pyav'],
                         help='decoder for files (auto: the config\'s own decoder)')
     parser.add_argument('--threshold', type=float, help='alert when the alert score reaches it')
@@ -98,8 +101,12 @@ def build_engine(args: argparse.Namespace, sink):
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    import torch
+
     import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
     from hyperframes_mm.apis import report_dict
+    if args.threads:
+        torch.set_num_threads(args.threads)
     out = open(args.out, 'w', encoding='utf-8') if args.out else sys.stdout
     # The summary goes where the JSON lines do not.
     text = sys.stderr if out is sys.stdout else sys.stdout

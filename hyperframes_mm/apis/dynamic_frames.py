@@ -68,6 +68,16 @@ def choose_num_frames(score: float, thresholds: Tuple[float, float],
     return choices[1]
 
 
+def window_motion_score(pipeline: WindowPipeline, frames: Sequence[np.ndarray],
+                        fps: Optional[float] = None) -> float:
+    """:func:`motion_score` of each test clip's picks (first stream) in a window of
+    ``frames``, averaged over the clips: consecutive picks of one clip, never across clips."""
+    layout = pipeline.layout(len(frames), fps)
+    num_frames, num_clips = layout['clip_len'], layout['num_clips']
+    clips = layout['frame_inds'][:num_clips * num_frames].reshape(num_clips, num_frames)
+    return float(np.mean([motion_score([frames[index] for index in clip]) for clip in clips]))
+
+
 def backbone_num_frames(model: nn.Module) -> int:
     """T of the hyperframe backbone(s) in ``model`` (all must agree)."""
     found = {module.num_frames for module in model.modules()
@@ -192,14 +202,10 @@ class DynamicFrameStage(ModelStage):
                                   for pipeline in self.pipelines.values())
 
     def score_window(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> float:
-        """The window's motion score: :func:`motion_score` of each clip's picks by the
-        trained-T sampler (first stream), averaged over the clips."""
+        """The window's motion score (:func:`window_motion_score` with the trained T)."""
         pipeline = self.pipelines[self.base_num_frames]
         own = frames[-pipeline.default_window(fps):] if self.window is None else frames
-        picks = pipeline.frame_indices(len(own), fps)
-        clips = picks[:pipeline.num_clips * self.base_num_frames].reshape(
-            pipeline.num_clips, self.base_num_frames)
-        return float(np.mean([motion_score([own[index] for index in clip]) for clip in clips]))
+        return window_motion_score(pipeline, own, fps)
 
     def prepare(self, frames: Sequence[np.ndarray], fps: Optional[float],
                 filename: str = 'stream') -> Tuple[Hashable, Dict]:

@@ -305,7 +305,8 @@ def test_stream_infer_tool(api_models, api_videos, tmp_path, capsys):
     code = tool.main([str(api_models['single']), str(api_models['single_ckpt']),
                       str(api_videos['a']), str(api_videos['b']), str(tmp_path / 'gone.mp4'),
                       '--stride', '4', '--device', 'cpu', '--out', str(out), '--threshold',
-                      '0.4', '--release', '0.3', '--alert-classes', '0', '--no-progress'])
+                      '0.4', '--release', '0.3', '--alert-classes', '0', '--no-progress',
+                      '--threads', '1'])
     assert code == 1  # one stream failed; the others ran to the end
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     windows = [line for line in lines if 'scores' in line]
