@@ -39,7 +39,7 @@ import numpy as np
 from mmengine.logging import print_log
 
 from .alerts import AlertRule, Hysteresis
-from .sources import SourceError, VideoSource
+from .sources import SourceError, VideoSource, is_live
 from .stages import ModelStage
 
 
@@ -232,9 +232,8 @@ class StreamEngine:
         for index, source in enumerate(sources):
             if not isinstance(source, VideoSource):
                 name = names[index] if names else None
-                live = VideoSource(str(source), name).live
-                source = VideoSource(str(source), name, 'auto' if live else backend,
-                                     self.open_timeout, self.read_timeout)
+                source = VideoSource(str(source), name, 'auto' if is_live(str(source)) else
+                                     backend, self.open_timeout, self.read_timeout)
             resolved.append(source)
         report = StreamReport([StreamStats(source.name, source.uri) for source in resolved])
         self._queue: queue.Queue = queue.Queue(self.queue_size)
