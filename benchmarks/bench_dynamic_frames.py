@@ -162,10 +162,12 @@ def main(argv=None) -> int:
                      f'{flops[num_frames]:.3f} | {latency[num_frames]:.2f} | '
                      f'{latency[num_frames] / latency[base]:.2f}x |')
     share = ', '.join(f'T\'={t}: {int((chosen == t).sum())}' for t in tuple(args.frames))
+    num_classes = int(np.concatenate(scores[base]).shape[1])
     lines += [
         f'| dynamic | by motion, thresholds {thresholds} ({share}) | {dynamic_acc:.3f} | '
         f'{dynamic_flops:.3f} | {dynamic_latency:.2f} | {dynamic_latency / latency[base]:.2f}x |',
-        '', f'Motion score (grey levels, mean over test clips of the mean absolute difference of '
+        '', f'Chance level: 1/{num_classes} = {1 / num_classes:.3f} top-1.', '',
+        f'Motion score (grey levels, mean over test clips of the mean absolute difference of '
         f'consecutive T={base} picks): tertiles {tertiles[0]:.2f} / {tertiles[1]:.2f}, '
         f'quartiles {quartiles[0]:.2f} / {quartiles[1]:.2f} / {quartiles[2]:.2f}, range '
         f'{motion.min():.2f}-{motion.max():.2f}.', '',
