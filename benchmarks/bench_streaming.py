@@ -305,7 +305,9 @@ def cascade(args) -> str:
         f'{len(events)} of them overlap an event. Screening: `{args.screen_config}`'
         f'{" " + str(args.screen_cfg_options) if args.screen_cfg_options else ""}; confirming: '
         f'`{args.confirm_config}`. Screen threshold {args.screen_threshold}, alert threshold '
-        f'{args.threshold} (release {rule.release}). Median of {args.rounds} interleaved rounds.',
+        f'{args.threshold} (release {rule.release}). Median of {args.rounds} interleaved rounds. '
+        'Each model alone starts at its own window length, the cascade at the longer one, '
+        'hence slightly different window counts; all runs end windows on the same frames.',
         '', '| run | windows screened | windows confirmed | model cost ms/window | '
         'x screening alone | wall ms/window |', '|---|---:|---:|---:|---:|---:|']
     for key in ('screen', 'confirm', 'cascade'):
@@ -321,7 +323,8 @@ def cascade(args) -> str:
         '', f'Mean cost per window, cascade / screening alone: **{ratio:.2f}x** (target <= 1.3: '
         f'{"met" if ratio <= 1.3 else "NOT met"}); the confirmer ran on '
         f'{comparison["flagged"]} of {comparison["windows"]} windows '
-        f'({100 * comparison["flagged"] / comparison["windows"]:.1f}%), '
+        f'({100 * comparison["flagged"] / comparison["windows"]:.1f}%, in '
+        f'{last["cascade"].confirm_batches} batches), '
         f'{len(events & flagged)} of the {len(events)} event windows among them.', '',
         f'Against the confirmer alone on the flagged windows: max score difference '
         f'{comparison["max_score_diff"]:.1e}, decision mismatches '

@@ -9,7 +9,7 @@ from .inference import (WindowPipeline, default_device, example_inputs, init_rec
                         load_config, predict_scores, stream_keys)
 from .sources import SourceError, VideoSource
 from .stages import ModelStage
-from .stream import StreamEngine, StreamReport, StreamStats, report_dict
+from .stream import StreamEngine, StreamReport, StreamStats, report_dict, should_confirm
 
 __all__ = [
     'AlertRule', 'Hysteresis', 'alert_events', 'build_cascade', 'compare_with_confirmer',
@@ -17,5 +17,5 @@ __all__ = [
     'DynamicFrameStage', 'choose_num_frames', 'motion_score', 'WindowPipeline', 'default_device',
     'example_inputs', 'init_recognizer', 'load_config', 'predict_scores', 'stream_keys',
     'SourceError', 'VideoSource', 'ModelStage', 'StreamEngine', 'StreamReport', 'StreamStats',
-    'report_dict'
+    'report_dict', 'should_confirm'
 ]

@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from hyperframes_mm.apis import AlertRule, ModelStage, StreamEngine
+from hyperframes_mm.apis import AlertRule, ModelStage, StreamEngine, should_confirm
 from hyperframes_mm.apis.cascade import (build_cascade, compare_with_confirmer,
                                          make_event_stream, windows_with_event)
 
@@ -41,6 +41,10 @@ def test_confirmer_runs_only_on_flagged_windows_and_matches_it_alone(api_models,
     flagged = {(r['stream'], r['end_frame']) for r in records if r['flagged']}
     assert flagged == expected_flags and 0 < len(flagged) < len(records)
     assert cascade.confirm_windows == len(flagged)
+    assert 1 <= cascade.confirm_batches <= len(flagged)
+    for video in videos:  # deferred confirmation keeps every stream's records in order
+        order = [r['window'] for r in records if r['stream'] == video]
+        assert order == list(range(len(order)))
     assert all((r['confirm_scores'] is None) != r['flagged'] for r in records)
     comparison = compare_with_confirmer(cascade.records, alone.records, rule)
     assert comparison['flagged'] == len(flagged) and comparison['windows'] == len(records)
@@ -82,6 +86,16 @@ def test_build_cascade_and_tool(api_models, api_videos, tmp_path):
     with pytest.raises(SystemExit):
         tool.parse_args(['c.py', 'k.pth', 'v.mp4', '--confirm-config', 'x.py',
                          '--confirm-checkpoint', 'y.pth', '--screen-threshold', '0.3'])
+
+
+def test_confirmer_batches_wait_for_a_full_batch_within_a_bound():
+    # (deferred windows, batch size, input queue empty, seconds waited, max wait)
+    assert not should_confirm(3, 8, False, 0.2, 1.0)  # more input coming: wait for a batch
+    assert should_confirm(8, 8, False, 0.2, 1.0)  # a full batch
+    assert should_confirm(1, 8, True, 0.0, 1.0)  # nothing else to screen now
+    assert should_confirm(1, 8, False, 1.0, 1.0)  # waited long enough
+    with pytest.raises(ValueError, match='confirm_wait must be >= 0'):
+        StreamEngine(None, confirm_wait=-1)
 
 
 def test_compare_with_confirmer_refuses_different_windows():
