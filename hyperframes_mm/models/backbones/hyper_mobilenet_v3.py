@@ -90,6 +90,13 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             :class:`HyperResNet`. Defaults to False.
         frame_attention (bool): re-weight the input frames with a :class:`FrameAttention`.
             Defaults to False.
+        input_encoding (str): ``'frames'`` feeds the stacked frames as they are; ``'diff'``
+            feeds the centre frame plus ``diff_gain`` times the differences of consecutive
+            frames (see :mod:`.encoding`), which makes motion as loud as appearance and trains
+            much faster from scratch. A 2D checkpoint is inflated in the frame basis, then moved
+            to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
+        diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
+            to 4.
         conv_cfg (dict, optional): conv layer config. Defaults to None (Conv2d).
         norm_cfg (dict): norm layer config. Defaults to
             ``dict(type='BN', eps=0.001, momentum=0.01)`` (torchvision's values).
@@ -115,6 +122,8 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
                  pretrained: Optional[str] = None,
                  extra_bn: bool = False,
                  frame_attention: bool = False,
+                 input_encoding: str = 'frames',
+                 diff_gain: float = 4.0,
                  conv_cfg: Optional[Dict] = None,
                  norm_cfg: Dict = dict(type='BN', eps=0.001, momentum=0.01),
                  out_indices: Optional[Sequence[int]] = None,
@@ -141,7 +150,8 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             with_cp=with_cp,
             init_cfg=init_cfg)
         resize_conv_input(self.layer0.conv, 3 * num_frames)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention,
+                               input_encoding=input_encoding, diff_gain=diff_gain)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmpretrain and torchvision MobileNetV3 layouts."""

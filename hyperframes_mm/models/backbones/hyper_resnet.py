@@ -74,6 +74,13 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             :meth:`HyperframeBackboneMixin._init_extra_bn`). Defaults to False.
         frame_attention (bool): re-weight the frames of the input with a
             :class:`FrameAttention` (identity at start). Defaults to False.
+        input_encoding (str): ``'frames'`` feeds the stacked frames as they are; ``'diff'``
+            feeds the centre frame plus ``diff_gain`` times the differences of consecutive
+            frames (see :mod:`.encoding`), which makes motion as loud as appearance and trains
+            much faster from scratch. A 2D checkpoint is inflated in the frame basis, then moved
+            to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
+        diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
+            to 4.
         num_stages (int): ResNet stages. Defaults to 4.
         out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
             several a tuple. Defaults to ``(3, )``.
@@ -106,6 +113,8 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
                  pretrained: Optional[str] = None,
                  extra_bn: bool = False,
                  frame_attention: bool = False,
+                 input_encoding: str = 'frames',
+                 diff_gain: float = 4.0,
                  num_stages: int = 4,
                  out_indices: Sequence[int] = (3, ),
                  strides: Sequence[int] = (1, 2, 2, 2),
@@ -141,7 +150,8 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             partial_bn=partial_bn,
             with_cp=with_cp,
             init_cfg=init_cfg)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention,
+                               input_encoding=input_encoding, diff_gain=diff_gain)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmaction2, torchvision and mmpretrain ResNet layouts."""

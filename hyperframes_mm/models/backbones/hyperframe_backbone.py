@@ -23,6 +23,7 @@ from mmengine.runner.checkpoint import _load_checkpoint
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
+from .encoding import change_kernel_basis, check_encoding, describe, encode_frames
 from .frame_attention import FrameAttention
 from .inflate import INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight, set_conv_weight
 
@@ -86,7 +87,12 @@ class HyperframeBackboneMixin:
                           pretrained: Optional[str],
                           extra_bn: bool,
                           frame_attention: bool,
-                          channels_per_frame: int = 3) -> None:
+                          channels_per_frame: int = 3,
+                          input_encoding: str = 'frames',
+                          diff_gain: float = 4.0) -> None:
+        check_encoding(input_encoding, diff_gain)
+        self.input_encoding = input_encoding
+        self.diff_gain = float(diff_gain)
         self.num_frames = num_frames
         self.inflate_init = inflate_init
         self.pretrained = pretrained
@@ -168,9 +174,20 @@ class HyperframeBackboneMixin:
                              'backbone\'s')
 
     def hyperframe_input(self, x: torch.Tensor) -> torch.Tensor:
-        """Check the input and apply frame attention; the first thing ``forward`` does."""
+        """Check the input, apply frame attention, then the input encoding; the first thing
+        ``forward`` does."""
         self.check_input(x)
-        return x if self.frame_attention is None else self.frame_attention(x)
+        if self.frame_attention is not None:
+            x = self.frame_attention(x)
+        return encode_frames(x, self.num_frames, self.input_encoding, self.diff_gain,
+                             self.channels_per_frame)
+
+    def _to_encoding(self, weight: torch.Tensor, to_encoded: bool) -> torch.Tensor:
+        """A first-conv kernel moved to (or from) this backbone's input encoding basis."""
+        if self.input_encoding == 'frames':
+            return weight
+        return change_kernel_basis(weight, self.num_frames, self.input_encoding,
+                                   self.diff_gain, self.channels_per_frame, to_encoded)
 
     def stem_forward(self, x: torch.Tensor) -> torch.Tensor:
         """Run the conv-norm-act stem, with ``extra_bn`` between the conv and its norm."""
@@ -224,10 +241,15 @@ class HyperframeBackboneMixin:
         weight = state_dict[key]
         in_channels = weight.shape[1]
         if in_channels == self.channels_per_frame:
-            state_dict[key] = inflate_conv_weight(weight, self.num_frames, self.inflate_init,
-                                                  self.channels_per_frame)
+            # Inflate in the frame basis, where replicate/center have their meaning, then move
+            # to the encoded basis: the network computes the same function either way.
+            state_dict[key] = self._to_encoding(
+                inflate_conv_weight(weight, self.num_frames, self.inflate_init,
+                                    self.channels_per_frame), to_encoded=True)
             how = f'inflated {in_channels} -> {self.in_channels_expected} channels ' \
                   f'(inflate_init={self.inflate_init})'
+            if self.input_encoding != 'frames':
+                how += f', in the {describe(self.input_encoding, self.diff_gain)} input basis'
         elif in_channels == self.in_channels_expected:
             how = f'already a {self.num_frames}-frame hyperframe kernel, loaded as is'
         else:
@@ -271,11 +293,12 @@ class HyperframeBackboneMixin:
         this for inference or before building an optimizer.
         """
         conv = self.first_conv
-        weight = reinflate_conv_weight(conv.weight, num_frames, self.channels_per_frame)
-        set_conv_weight(conv, weight)
-        print_log(f'{type(self).__name__}: re-inflated from num_frames={self.num_frames} to '
+        raw = self._to_encoding(conv.weight, to_encoded=False)
+        weight = reinflate_conv_weight(raw, num_frames, self.channels_per_frame)
+        self.num_frames, old_frames = num_frames, self.num_frames
+        set_conv_weight(conv, self._to_encoding(weight, to_encoded=True))
+        print_log(f'{type(self).__name__}: re-inflated from num_frames={old_frames} to '
                   f'{num_frames}', logger='current', level=logging.INFO)
-        self.num_frames = num_frames
 
 
 def reinflate_backbone(model: nn.Module, num_frames: int) -> List[str]:

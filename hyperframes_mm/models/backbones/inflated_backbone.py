@@ -89,6 +89,13 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
             wrapper (``model.*`` keys, C or C*T channels). Defaults to None.
         frame_attention (bool): re-weight the input frames with a :class:`FrameAttention`.
             Defaults to False.
+        input_encoding (str): ``'frames'`` feeds the stacked frames as they are; ``'diff'``
+            feeds the centre frame plus ``diff_gain`` times the differences of consecutive
+            frames (see :mod:`.encoding`), which makes motion as loud as appearance and trains
+            much faster from scratch. A 2D checkpoint is inflated in the frame basis, then moved
+            to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
+        diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
+            to 4.
         init_cfg (dict, optional): initialisation of the wrapper. Defaults to None.
     """
 
@@ -99,6 +106,8 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
                  inflate_init: str = 'replicate',
                  pretrained: Optional[str] = None,
                  frame_attention: bool = False,
+                 input_encoding: str = 'frames',
+                 diff_gain: float = 4.0,
                  init_cfg: Optional[Dict] = None) -> None:
         check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
         super().__init__(init_cfg=init_cfg)
@@ -111,7 +120,8 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
                              f'{conv.in_channels} channels; build the 2D backbone at 3')
         self.first_conv_name = f'model.{conv_path}'
         resize_conv_input(conv, 3 * num_frames)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, False, frame_attention)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, False, frame_attention,
+                               input_encoding=input_encoding, diff_gain=diff_gain)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A checkpoint of the wrapped backbone gets the ``model.`` prefix; one of this wrapper
