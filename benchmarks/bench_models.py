@@ -31,7 +31,6 @@ import platform
 import re
 import statistics
 import sys
-import time
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 
@@ -195,28 +194,6 @@ def complexity(model: nn.Module, inputs) -> Tuple[float, float]:
     return info['flops'] / 1e9, info['params'] / 1e6
 
 
-def time_rows(models: Dict[str, nn.Module], inputs: Dict[str, object], repeats: int,
-              warmup: int) -> Dict[str, List[float]]:
-    """Seconds per call of every model, interleaved: each round times each model once, in an
-    order rotated by one every round."""
-    from tqdm import tqdm
-    names = list(models)
-    times: Dict[str, List[float]] = {name: [] for name in names}
-    rounds = warmup + repeats
-    with torch.inference_mode(), tqdm(total=rounds * len(names), desc='timing',
-                                      unit='call') as progress:
-        for round_index in range(rounds):
-            shift = round_index % len(names)
-            for name in names[shift:] + names[:shift]:
-                start = time.perf_counter()
-                models[name](inputs[name])
-                elapsed = time.perf_counter() - start
-                if round_index >= warmup:
-                    times[name].append(elapsed)
-                progress.update()
-    return times
-
-
 def select(rows: List[Row], pattern: Optional[str]) -> List[Row]:
     if pattern is None:
         return rows
@@ -279,6 +256,7 @@ def environment_line(threads: int, load_before: Tuple[float, ...]) -> str:
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401  (registers the hyperframe models)
+    from hyperframes_mm.utils.timing import interleaved_timing
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
     from tqdm import tqdm
@@ -293,7 +271,9 @@ def main(argv=None) -> str:
         inputs[row.name] = make_inputs(row.input_shape)
         if not args.no_flops:
             cost[row.name] = complexity(models[row.name], inputs[row.name])
-    times = time_rows(models, inputs, args.repeats, args.warmup)
+    times = interleaved_timing(
+        {name: (lambda name=name: models[name](inputs[name])) for name in models},
+        args.repeats, args.warmup)
     latency = {name: statistics.median(values) for name, values in times.items()}
     spread = {}
     for name, values in times.items():

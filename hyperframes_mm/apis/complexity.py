@@ -6,11 +6,11 @@ per stream (K, T, H, W from the test pipeline applied to frames of ``video_size`
 single-stream and fast/slow models (dict inputs) are counted alike.
 """
 import statistics
-import time
-from typing import Dict, Optional, Tuple
+from typing import Callable, Dict, Optional, Tuple, Union
 
 import torch
 
+from ..utils.timing import interleaved_timing
 from .export import ExportWrapper, as_tuple
 from .inference import ConfigLike, example_inputs, init_recognizer, stream_keys
 
@@ -53,6 +53,66 @@ def model_complexity(config: ConfigLike, video_size: Tuple[int, int] = (256, 340
     return result
 
 
+def _timed_call(config: ConfigLike, checkpoint: Optional[str], device: Optional[str],
+                batch: int, video_size: Tuple[int, int], fps: float,
+                cfg_options: Optional[dict]) -> Tuple[Callable[[], object], Dict, torch.device]:
+    """A no-argument call of the whole test-time model on ``batch`` random samples."""
+    model = init_recognizer(config, checkpoint, device, cfg_options)
+    device = next(model.parameters()).device
+    sample = example_inputs(model.cfg, video_size, fps=fps)
+    generator = torch.Generator().manual_seed(0)
+    tensors = tuple(torch.randint(0, 256, (batch, ) + tuple(tensor.shape[1:]),
+                                  generator=generator).float().to(device)
+                    for tensor in as_tuple(model, sample))
+    wrapper = ExportWrapper(model).eval()
+    shapes = {key: (batch, ) + tuple(tensor.shape[1:])
+              for key, tensor in zip(stream_keys(model), tensors)}
+    return (lambda: wrapper(*tensors)), shapes, device
+
+
+def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]]],
+                    device: Optional[str] = None, batch: int = 1, repeats: int = 30,
+                    warmup: int = 5, video_size: Tuple[int, int] = (256, 340), fps: float = 30.0,
+                    progress: bool = True) -> Dict[str, Dict]:
+    """Median latency of several configs' models, timed side by side in interleaved rounds.
+
+    Args:
+        configs (dict): name -> config, or name -> ``(config, cfg_options)``.
+        device (str, optional): defaults to CUDA when present, else the CPU.
+        batch (int): samples per call. Defaults to 1.
+        repeats (int): timed rounds. Defaults to 30.
+        warmup (int): untimed rounds first. Defaults to 5.
+        video_size (tuple[int, int]): decoded frame size. Defaults to (256, 340).
+        fps (float): frame rate for time-based samplers. Defaults to 30.
+        progress (bool): show a progress bar. Defaults to True.
+
+    Returns:
+        dict: name -> ``median_ms``, ``q1_ms``, ``q3_ms`` (per call), ``per_sample_ms``,
+        ``device``, ``batch``, ``inputs`` (name -> shape of one call).
+    """
+    if batch < 1 or repeats < 1 or warmup < 0:
+        raise ValueError(f'compare_latency: need batch >= 1, repeats >= 1, warmup >= 0; got '
+                         f'{batch}, {repeats}, {warmup}')
+    calls, shapes, devices = {}, {}, {}
+    for name, entry in configs.items():
+        config, cfg_options = entry if isinstance(entry, tuple) else (entry, None)
+        calls[name], shapes[name], devices[name] = _timed_call(
+            config, None, device, batch, video_size, fps, cfg_options)
+    cuda = any(dev.type == 'cuda' for dev in devices.values())
+    times = interleaved_timing(calls, repeats, warmup, progress=progress,
+                               synchronize=torch.cuda.synchronize if cuda else (lambda: None))
+    return {name: _summarise(values, batch, devices[name], shapes[name])
+            for name, values in times.items()}
+
+
+def _summarise(times, batch: int, device: torch.device, shapes: Dict) -> Dict:
+    quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
+    median = statistics.median(times)
+    return dict(median_ms=median * 1e3, q1_ms=quartiles[0] * 1e3, q3_ms=quartiles[2] * 1e3,
+                per_sample_ms=median * 1e3 / batch, device=str(device), batch=batch,
+                inputs=shapes)
+
+
 def measure_latency(config: ConfigLike, checkpoint: Optional[str] = None,
                     device: Optional[str] = None, batch: int = 1, repeats: int = 30,
                     warmup: int = 5, video_size: Tuple[int, int] = (256, 340),
@@ -77,28 +137,10 @@ def measure_latency(config: ConfigLike, checkpoint: Optional[str] = None,
     if batch < 1 or repeats < 1 or warmup < 0:
         raise ValueError(f'measure_latency: need batch >= 1, repeats >= 1, warmup >= 0; got '
                          f'{batch}, {repeats}, {warmup}')
-    model = init_recognizer(config, checkpoint, device, cfg_options)
-    device = next(model.parameters()).device
-    sample = example_inputs(model.cfg, video_size, fps=fps)
-    generator = torch.Generator().manual_seed(0)
-    tensors = tuple(torch.randint(0, 256, (batch, ) + tuple(tensor.shape[1:]),
-                                  generator=generator).float().to(device)
-                    for tensor in as_tuple(model, sample))
-    wrapper = ExportWrapper(model).eval()
-    times = []
-    with torch.inference_mode():
-        for index in range(warmup + repeats):
-            if device.type == 'cuda':
-                torch.cuda.synchronize(device)
-            start = time.perf_counter()
-            wrapper(*tensors)
-            if device.type == 'cuda':
-                torch.cuda.synchronize(device)
-            if index >= warmup:
-                times.append(time.perf_counter() - start)
-    quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
-    median = statistics.median(times)
-    return dict(median_ms=median * 1e3, q1_ms=quartiles[0] * 1e3, q3_ms=quartiles[2] * 1e3,
-                per_sample_ms=median * 1e3 / batch, device=str(device), batch=batch,
-                inputs={key: (batch, ) + tuple(tensor.shape[1:]) for key, tensor in
-                        zip(stream_keys(model), tensors)})
+    call, shapes, device = _timed_call(config, checkpoint, device, batch, video_size, fps,
+                                       cfg_options)
+    times = interleaved_timing(
+        {'model': call}, repeats, warmup, progress=False,
+        synchronize=(lambda: torch.cuda.synchronize(device)) if device.type == 'cuda'
+        else (lambda: None))['model']
+    return _summarise(times, batch, device, shapes)

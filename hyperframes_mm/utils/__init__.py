@@ -1,3 +1,4 @@
+from .timing import interleaved_timing
 from .upstream_tools import load_upstream_tool, upstream_tool_path
 
-__all__ = ['load_upstream_tool', 'upstream_tool_path']
+__all__ = ['interleaved_timing', 'load_upstream_tool', 'upstream_tool_path']
