@@ -1,0 +1,29 @@
+# Two-stream hyperframes: a fast (short interval) and a slow (long interval) T=5 hyperframe of
+# the same moment through one shared HyperResNet-18, pooled features concatenated (2 x 512).
+model = dict(
+    type='FastSlowRecognizer',
+    streams=('fast', 'slow'),
+    share_backbone=True,
+    fusion='concat',
+    backbone=dict(
+        type='HyperResNet',
+        depth=18,
+        num_frames=5,
+        inflate_init='replicate',
+        pretrained=None,
+        norm_eval=False),
+    cls_head=dict(
+        type='TSNHead',
+        num_classes=400,
+        in_channels=1024,
+        spatial_type='avg',
+        consensus=dict(type='AvgConsensus', dim=1),
+        dropout_ratio=0.4,
+        init_std=0.01,
+        average_clips='prob'),
+    data_preprocessor=dict(
+        type='HyperframeDataPreprocessor',
+        mean=[123.675, 116.28, 103.53],
+        std=[58.395, 57.12, 57.375]),
+    train_cfg=None,
+    test_cfg=None)

@@ -1,0 +1,11 @@
+# HyperResNet-18 over one T=5 hyperframe (frames 2 apart),
+# initialised from ImageNet weights, fine-tuned on UCF101 split 1.
+_base_ = [
+    '../../_base_/models/hyper_r18.py',
+    '../../_base_/datasets/ucf101_split1_rgb.py',
+    '../../_base_/schedules/sgd_warmup_cosine_50e.py', '../../_base_/default_runtime.py'
+]
+
+model = dict(
+    backbone=dict(pretrained='checkpoints/resnet18-imagenet.pth'),
+    cls_head=dict(num_classes=101))
