@@ -7,6 +7,8 @@ from .classes import (CLASS_GROUPS, MOTION_CLASSES, ActorMotion, MotionClass, ac
 from .generate import (GENERATOR_VERSION, PRESETS, Preset, clip_rng, load_meta,
                        make_synthetic_dataset, render_clip)
 from .render import Scene, render_scene, sample_scene
+from .generate import (FAST_SPEED, MOTION_STATES, actor_speed, frame_labels_path,
+                       motion_state_labels, write_frame_labels)
 
 __all__ = [
     'CLASS_GROUPS', 'MOTION_CLASSES', 'ActorMotion', 'MotionClass', 'actor_motion',
@@ -14,3 +16,5 @@ __all__ = [
     'clip_rng', 'load_meta', 'make_synthetic_dataset', 'render_clip', 'Scene', 'render_scene',
     'sample_scene'
 ]
+__all__ += ['FAST_SPEED', 'MOTION_STATES', 'actor_speed', 'frame_labels_path',
+            'motion_state_labels', 'write_frame_labels']

@@ -1,8 +1,11 @@
-"""Write the synthetic motion benchmark: mp4 clips, VideoDataset lists, classes.txt, meta.json.
+"""Write the synthetic motion benchmark: mp4 clips, VideoDataset lists, classes.txt, meta.json,
+and on request per-frame motion-state labels.
 
 Each clip is a function of ``(seed, split, class name, index)`` only, so the dataset does not
 depend on the number of worker processes, and a class keeps its clips when the class list
 changes (the tiny preset's clips are the default preset's first clips of the same classes).
+The same fact lets :func:`write_frame_labels` replay any clip's scene (without rendering it)
+to label its frames after the fact.
 """
 import contextlib
 import json
@@ -21,12 +24,18 @@ from tqdm import tqdm
 
 from ..video_io import write_video
 from .classes import check_classes, class_groups, flip_label_map
-from .render import render_scene, sample_scene
+from .render import Scene, render_scene, sample_scene
 
 #: bumped whenever a change alters the clips, so an old dataset is regenerated
 GENERATOR_VERSION = 2
 
 _SPLIT_NAME = re.compile(r'^[A-Za-z0-9_-]+$')
+
+#: per-frame motion states of :func:`motion_state_labels`, in label order
+MOTION_STATES = ('steady', 'fast')
+#: actor speed (frame widths per second) above which a frame is ``fast``: between the steady
+#: drift of the slow classes plus wobble and the quick moves inside a fast event
+FAST_SPEED = 0.5
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,48 @@ def render_clip(name: str, rng: np.random.Generator, size: int, duration: float,
     """Frames ``[N, size, size, 3]`` uint8 and the frame rate of one clip of class ``name``."""
     scene = sample_scene(name, rng, duration, fps_choices)
     return render_scene(scene, size, rng), scene.fps
+
+
+def actor_speed(scene: Scene) -> np.ndarray:
+    """Speed of the actor's centre at every frame, frame widths per second.
+
+    Central differences of the centre over time (one-sided at the first and last frame); each
+    displacement is taken the short way round the torus, so an actor crossing an edge does not
+    count as a jump. Camera shake moves every object alike and is not included.
+
+    Args:
+        scene (Scene): a clip's scene, from :func:`.render.sample_scene`.
+
+    Returns:
+        np.ndarray: ``[N]`` float64 speeds (0 for a one-frame clip).
+    """
+    centre = scene.objects[scene.actor].centre
+    times = np.asarray(scene.times, dtype=np.float64)
+    if len(times) < 2:
+        return np.zeros(len(times))
+    step = np.diff(centre, axis=0)
+    step = np.mod(step + 0.5, 1.0) - 0.5
+    path = np.concatenate([np.zeros((1, 2)), np.cumsum(step, axis=0)])
+    velocity = np.gradient(path, times, axis=0)
+    return np.hypot(velocity[:, 0], velocity[:, 1])
+
+
+def motion_state_labels(scene: Scene, fast_speed: float = FAST_SPEED) -> np.ndarray:
+    """Per-frame motion state of the actor: 1 (``fast``) where its speed exceeds
+    ``fast_speed``, else 0 (``steady``: resting, drifting, growing, turning).
+
+    Frames inside the quick events of the fast classes are ``fast`` except near an event's
+    start and end, where the move eases in and out; every frame of a slow class is ``steady``.
+
+    Args:
+        scene (Scene): a clip's scene.
+        fast_speed (float): threshold, frame widths per second. Defaults to
+            :data:`FAST_SPEED`.
+
+    Returns:
+        np.ndarray: ``[N]`` int64 labels, indices into :data:`MOTION_STATES`.
+    """
+    return (actor_speed(scene) > fast_speed).astype(np.int64)
 
 
 def _make_clip(job: Tuple[str, str, str, int], out_dir: Path, seed: int, size: int,
@@ -141,7 +192,7 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
                            clips_per_class: Optional[Mapping[str, int]] = None,
                            preset: str = 'tiny', seed: int = 0, workers: Optional[int] = None,
                            classes: Optional[Sequence[str]] = None,
-                           progress: bool = True) -> Dict[str, Path]:
+                           progress: bool = True, frame_labels: bool = False) -> Dict[str, Path]:
     """Generate the benchmark in ``out_dir``, or keep it if it is already there.
 
     Writes ``<split>/<class>_<index>.mp4`` (H.264, mp4v where PyAV lacks libx264), one
@@ -163,6 +214,8 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
             Defaults to the number of CPUs.
         classes (Sequence[str], optional): class names in label order, replacing the preset's.
         progress (bool): show a tqdm progress bar. Defaults to True.
+        frame_labels (bool): also write the per-frame motion-state annotations of
+            :func:`write_frame_labels` (``<split>_frame_labels.jsonl``). Defaults to False.
 
     Returns:
         Dict[str, Path]: split name -> annotation file path.
@@ -183,6 +236,8 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
                   seed=int(seed), size=spec.size, duration=spec.duration, fps=list(spec.fps))
     annotations = {split: out_dir / f'{split}.txt' for split in clips_per_class}
     if _complete(out_dir, params):
+        if frame_labels:
+            write_frame_labels(out_dir, progress=progress)
         return annotations
 
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -222,4 +277,73 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
                 annotations={split: path.name for split, path in annotations.items()},
                 videos=videos)
     _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
+    if frame_labels:
+        write_frame_labels(out_dir, progress=progress)
     return annotations
+
+
+def frame_labels_path(out_dir: Union[str, Path], split: str) -> Path:
+    """Where :func:`write_frame_labels` puts the annotations of ``split``."""
+    return Path(out_dir) / f'{split}_frame_labels.jsonl'
+
+
+def write_frame_labels(out_dir: Union[str, Path], fast_speed: float = FAST_SPEED,
+                       progress: bool = True) -> Dict[str, Path]:
+    """Write per-frame motion-state labels of a generated dataset, one file per split.
+
+    Every clip's scene is replayed from ``(seed, split, class, index)`` (nothing is rendered
+    or decoded) and labelled by :func:`motion_state_labels`. The files are in the frame-label
+    JSON-lines format of docs/frame_labels.md, one line per video in list order::
+
+        {"video": "train/fall_0000.mp4", "num_frames": 50, "fps": 25.0, "label": 2,
+         "frame_labels": [0, 0, 1, 1, ...]}
+
+    ``label`` is the clip's class, so ``FrameLabelVideoDataset(label_mode='video')`` reads the
+    file too; ``CenterFrameTarget`` reads the label of a sample's centre frame from it. The
+    dataset's other files are left untouched.
+
+    Args:
+        out_dir (str | Path): a dataset root written by :func:`make_synthetic_dataset`.
+        fast_speed (float): see :func:`motion_state_labels`. Defaults to :data:`FAST_SPEED`.
+        progress (bool): show a tqdm progress bar. Defaults to True.
+
+    Returns:
+        Dict[str, Path]: split name -> the split's ``<split>_frame_labels.jsonl``.
+
+    Raises:
+        FileNotFoundError: ``out_dir`` holds no complete dataset.
+        ValueError: the dataset was written by another generator version, or a replayed clip
+            disagrees with ``meta.json`` about its frame count or rate (then the clips are not
+            what this code draws: regenerate them).
+    """
+    out_dir = Path(out_dir)
+    meta = load_meta(out_dir)
+    params = meta['params']
+    if params['generator_version'] != GENERATOR_VERSION:
+        raise ValueError(f'{out_dir}: written by generator version '
+                         f'{params["generator_version"]}, this code is version '
+                         f'{GENERATOR_VERSION}; regenerate the dataset before labelling it')
+    label = {name: index for index, name in enumerate(params['classes'])}
+    jobs = [(split, name, index) for split, count in params['clips_per_class'].items()
+            for name in params['classes'] for index in range(count)]
+    lines: Dict[str, list] = {split: [] for split in params['clips_per_class']}
+    for split, name, index in tqdm(jobs, desc='synthetic frame labels', unit='clip',
+                                   disable=not progress):
+        relative = f'{split}/{name}_{index:04d}.mp4'
+        scene = sample_scene(name, clip_rng(params['seed'], split, name, index),
+                             params['duration'], params['fps'])
+        video = meta['videos'][relative]
+        if video['num_frames'] != len(scene.times) or video['fps'] != scene.fps:
+            raise ValueError(f'{out_dir / "meta.json"}: {relative} has {video["num_frames"]} '
+                             f'frames at {video["fps"]} fps, but replaying its scene gives '
+                             f'{len(scene.times)} at {scene.fps}: the clips were drawn by '
+                             'other code; regenerate the dataset')
+        record = dict(video=relative, num_frames=len(scene.times), fps=scene.fps,
+                      label=label[name],
+                      frame_labels=motion_state_labels(scene, fast_speed).tolist())
+        lines[split].append(json.dumps(record) + '\n')
+    paths = {}
+    for split, split_lines in lines.items():
+        paths[split] = frame_labels_path(out_dir, split)
+        _write_atomic(paths[split], ''.join(split_lines))
+    return paths
