@@ -21,6 +21,8 @@ KNOWN_NAME_MISMATCHES = {
     'the name says 3 clips, the training sampler takes 1 (3 is the validation count); '
     'mmaction2 names the training sampling',
 }
+FASTSLOW_UCF101 = (CONFIG_ROOT / 'ucf101' /
+                   'fastslow_imagenet-pretrained-r18_8xb32-5x1x1-5x4x1-50e_ucf101-split1-rgb.py')
 #: crop side of the stand-in runs (the configs crop 224 / 256)
 CROP = 64
 #: (family, algorithm, backbone) the model zoo must offer (issues 5 and 6)
@@ -108,14 +110,14 @@ def test_parse_name(zoo_table):
     (dict(model=dict(type='Recognizer2D')), 'algorithm fastslow, the config has hyperframe'),
 ])
 def test_check_name_reports_each_disagreement(zoo_table, change, problem):
-    path = CONFIG_ROOT / 'ucf101/fastslow_imagenet-pretrained-r18_8xb32-5x1x1-5x4x1-50e_ucf101-split1-rgb.py'
+    path = FASTSLOW_UCF101
     cfg = Config.fromfile(str(path))
     cfg.merge_from_dict(change)
     assert zoo_table.check_name(path, cfg) == [f'{path.name}: the name says {problem}']
 
 
 def test_check_name_reports_sampling(zoo_table):
-    path = CONFIG_ROOT / 'ucf101/fastslow_imagenet-pretrained-r18_8xb32-5x1x1-5x4x1-50e_ucf101-split1-rgb.py'
+    path = FASTSLOW_UCF101
     cfg = Config.fromfile(str(path))
     sampler = cfg.train_dataloader.dataset.dataset.pipeline[1]
     sampler.streams.slow.interval = 3

@@ -424,8 +424,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     register_all_modules(init_default_scope=True)
     # Building each model logs every initialised weight, and the FLOP counter every operator it
     # does not count (elementwise ops, as mmaction2's tables): the table needs none of it.
-    MMLogger.get_instance('zoo_table', log_level=logging.ERROR)
+    logger = MMLogger.get_current_instance()
+    level, threads = logger.level, torch.get_num_threads()
+    logger.setLevel(logging.ERROR)
     torch.set_num_threads(args.threads)
+    try:
+        return _run(args)
+    finally:
+        logger.setLevel(level)
+        torch.set_num_threads(threads)
+
+
+def _run(args: argparse.Namespace) -> int:
     status = 0
     for folder in map(Path, args.folders):
         measure = not (args.no_latency or args.check)

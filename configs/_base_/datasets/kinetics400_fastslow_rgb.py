@@ -1,7 +1,8 @@
-# Kinetics-400 for the two-stream model: the data, dataloaders and augmentation of kinetics400_rgb.py, with
-# staggered windows: per clip, a fast T=5 hyperframe (frames 1 apart, 5 frames) centred inside a
-# slow one (frames 4 apart, 17 frames), both drawn at one random place and given the same crop,
-# flip and colours; PackActionInputs collects them as imgs_fast / imgs_slow.
+# Kinetics-400 for the two-stream model: the data, dataloaders and augmentation of
+# kinetics400_rgb.py, with staggered windows: per clip, a fast T=5 hyperframe (frames 1 apart,
+# 5 frames) centred inside a slow one (frames 4 apart, 17 frames), both drawn at one random place
+# and given the same crop, flip and colours; PackActionInputs collects them as imgs_fast and
+# imgs_slow.
 _base_ = ['kinetics400_rgb.py']
 
 fastslow_sampler = dict(

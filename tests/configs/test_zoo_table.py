@@ -1,0 +1,150 @@
+"""Each family's metafile.yml and README table are what tools/analysis/zoo_table.py derives from
+its configs; the tool writes, checks and fills them."""
+import json
+import os
+import re
+import shutil
+
+import pytest
+import yaml
+from mmengine.config import Config
+
+from ..conftest import REPO
+from .conftest import CONFIG_ROOT, FAMILIES
+
+HMDB_R18 = 'hyperframe_imagenet-pretrained-r18_8xb32-5x2x1-50e_hmdb51-split1-rgb'
+
+
+def _train_sampler(cfg: Config) -> dict:
+    """The training pipeline's HyperframeSampleFrames, read straight from the config."""
+    dataset = cfg.train_dataloader.dataset
+    while 'pipeline' not in dataset:
+        dataset = dataset.dataset
+    return next(step for step in dataset.pipeline if step['type'] == 'HyperframeSampleFrames')
+
+
+def _table_rows(readme: str):
+    """The table between the zoo_table markers, one list of cells per model row."""
+    table = readme.split('<!-- zoo_table: start -->')[1].split('<!-- zoo_table: end -->')[0]
+    rows = [line.strip('|').split(' | ') for line in table.splitlines() if line.startswith('| [')]
+    return [[cell.strip() for cell in row] for row in rows]
+
+
+@pytest.mark.parametrize('family', FAMILIES)
+def test_metafile_is_derived_from_the_configs(zoo_table, family):
+    folder = CONFIG_ROOT / family
+    # the committed file equals the one derived now (FLOPs, params, every field)
+    assert zoo_table.main([str(folder), '--check']) == 0
+    meta = yaml.safe_load((folder / 'metafile.yml').read_text())
+    assert meta['Collections'] == [dict(Name=f'hyperframes-{family}',
+                                        README=f'configs/hyperframes/{family}/README.md')]
+    configs = sorted(folder.glob('*.py'))
+    assert sorted(model['Name'] for model in meta['Models']) == [path.stem for path in configs]
+    for model in meta['Models']:
+        path = REPO / model['Config']
+        assert path.is_file() and path.parent == folder and path.stem == model['Name']
+        cfg = Config.fromfile(str(path))
+        data = model['Metadata']
+        assert data['Batch Size'] == cfg.train_dataloader.batch_size
+        assert data['Epochs'] == cfg.train_cfg.max_epochs
+        sampler = _train_sampler(cfg)
+        if 'streams' in sampler:
+            assert data['Streams'] == list(sampler['streams']) == list(cfg.model.streams)
+            assert data['Frames'] == [spec.get('num_frames', sampler['num_frames'])
+                                      for spec in sampler['streams'].values()]
+            assert data['Frame Interval'] == [spec['interval']
+                                              for spec in sampler['streams'].values()]
+        else:
+            assert (data['Frames'], data['Frame Interval']) == (sampler['num_frames'],
+                                                                sampler['interval'])
+        crop = next(step['size'] for step in cfg.train_pipeline
+                    if step['type'] == 'ConsistentClipAugment')
+        assert data['Resolution'] == f'{crop}x{crop}'
+        assert data['Pretrained'] == 'ImageNet' and cfg.model.backbone.pretrained
+        assert re.fullmatch(r'\d+\.\d\dG', data['FLOPs'])
+        assert re.fullmatch(r'\d+\.\d\dM', data['Parameters'])
+        assert model['Modality'] == 'RGB'
+        assert 'Weights' not in model
+        # no accuracy was measured here, so none may be claimed
+        assert 'Results' not in model
+    assert not (folder / 'results').exists()
+
+
+@pytest.mark.parametrize('family', FAMILIES)
+def test_readme_table_matches_the_metafile(family):
+    folder = CONFIG_ROOT / family
+    readme = (folder / 'README.md').read_text()
+    assert f'python tools/analysis/zoo_table.py configs/hyperframes/{family} --readme ' \
+           '--metafile' in readme
+    models = yaml.safe_load((folder / 'metafile.yml').read_text())['Models']
+    rows = _table_rows(readme)
+    assert [row[0] for row in rows] == [f'[{model["Name"]}]({model["Name"]}.py)'
+                                        for model in models]
+    for row, model in zip(rows, models):
+        assert row[5] == model['Metadata']['FLOPs'].rstrip('G')
+        assert row[6] == model['Metadata']['Parameters'].rstrip('M')
+        assert re.fullmatch(r'\d+\.\d', row[7]), row  # latency was measured for the table
+        assert row[8:] == ['not measured here', 'not measured here']
+
+
+@pytest.fixture
+def small_family(tmp_path):
+    """A family folder holding one config, beside a link to the real configs/_base_."""
+    configs = tmp_path / 'configs'
+    folder = configs / 'hyperframes' / 'fam'
+    folder.mkdir(parents=True)
+    os.symlink(REPO / 'configs/_base_', configs / '_base_')
+    shutil.copy(CONFIG_ROOT / 'hmdb51' / f'{HMDB_R18}.py', folder)
+    (folder / 'README.md').write_text('# fam\n\n<!-- zoo_table: start -->\nold\n'
+                                      '<!-- zoo_table: end -->\n\nafter\n')
+    return folder
+
+
+def test_zoo_table_writes_checks_and_reads_results(zoo_table, small_family):
+    folder = str(small_family)
+    assert zoo_table.main([folder, '--check']) == 1  # no metafile yet
+    assert zoo_table.main([folder, '--metafile', '--readme', '--repeats', '2', '--warmup',
+                           '0']) == 0
+    assert zoo_table.main([folder, '--check']) == 0
+    readme = (small_family / 'README.md').read_text()
+    assert readme.startswith('# fam\n\n<!-- zoo_table: start -->\n| config |')
+    assert readme.endswith('<!-- zoo_table: end -->\n\nafter\n') and 'old' not in readme
+    assert 'CPU latency: median of 2 calls after 0 warm-up, batch 1, one view, 1 thread(s)' \
+        in readme
+    (row, ) = _table_rows(readme)
+    assert row[1:5] == ['HyperResNet-18', 'ImageNet', '5 × 2', '10 clips × 3 crops']
+    assert float(row[7]) > 0
+
+    metafile = small_family / 'metafile.yml'
+    metafile.write_text(metafile.read_text().replace('Batch Size: 32', 'Batch Size: 16'))
+    assert zoo_table.main([folder, '--check']) == 1
+
+    results = small_family / 'results'
+    results.mkdir()
+    (results / f'{HMDB_R18}.json').write_text(json.dumps(
+        {'acc/top1': 0.53125, 'acc/top5': 0.8125, 'acc/mean1': 0.5, 'time': 0.1}))
+    assert zoo_table.main([folder, '--metafile', '--readme', '--no-latency']) == 0
+    (model, ) = yaml.safe_load(metafile.read_text())['Models']
+    assert model['Results'] == [dict(Dataset='HMDB51', Task='Action Recognition',
+                                     Metrics={'Top 1 Accuracy': 53.12, 'Top 5 Accuracy': 81.25})]
+    (row, ) = _table_rows((small_family / 'README.md').read_text())
+    assert row[7:] == ['not measured here', '53.12', '81.25']
+
+    (results / f'{HMDB_R18}.json').write_text(json.dumps({'acc/mean1': 0.5}))
+    with pytest.raises(ValueError, match=r"no \['acc/top1', 'acc/top5'\] in it"):
+        zoo_table.main([folder, '--check'])
+
+
+def test_zoo_table_refuses_a_readme_without_markers(zoo_table, tmp_path):
+    readme = tmp_path / 'README.md'
+    readme.write_text('# no table here\n')
+    with pytest.raises(ValueError, match='needs the lines <!-- zoo_table: start -->'):
+        zoo_table.replace_table(readme, '| table |\n')
+    assert readme.read_text() == '# no table here\n'
+
+
+def test_zoo_table_refuses_a_misnamed_config(zoo_table, small_family):
+    wrong = small_family / HMDB_R18.replace('8xb32', '8xb16')
+    (small_family / f'{HMDB_R18}.py').rename(wrong.with_suffix('.py'))
+    with pytest.raises(ValueError, match='the name says batch 16, the config has 32'):
+        zoo_table.main([str(small_family), '--check'])
