@@ -1,0 +1,90 @@
+# Something-Something V2 as mmaction2 lays it out (tools/data/sthv2: webm videos converted to
+# data/sthv2/videos/<id>.mp4, lists "<id>.mp4 <label>"): 174 classes of short hand-object
+# actions (~4 s at 12 fps) that a single frame cannot tell apart.
+# Pipelines: one T=5 hyperframe of frames 2 apart, one augmentation draw per sample. Some
+# classes name a direction, so a flipped clip swaps their labels (mmaction2's map for
+# "... from left to right" <-> "... from right to left" and the like).
+# Training skips videos that fail to decode (GuardedDataset(on_bad_video='skip'), logged);
+# validation and test stop on them, naming the file.
+dataset_type = 'VideoDataset'
+data_root = 'data/sthv2/videos'
+ann_file_train = 'data/sthv2/sthv2_train_list_videos.txt'
+ann_file_val = 'data/sthv2/sthv2_val_list_videos.txt'
+num_classes = 174
+flip_label_map = {86: 87, 87: 86, 93: 94, 94: 93, 166: 167, 167: 166}
+
+train_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(type='HyperframeSampleFrames', num_frames=5, interval=2),
+    dict(type='DecordDecode'),
+    dict(type='ConsistentClipAugment', size=224, flip_ratio=0.5, flip_label_map=flip_label_map,
+         brightness=0.4, contrast=0.4, saturation=0.4, hue=0.1),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+val_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(type='HyperframeSampleFrames', num_frames=5, interval=2, num_clips=2, test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(-1, 256)),
+    dict(type='CenterCrop', crop_size=224),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+test_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(type='HyperframeSampleFrames', num_frames=5, interval=2, num_clips=4, test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(-1, 256)),
+    dict(type='ThreeCrop', crop_size=256),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+
+train_dataloader = dict(
+    batch_size=32,
+    num_workers=8,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    dataset=dict(
+        type='GuardedDataset',
+        on_bad_video='skip',
+        num_classes=num_classes,
+        dataset=dict(
+            type=dataset_type,
+            ann_file=ann_file_train,
+            data_prefix=dict(video=data_root),
+            pipeline=train_pipeline)))
+val_dataloader = dict(
+    batch_size=32,
+    num_workers=8,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(
+        type='GuardedDataset',
+        on_bad_video='raise',
+        num_classes=num_classes,
+        dataset=dict(
+            type=dataset_type,
+            ann_file=ann_file_val,
+            data_prefix=dict(video=data_root),
+            pipeline=val_pipeline,
+            test_mode=True)))
+test_dataloader = dict(
+    batch_size=1,
+    num_workers=8,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(
+        type='GuardedDataset',
+        on_bad_video='raise',
+        num_classes=num_classes,
+        dataset=dict(
+            type=dataset_type,
+            ann_file=ann_file_val,
+            data_prefix=dict(video=data_root),
+            pipeline=test_pipeline,
+            test_mode=True)))
+
+val_evaluator = dict(type='AccMetric')
+test_evaluator = val_evaluator
