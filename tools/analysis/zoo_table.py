@@ -37,12 +37,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 REPO = Path(__file__).resolve().parents[2]
 NAME_RULE = ('{algorithm}_{pretrain}-{backbone}_{gpus}xb{batch}-{clip_len}x{interval}x{clips}'
              '[-{clip_len}x{interval}x{clips} per further stream]-{epochs}e_{dataset}-rgb.py')
+# As in mmaction2's names, the algorithm may carry a variant (``tpn-slowonly``, here
+# ``hyperframe-indepaug``) and the backbone modifiers (``r50-nl-dot-product``, ``r18-auxframe``).
 NAME_PATTERN = re.compile(
-    r'^(?P<algorithm>[a-z0-9]+)_(?P<pretrain>scratch|[a-z0-9]+-pretrained)-'
+    r'^(?P<algorithm>[a-z0-9]+(?:-[a-z0-9]+)*)_(?P<pretrain>scratch|[a-z0-9]+-pretrained)-'
     r'(?P<backbone>[a-z0-9]+(?:-[a-z0-9]+)*)_(?P<gpus>\d+)xb(?P<batch>\d+)-'
     r'(?P<sampling>\d+x\d+x\d+(?:-\d+x\d+x\d+)*)-(?P<epochs>\d+)e_'
     r'(?P<dataset>[a-z0-9]+(?:-[a-z0-9]+)*)-rgb\.py$')
-#: algorithm token -> recognizer type
+#: algorithm (its first word: ``hyperframe-indepaug`` is a ``hyperframe``) -> recognizer type
 ALGORITHMS = {'hyperframe': 'Recognizer2D', 'fastslow': 'FastSlowRecognizer'}
 #: pretrain token -> what the metafile calls it
 PRETRAINED = {'imagenet-pretrained': 'ImageNet', 'scratch': 'None'}
@@ -51,6 +53,7 @@ DATASETS = {
     'ucf101-split1': ('UCF101', 101),
     'hmdb51-split1': ('HMDB51', 51),
     'kinetics400': ('Kinetics-400', 400),
+    'sthv2': ('Something-Something V2', 174),
 }
 #: a time-based interval (seconds) is named in frames at this frame rate
 REFERENCE_FPS = 30
@@ -117,13 +120,26 @@ def backbone_config(cfg) -> Dict:
 
 
 def backbone_token(backbone: Dict) -> str:
-    """The backbone as config names spell it: ``r18``, ``mobilenetv3-large``."""
+    """The backbone as config names spell it: ``r18``, ``mobilenetv3-large``, ``vit-b16`` (an
+    ``InflatedBackbone`` is named after the backbone it wraps)."""
     kind = str(backbone['type']).split('.')[-1]
+    if kind == 'InflatedBackbone':
+        return backbone_token(backbone['backbone'])
     if 'ResNet' in kind:
         return f'r{backbone["depth"]}'
     if 'MobileNetV3' in kind:
         return f'mobilenetv3-{backbone.get("arch", "small")}'.replace('_', '-')
+    if kind == 'VisionTransformer':
+        return f'vit-{backbone.get("arch", "b")}{backbone.get("patch_size", 16)}'
     return kind.lower()
+
+
+def num_classes(head: Dict) -> Optional[int]:
+    """The head's class count; a head that wraps another (``head=dict(...)``) reports its."""
+    if 'num_classes' in head:
+        return head['num_classes']
+    inner = head.get('head')
+    return num_classes(inner) if isinstance(inner, dict) else None
 
 
 def architecture(cfg) -> str:
@@ -174,14 +190,17 @@ def check_name(path, cfg) -> List[str]:
                             f'{actual}')
 
     recognizer = str(cfg.model.type).split('.')[-1]
-    if name['algorithm'] in ALGORITHMS:
-        differ('algorithm', name['algorithm'], {v: k for k, v in ALGORITHMS.items()}.get(
+    algorithm = name['algorithm'].split('-')[0]
+    if algorithm in ALGORITHMS:
+        differ('algorithm', algorithm, {v: k for k, v in ALGORITHMS.items()}.get(
             recognizer, recognizer))
     backbone = backbone_config(cfg)
     pretrained = backbone.get('pretrained')
     if (name['pretrain'] == 'scratch') != (pretrained is None):
         differ('pretrain', name['pretrain'], f'pretrained={pretrained!r}')
-    differ('backbone', name['backbone'], backbone_token(backbone))
+    token = backbone_token(backbone)
+    if not (name['backbone'] == token or name['backbone'].startswith(f'{token}-')):
+        differ('backbone', name['backbone'], token)
     differ('batch', name['batch'], cfg.train_dataloader.batch_size)
     if cfg.get('auto_scale_lr'):
         differ('gpus x batch', name['gpus'] * name['batch'], cfg.auto_scale_lr.base_batch_size)
@@ -190,7 +209,7 @@ def check_name(path, cfg) -> List[str]:
            tuple((s.num_frames, _number(s.interval), s.num_clips) for s in streams))
     differ('epochs', name['epochs'], cfg.train_cfg.max_epochs)
     if name['dataset'] in DATASETS:
-        differ('classes', DATASETS[name['dataset']][1], cfg.model.cls_head.num_classes)
+        differ('classes', DATASETS[name['dataset']][1], num_classes(cfg.model.cls_head))
     return problems
 
 
