@@ -116,3 +116,12 @@ def test_errors(labelled_dataset, tmp_path):
     with pytest.raises(ValueError, match=r'train/drift_left_0000.mp4 has 7 frames at .* but '
                                          r'replaying its scene gives .*regenerate'):
         write_frame_labels(other, progress=False)
+
+
+def test_regenerating_the_clips_removes_their_old_frame_labels(tmp_path):
+    make_synthetic_dataset(tmp_path, dict(train=1), seed=0, workers=1, progress=False,
+                           classes=['fall'], frame_labels=True)
+    assert frame_labels_path(tmp_path, 'train').is_file()
+    make_synthetic_dataset(tmp_path, dict(train=1), seed=1, workers=1, progress=False,
+                           classes=['fall'])
+    assert not frame_labels_path(tmp_path, 'train').exists()

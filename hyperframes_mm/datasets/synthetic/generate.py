@@ -242,6 +242,8 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
 
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / 'meta.json').unlink(missing_ok=True)
+    for stale in out_dir.glob('*_frame_labels.jsonl'):  # they describe the clips being redone
+        stale.unlink()
     jobs = [(f'{split}/{name}_{index:04d}.mp4', split, name, index)
             for split, count in clips_per_class.items() for name in classes
             for index in range(count)]
