@@ -12,7 +12,9 @@ For each config:
 * GFLOPs and parameters: mmengine's count (multiply-adds, as mmaction2's model zoo) of the whole
   test-time model on one *view*: the config's ``val_pipeline`` with its sampler set to one clip
   (one centre crop; for a fast/slow model one fast and one slow hyperframe);
-* CPU latency: median of ``--repeats`` calls on that view, batch 1, ``--threads`` threads;
+* CPU latency: median of ``--repeats`` calls on that view, batch 1, ``--threads`` threads, the
+  family's models interleaved round by round (so a change of load on a shared machine hits every
+  row alike);
 * test views: clips x crops of the config's ``test_pipeline``;
 * top-1 / top-5: from ``<folder>/results/<config name>.json``, the metrics file mmengine writes
   when testing (``WORK_DIR/<timestamp>/<timestamp>.json`` after ``tools/test.py``); "not
@@ -233,7 +235,7 @@ def family_configs(folder) -> List[Path]:
     return configs
 
 
-def _view_options(cfg) -> Dict:
+def view_options(cfg) -> Dict:
     """cfg_options for one view: no checkpoint, ``val_pipeline`` with one clip as the test
     pipeline."""
     from hyperframes_mm.analysis.config_utils import sampler_spec
@@ -280,27 +282,25 @@ def repo_path(path: Path) -> str:
     return Path(os.path.relpath(Path(path).resolve(), REPO)).as_posix()
 
 
-def zoo_row(path: Path, latency: bool = False, repeats: int = 10, warmup: int = 3,
-            results_dir: Optional[Path] = None) -> ZooRow:
-    """Everything the table and the metafile say about the config at ``path``.
+def zoo_row(path: Path, results_dir: Optional[Path] = None) -> ZooRow:
+    """Everything the metafile says about the config at ``path`` (no latency yet).
 
     Raises:
         ValueError: the config's name disagrees with the config (:func:`check_name`).
     """
     from hyperframes_mm.analysis.config_utils import load_config
-    from hyperframes_mm.apis.complexity import measure_latency, model_complexity
+    from hyperframes_mm.apis.complexity import model_complexity
     path = Path(path)
     cfg = load_config(str(path))
     problems = check_name(path, cfg)
     if problems:
         raise ValueError('\n'.join(problems))
     name = parse_name(path)
-    options = _view_options(cfg)
-    info = model_complexity(str(path), cfg_options=options)
+    info = model_complexity(str(path), cfg_options=view_options(cfg))
     height, width = next(iter(info['inputs'].values()))[-2:]
     clips, crops = test_views(cfg)
     results_dir = path.parent / 'results' if results_dir is None else Path(results_dir)
-    row = ZooRow(
+    return ZooRow(
         name=path.stem, config=repo_path(path), architecture=architecture(cfg),
         pretrained=PRETRAINED.get(name['pretrain'], name['pretrain']),
         dataset=DATASETS.get(name['dataset'], (name['dataset'], None))[0], gpus=name['gpus'],
@@ -308,10 +308,41 @@ def zoo_row(path: Path, latency: bool = False, repeats: int = 10, warmup: int = 
         resolution=(int(height), int(width)), flops=info['flops'], params=info['params'],
         test_clips=clips, test_crops=crops,
         results=load_results(results_dir / f'{path.stem}.json'))
-    if latency:
-        row.latency_ms = measure_latency(str(path), device='cpu', repeats=repeats, warmup=warmup,
-                                         cfg_options=options)['median_ms']
-    return row
+
+
+def interleaved_latency(paths: Sequence[Path], repeats: int = 10,
+                        warmup: int = 3) -> List[float]:
+    """Median CPU latency (ms) of one view of each config, batch 1, random pixels.
+
+    The models are timed round by round, one call each per round in a rotating order, as
+    :func:`~hyperframes_mm.apis.complexity.measure_latency` times one model (whole test-time
+    model: normalisation, backbone(s), head, clip averaging).
+    """
+    import statistics
+    import time
+
+    import torch
+    from hyperframes_mm.analysis.config_utils import load_config
+    from hyperframes_mm.apis.export import ExportWrapper, as_tuple
+    from hyperframes_mm.apis.inference import example_inputs, init_recognizer
+    generator = torch.Generator().manual_seed(0)
+    calls = []
+    for path in paths:
+        model = init_recognizer(str(path), None, 'cpu', view_options(load_config(str(path))))
+        tensors = tuple(torch.randint(0, 256, tuple(tensor.shape), generator=generator).float()
+                        for tensor in as_tuple(model, example_inputs(model.cfg)))
+        calls.append((ExportWrapper(model).eval(), tensors))
+    times: List[List[float]] = [[] for _ in calls]
+    with torch.inference_mode():
+        for round_index in range(warmup + repeats):
+            for offset in range(len(calls)):
+                index = (round_index + offset) % len(calls)
+                wrapper, tensors = calls[index]
+                start = time.perf_counter()
+                wrapper(*tensors)
+                if round_index >= warmup:
+                    times[index].append(time.perf_counter() - start)
+    return [statistics.median(samples) * 1e3 for samples in times]
 
 
 def _number(value: float):
@@ -396,7 +427,8 @@ def measurement_note(rows: Sequence[ZooRow], repeats: int, warmup: int) -> str:
                   if line.startswith('model name')]
         cpu = models[0] if models else cpu
     load = os.getloadavg()[0] if hasattr(os, 'getloadavg') else float('nan')
-    return (f'CPU latency: median of {repeats} calls after {warmup} warm-up, batch 1, one view, '
+    return (f'CPU latency: median of {repeats} calls after {warmup} warm-up, the models '
+            f'interleaved round by round, batch 1, one view, '
             f'{torch.get_num_threads()} thread(s), torch {torch.__version__}, {cpu}, load '
             f'average {load:.1f} when measured.\n')
 
@@ -457,9 +489,11 @@ def main(argv: Optional[List[str]] = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     status = 0
     for folder in map(Path, args.folders):
-        measure = not (args.no_latency or args.check)
-        rows = [zoo_row(path, measure, args.repeats, args.warmup, args.results)
-                for path in family_configs(folder)]
+        paths = family_configs(folder)
+        rows = [zoo_row(path, args.results) for path in paths]
+        if not (args.no_latency or args.check):
+            for row, latency in zip(rows, interleaved_latency(paths, args.repeats, args.warmup)):
+                row.latency_ms = latency
         metafile = metafile_text(folder, rows)
         if args.check:
             committed = folder / 'metafile.yml'
