@@ -250,7 +250,7 @@ def view_options(cfg) -> Dict:
     return options
 
 
-def test_views(cfg) -> Tuple[int, int]:
+def views_per_test_sample(cfg) -> Tuple[int, int]:
     """``(clips, crops)`` of one sample of the config's ``test_pipeline``."""
     from hyperframes_mm.analysis.config_utils import sampler_spec, transform_type
     clips = sampler_spec(cfg.test_pipeline).num_clips
@@ -298,7 +298,7 @@ def zoo_row(path: Path, results_dir: Optional[Path] = None) -> ZooRow:
     name = parse_name(path)
     info = model_complexity(str(path), cfg_options=view_options(cfg))
     height, width = next(iter(info['inputs'].values()))[-2:]
-    clips, crops = test_views(cfg)
+    clips, crops = views_per_test_sample(cfg)
     results_dir = path.parent / 'results' if results_dir is None else Path(results_dir)
     return ZooRow(
         name=path.stem, config=repo_path(path), architecture=architecture(cfg),
