@@ -129,7 +129,8 @@ def backbone_name(backbone: Dict) -> str:
         inner = backbone['backbone']
         if not isinstance(inner.get('arch'), str):
             return f'{SHRUNK_VIT_NAME}, inflated patch embedding'
-        return f'ViT-{inner["arch"].upper()}/{inner.get("patch_size", 16)}, inflated patch embedding'
+        patch = inner.get('patch_size', 16)
+        return f'ViT-{inner["arch"].upper()}/{patch}, inflated patch embedding'
     return f'{backbone["type"]}-{backbone.get("depth", backbone.get("arch"))}'
 
 
@@ -289,6 +290,15 @@ def row_title(row: str, data: str) -> str:
             f', {round(stream.interval * REFERENCE_FPS, 6):g}/30 s')
 
 
+def section_name(rows: Sequence[str]) -> str:
+    """Which results section a set of rows fills (separate runs keep separate tables)."""
+    if set(rows) <= set(ABLATION_ROWS):
+        return 'auxiliary-head ablation'
+    if not set(rows) & set(ABLATION_ROWS):
+        return 'scenario recipes'
+    return 'scenario recipes and auxiliary-head ablation'
+
+
 def run_synthetic(args) -> str:
     """Train every requested row and seed (each in a subprocess), then tabulate."""
     from hyperframes_mm.datasets.synthetic import load_meta
@@ -326,7 +336,7 @@ def run_synthetic(args) -> str:
                f'{" ".join(args.rows)}' + (f' --epochs {args.epochs}' if args.epochs else ''))
     classes = len(meta['classes'])
     return '\n'.join([
-        '## Synthetic motion benchmark', '',
+        f'## Synthetic motion benchmark: {section_name(args.rows)}', '',
         f'Preset `{meta["params"]["preset"]}` (generator version '
         f'{meta["params"]["generator_version"]}, seed {meta["params"]["seed"]}): {classes} '
         f'classes, {sum(meta["params"]["clips_per_class"].values()) * classes} clips; top-1 on '

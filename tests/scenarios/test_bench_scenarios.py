@@ -85,6 +85,7 @@ def test_one_training_run_and_the_table(labelled_dataset, tmp_path, monkeypatch)
     bench.main(['synthetic', '--data', str(labelled_dataset), '--rows', 'recipe', 'aux',
                 '--epochs', '1', '--work-dir', str(tmp_path), '--out', str(out)])
     text = out.read_text()
+    assert '## Synthetic motion benchmark: auxiliary-head ablation\n' in text
     assert '| synthetic recipe (HyperResNet-18, T=5, 4/30 s) | 50.0 | 50.0 | 25.0 | 1.0 |' in text
     assert f'| {100 * result["top1"]:.1f} | {100 * result["top1"]:.1f} |' in text
     assert '--rows recipe aux --epochs 1`' in text
@@ -98,6 +99,12 @@ def test_cost_row_of_the_alerting_scenario(tmp_path, monkeypatch):
     cells = [cell.strip() for cell in row.split('|')[1:-1]]
     assert cells[2:7] == ['3', '1', '160x160', 'HyperMobileNetV3-small', '8']
     assert cells[-1] == '1' and float(cells[7]) > 0 and float(cells[8]) > 0
+
+
+def test_section_names():
+    assert bench.section_name(['aux', 'recipe']) == 'auxiliary-head ablation'
+    assert bench.section_name(['fast', 'accuracy']) == 'scenario recipes'
+    assert bench.section_name(['fast', 'aux']) == 'scenario recipes and auxiliary-head ablation'
 
 
 def test_bad_epochs_refused():
