@@ -4,7 +4,7 @@ from typing import Dict, Tuple, Union
 import torch
 from mmaction.evaluation import top_k_accuracy
 from mmaction.registry import MODELS
-from mmaction.utils import ConfigType, SampleList
+from mmaction.utils import ConfigType, OptConfigType, SampleList
 from mmengine.model import BaseModule
 from mmengine.model.weight_init import normal_init
 from torch import nn
@@ -68,7 +68,7 @@ class AuxFrameHead(BaseModule):
                  aux_key: str = 'aux_label',
                  aux_dropout_ratio: float = 0.0,
                  init_std: float = 0.01,
-                 init_cfg: ConfigType = None) -> None:
+                 init_cfg: OptConfigType = None) -> None:
         if isinstance(aux_num_classes, bool) or not isinstance(aux_num_classes, int) or \
                 aux_num_classes < 2:
             raise ValueError(f'AuxFrameHead: aux_num_classes must be an int >= 2, got '
