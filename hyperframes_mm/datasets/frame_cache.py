@@ -32,6 +32,8 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..utils.processes import worker_pool
+
 FORMAT_VERSION = 1
 MAGIC = b'HFCACHE\0'
 ENTRY_SUFFIX = '.hfc'
@@ -579,11 +581,8 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
         results = map(_build_one, tasks)
         pool = None
     else:
-        import multiprocessing
-        # fork: workers start at once, without re-importing mmaction2; they share no handles,
-        # each opens its own videos and entries.
-        method = 'fork' if 'fork' in multiprocessing.get_all_start_methods() else 'spawn'
-        pool = multiprocessing.get_context(method).Pool(workers, initializer=_init_worker)
+        # Workers share no handles: each opens its own videos and entries.
+        pool = worker_pool(workers, preload=[__name__], initializer=_init_worker)
         results = pool.imap_unordered(_build_one, tasks)
     try:
         for result in results:

@@ -359,7 +359,13 @@ def test_doctor_errors(tiny_root):
                          ids=lambda p: p.name)
 def test_repository_configs_have_no_errors(path):
     findings = diagnose(load_config(str(path)), progress=False)
-    assert [f for f in findings if f.severity == 'error'] == []
+    # Model-zoo configs name ImageNet weights users download into checkpoints/ (absent in CI):
+    # exactly that finding is expected there, and it names the missing file.
+    missing = [f for f in findings if f.code == 'pretrained' and 'not found' in f.message]
+    assert all('checkpoints/' in f.message for f in missing)
+    errors = [f.code for f in findings if f.severity == 'error' and f not in missing]
+    # The per-frame augmentation ablation reproduces the seeds' bug on purpose.
+    assert errors == (['per-frame-augment'] if 'indepaug' in path.name else [])
 
 
 # -------------------------------------------------------------------------- command line

@@ -9,7 +9,6 @@ to label its frames after the fact.
 """
 import contextlib
 import json
-import multiprocessing
 import os
 import re
 import tempfile
@@ -22,6 +21,7 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from tqdm import tqdm
 
+from ...utils.processes import worker_pool
 from ..video_io import write_video
 from .classes import check_classes, class_groups, flip_label_map
 from .render import Scene, render_scene, sample_scene
@@ -254,9 +254,7 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
         if workers == 1 or len(jobs) <= 1:
             outputs = map(make, jobs)
         else:
-            method = 'fork' if 'fork' in multiprocessing.get_all_start_methods() else 'spawn'
-            pool = stack.enter_context(
-                multiprocessing.get_context(method).Pool(min(workers, len(jobs))))
+            pool = stack.enter_context(worker_pool(min(workers, len(jobs)), preload=[__name__]))
             outputs = pool.imap_unordered(make, jobs, chunksize=2)
         for relative, info in tqdm(outputs, total=len(jobs), desc=f'synthetic {preset} clips',
                                    unit='clip', disable=not progress):
