@@ -45,9 +45,11 @@ from typing import Dict, List, Optional, Sequence
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'scenarios.md'
 SCENARIO_DIR = REPO / 'configs' / 'hyperframes' / 'scenarios'
-SYNTHETIC_RECIPE = (REPO / 'configs' / 'hyperframes' / 'synthetic' /
-                    'hyperframe_scratch-r18_1xb16-5x4x3-30e_synthetic-rgb.py')
-AUX_CONFIG = SCENARIO_DIR / 'hyperframe_scratch-r18-auxframe_1xb16-5x4x1-30e_synthetic-rgb.py'
+SYNTHETIC_DIR = REPO / 'configs' / 'hyperframes' / 'synthetic'
+#: the synthetic family's HyperResNet-18 recipe and its variant with the auxiliary head (their
+#: names change with their sampling)
+RECIPE_PATTERN = (SYNTHETIC_DIR, 'hyperframe_scratch-r18_*_synthetic-rgb.py')
+AUX_PATTERN = (SCENARIO_DIR, 'hyperframe_scratch-r18-auxframe_*_synthetic-rgb.py')
 #: synthetic-benchmark intervals are named in frames at this frame rate
 REFERENCE_FPS = 30
 #: the ViT the accuracy-first row trains on the synthetic benchmark instead of ViT-B/16
@@ -76,9 +78,22 @@ SCENARIOS = (
              'hyperframe_imagenet-pretrained-vit-b16_8xb8-16x4x1-30e_kinetics400-rgb.py'),
 )
 #: synthetic rows besides the scenarios: the recipe without / with the auxiliary head
-ABLATION_ROWS = {'recipe': 'synthetic recipe (HyperResNet-18, T=5, 4/30 s)',
-                 'aux': 'synthetic recipe + AuxFrameHead (centre-frame motion state, weight 0.5)'}
-ROWS = tuple(s.key for s in SCENARIOS) + tuple(ABLATION_ROWS)
+ABLATION_ROWS = ('recipe', 'aux')
+ROWS = tuple(s.key for s in SCENARIOS) + ABLATION_ROWS
+
+
+def find_config(pattern) -> Path:
+    """The one config of a folder that matches a file-name pattern.
+
+    Raises:
+        FileNotFoundError: none or several match.
+    """
+    folder, name = pattern
+    found = sorted(folder.glob(name))
+    if len(found) != 1:
+        raise FileNotFoundError(f'{folder}: expected one config named {name}, found '
+                                f'{[path.name for path in found]}')
+    return found[0]
 
 
 def load(path, data: Optional[str] = None):
@@ -223,10 +238,7 @@ def set_epochs(cfg, epochs: int) -> None:
 
 def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Optional[int]):
     """The training config of one synthetic-benchmark row (see the module doc)."""
-    if row == 'aux':
-        cfg = load(AUX_CONFIG, data)
-    else:
-        cfg = load(SYNTHETIC_RECIPE, data)
+    cfg = load(find_config(AUX_PATTERN if row == 'aux' else RECIPE_PATTERN), data)
     if row in ('fast', 'slow', 'alerting', 'accuracy'):
         reference = load(SCENARIO_DIR / scenario(row).config)
         from hyperframes_mm.analysis.config_utils import sampler_spec
@@ -281,13 +293,17 @@ def ensure_frame_labels(data: str) -> None:
 
 def row_title(row: str, data: str) -> str:
     """What a synthetic row trains, in words."""
-    if row in ABLATION_ROWS:
-        return ABLATION_ROWS[row]
-    cfg = synthetic_config(row, data, 0, '', None)
     from hyperframes_mm.analysis.config_utils import sampler_spec
+    cfg = synthetic_config(row, data, 0, '', None)
     stream = sampler_spec(cfg.train_dataloader.dataset.pipeline).streams[0]
-    return (f'{scenario(row).title}: {backbone_name(cfg.model.backbone)}, T={stream.num_frames}'
-            f', {round(stream.interval * REFERENCE_FPS, 6):g}/30 s')
+    what = (f'{backbone_name(cfg.model.backbone)}, T={stream.num_frames}, '
+            f'{round(stream.interval * REFERENCE_FPS, 6):g}/30 s')
+    if row == 'recipe':
+        return f'synthetic recipe: {what}'
+    if row == 'aux':
+        return (f'synthetic recipe: {what} + AuxFrameHead (centre-frame motion state, weight '
+                f'{cfg.model.cls_head.aux_loss_weight:g})')
+    return f'{scenario(row).title}: {what}'
 
 
 def section_name(rows: Sequence[str]) -> str:
@@ -319,7 +335,8 @@ def run_synthetic(args) -> str:
                     subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
             results.setdefault(row, []).append(json.loads(done.read_text()))
     meta = load_meta(args.data)
-    recipe = load(SYNTHETIC_RECIPE, args.data)
+    recipe_path = find_config(RECIPE_PATTERN)
+    recipe = load(recipe_path, args.data)
     epochs = args.epochs or recipe.train_cfg.max_epochs
     size = crop_size(recipe.train_dataloader.dataset.pipeline)
     lines = ['| row | top-1 (mean over seeds) | top-1 per seed | mean class acc | '
@@ -342,7 +359,7 @@ def run_synthetic(args) -> str:
         f'classes, {sum(meta["params"]["clips_per_class"].values()) * classes} clips; top-1 on '
         f'the {meta["params"]["clips_per_class"].get("val", 0) * classes} val clips (3 test '
         f'clips each), chance {100 / classes:.0f} %. Every row: the synthetic recipe '
-        f'(`{SYNTHETIC_RECIPE.relative_to(REPO).as_posix()}`: from scratch, {size}x{size} '
+        f'(`{recipe_path.relative_to(REPO).as_posix()}`: from scratch, {size}x{size} '
         f'crops, {epochs} epoch(s) of its schedule, its augmentation and input encoding) with the '
         "row's T, interval (frames -> frames/30 s) and backbone. Seeds: "
         f'{", ".join(map(str, args.seeds))} (`randomness.seed`, same data).', '',

@@ -33,7 +33,7 @@ def test_set_epochs_scales_every_scheduler():
 def test_scenario_rows_take_t_interval_and_backbone_from_the_scenario(row, frames, interval,
                                                                       backbone, tmp_path):
     cfg = bench.synthetic_config(row, 'data/x', 3, str(tmp_path), None)
-    recipe = bench.load(bench.SYNTHETIC_RECIPE, 'data/x')
+    recipe = bench.load(bench.find_config(bench.RECIPE_PATTERN), 'data/x')
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         sampler = cfg[loader].dataset.pipeline[1]
         assert (sampler['num_frames'], sampler['interval'], sampler['time_based']) == \
@@ -86,7 +86,9 @@ def test_one_training_run_and_the_table(labelled_dataset, tmp_path, monkeypatch)
                 '--epochs', '1', '--work-dir', str(tmp_path), '--out', str(out)])
     text = out.read_text()
     assert '## Synthetic motion benchmark: auxiliary-head ablation\n' in text
-    assert '| synthetic recipe (HyperResNet-18, T=5, 4/30 s) | 50.0 | 50.0 | 25.0 | 1.0 |' in text
+    assert '| synthetic recipe: HyperResNet-18, T=5, 6/30 s | 50.0 | 50.0 | 25.0 | 1.0 |' in text
+    assert ('| synthetic recipe: HyperResNet-18, T=5, 6/30 s + AuxFrameHead (centre-frame '
+            'motion state, weight 0.5) |') in text
     assert f'| {100 * result["top1"]:.1f} | {100 * result["top1"]:.1f} |' in text
     assert '--rows recipe aux --epochs 1`' in text
 
@@ -105,6 +107,17 @@ def test_section_names():
     assert bench.section_name(['aux', 'recipe']) == 'auxiliary-head ablation'
     assert bench.section_name(['fast', 'accuracy']) == 'scenario recipes'
     assert bench.section_name(['fast', 'aux']) == 'scenario recipes and auxiliary-head ablation'
+
+
+def test_find_config(tmp_path):
+    assert bench.find_config(bench.AUX_PATTERN).parent == bench.SCENARIO_DIR
+    (tmp_path / 'a_1.py').touch()
+    (tmp_path / 'a_2.py').touch()
+    with pytest.raises(FileNotFoundError, match=r"expected one config named a_\*.py, found "
+                                                r"\['a_1.py', 'a_2.py'\]"):
+        bench.find_config((tmp_path, 'a_*.py'))
+    with pytest.raises(FileNotFoundError, match=r'found \[\]'):
+        bench.find_config((tmp_path, 'b_*.py'))
 
 
 def test_bad_epochs_refused():

@@ -12,9 +12,11 @@ from hyperframes_mm.apis.inference import example_inputs
 from ..conftest import REPO
 
 SCENARIOS = REPO / 'configs/hyperframes/scenarios'
-SYNTHETIC_RECIPE = (REPO / 'configs/hyperframes/synthetic/'
-                    'hyperframe_scratch-r18_1xb16-5x4x3-30e_synthetic-rgb.py')
-AUX_CONFIG = SCENARIOS / 'hyperframe_scratch-r18-auxframe_1xb16-5x4x1-30e_synthetic-rgb.py'
+AUX_CONFIG = next(SCENARIOS.glob('hyperframe_scratch-r18-auxframe_*_synthetic-rgb.py'))
+#: the synthetic family's HyperResNet-18 recipe the aux variant is built on (found by name:
+#: the name changes with the recipe's sampling)
+SYNTHETIC_RECIPE, = (REPO / 'configs/hyperframes/synthetic').glob(
+    'hyperframe_scratch-r18_*_synthetic-rgb.py')
 
 #: the seed's table: config -> (T, interval, input side, backbone type, arch, batch per GPU,
 #: test views (clips, crops), dataset folder)

@@ -1,12 +1,12 @@
 # Auxiliary supervision on the synthetic motion benchmark: the synthetic recipe
-# (../synthetic/hyperframe_scratch-r18_1xb16-5x4x3-30e_synthetic-rgb.py: HyperResNet-18 from
-# scratch, T=5 picks 4/30 s apart, 'diff' input encoding, same data, augmentation and schedule)
+# (../synthetic/hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py: HyperResNet-18 from
+# scratch, T=5 picks 6/30 s apart, 'diff' input encoding, same data, augmentation and schedule)
 # with a second classifier on the same pooled features that predicts the motion state of the
 # hyperframe's centre frame (0 steady, 1 fast: the actor moves faster than 0.5 frame widths
 # per second), loss weight 0.5. Prediction uses the main head only. The per-frame labels are
 # written next to the clips by hyperframes_mm.datasets.synthetic.write_frame_labels(data_root)
 # (or make_synthetic_dataset(..., frame_labels=True)); docs/scenarios.md.
-_base_ = ['../synthetic/hyperframe_scratch-r18_1xb16-5x4x3-30e_synthetic-rgb.py']
+_base_ = ['../synthetic/hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py']
 
 data_root = '{{$HF_SYNTHETIC:data/synthetic}}'
 
@@ -22,7 +22,7 @@ model = dict(
 # and carried into the data sample (tests/scenarios checks that nothing else differs).
 train_pipeline = [
     dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=4 / 30, time_based=True),
+    dict(type='HyperframeSampleFrames', num_frames=5, interval=6 / 30, time_based=True),
     dict(type='CenterFrameTarget', ann_file=f'{data_root}/train_frame_labels.jsonl',
          data_prefix=data_root),
     dict(type='DecordDecode'),
