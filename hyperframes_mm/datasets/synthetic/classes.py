@@ -16,16 +16,18 @@ from typing import Dict, List, NamedTuple, Sequence
 import numpy as np
 
 #: length of one quick event of a fast class, seconds
-FAST_EVENT_S = 0.3
+FAST_EVENT_S = 0.35
 #: fast events repeat with a period drawn per clip from this range (seconds) at a random
 #: phase, so that most windows of ~0.3-0.5 s hold (part of) an event
-FAST_PERIOD_S = (0.6, 0.9)
-#: steady speed of drift and lie-down, frame widths per second; a swipe or fall step covers
-#: ``SLOW_SPEED * period``, so fast and slow classes of one direction travel equally far and
-#: frames sampled ~0.5 s apart barely tell a staircase from a ramp
-SLOW_SPEED = 0.125
-HOP_HEIGHT = 0.12
-SHAKE_AMPLITUDE = 0.06
+FAST_PERIOD_S = (0.5, 0.7)
+#: steady speed of drift and lie-down, frame widths per second: ~4 px per 0.5 s at 32 px, so a
+#: short window barely shows it and a long one does
+SLOW_SPEED = 0.25
+#: distance of one swipe or fall step, frame widths: a quick, large move that any window
+#: holding part of an event shows, unlike the slow drift in the same direction
+FAST_STEP = 0.3
+HOP_HEIGHT = 0.2
+SHAKE_AMPLITUDE = 0.1
 #: steady rotation speed of rotate_cw / rotate_ccw, radians per second
 ROTATION_SPEED = np.pi / 2
 
@@ -188,7 +190,7 @@ def actor_motion(name: str, times: np.ndarray, duration: float,
     constant_phase = rng.uniform(0.0, 1.0)
     s = (times[:, None] - starts[None, :]) / FAST_EVENT_S
     inside = (s >= 0) & (s <= 1)
-    step = SLOW_SPEED * period
+    step = FAST_STEP
     dy = np.zeros_like(times)
     dx = np.zeros_like(times)
     scale_phase = np.full_like(times, constant_phase)

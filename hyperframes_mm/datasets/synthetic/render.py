@@ -15,11 +15,11 @@ import numpy as np
 from .classes import actor_motion
 
 #: radius at scale phase 0, frame widths, log-uniform; phase 1 doubles it
-RADIUS_RANGE = (0.065, 0.09)
+RADIUS_RANGE = (0.1, 0.14)
 #: how many distractor objects a clip has (inclusive range)
 DISTRACTOR_RANGE = (1, 2)
 #: camera shake: amplitude in frame widths and frequency range in Hz
-CAMERA_SHAKE = 0.015
+CAMERA_SHAKE = 0.005
 CAMERA_SHAKE_HZ = (0.5, 3.0)
 #: wobble of every object (actor included): amplitude in frame widths, frequencies in Hz
 WOBBLE = 0.01
