@@ -1,0 +1,58 @@
+# The synthetic motion benchmark (python tools/make_synthetic_dataset.py data/synthetic
+# --preset default): 10 classes that differ only in motion, 64x64 H.264 clips of 2 s at 15, 25
+# or 30 fps. Set HF_SYNTHETIC (or edit data_root) to use another copy.
+# One T=5 hyperframe, picks 6/30 s apart (time-based, so every frame rate covers the same
+# 0.8 s), trained at 32x32 with one augmentation draw per sample; three test clips.
+dataset_type = 'VideoDataset'
+data_root = '{{$HF_SYNTHETIC:data/synthetic}}'
+ann_file_train = f'{data_root}/train.txt'
+ann_file_val = f'{data_root}/val.txt'
+num_classes = 10
+# Horizontal flips turn swipe_left into swipe_right and drift_left into drift_right.
+flip_label_map = {0: 1, 1: 0, 5: 6, 6: 5}
+hyperframe_sampler = dict(
+    type='HyperframeSampleFrames', num_frames=5, interval=6 / 30, time_based=True)
+
+train_pipeline = [
+    dict(type='SafeDecordInit'),
+    hyperframe_sampler,
+    dict(type='DecordDecode'),
+    dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
+         flip_label_map=flip_label_map),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+test_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(hyperframe_sampler, num_clips=3, test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(32, 32), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    dict(type='PackActionInputs')
+]
+
+train_dataloader = dict(
+    batch_size=16,
+    num_workers=2,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=True),
+    dataset=dict(
+        type=dataset_type,
+        ann_file=ann_file_train,
+        data_prefix=dict(video=data_root),
+        pipeline=train_pipeline))
+val_dataloader = dict(
+    batch_size=16,
+    num_workers=2,
+    persistent_workers=True,
+    sampler=dict(type='DefaultSampler', shuffle=False),
+    dataset=dict(
+        type=dataset_type,
+        ann_file=ann_file_val,
+        data_prefix=dict(video=data_root),
+        pipeline=test_pipeline,
+        test_mode=True))
+test_dataloader = val_dataloader
+
+val_evaluator = dict(type='AccMetric', metric_list=('top_k_accuracy', 'mean_class_accuracy'))
+test_evaluator = val_evaluator

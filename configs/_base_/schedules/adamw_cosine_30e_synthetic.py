@@ -1,0 +1,17 @@
+# The one schedule every model on the synthetic benchmark trains with (CPU-sized): 30 epochs,
+# 3 of linear warm-up, cosine decay, AdamW.
+max_epochs = 30
+train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs, val_begin=1, val_interval=10)
+val_cfg = dict(type='ValLoop')
+test_cfg = dict(type='TestLoop')
+
+param_scheduler = [
+    dict(type='LinearLR', start_factor=0.1, by_epoch=True, begin=0, end=3,
+         convert_to_iter_based=True),
+    dict(type='CosineAnnealingLR', T_max=max_epochs - 3, eta_min=0, by_epoch=True, begin=3,
+         end=max_epochs, convert_to_iter_based=True)
+]
+optim_wrapper = dict(
+    optimizer=dict(type='AdamW', lr=2e-3, weight_decay=0.05),
+    clip_grad=dict(max_norm=40, norm_type=2))
+auto_scale_lr = dict(enable=False, base_batch_size=16)

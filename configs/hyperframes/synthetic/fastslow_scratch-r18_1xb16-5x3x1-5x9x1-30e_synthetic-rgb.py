@@ -1,0 +1,37 @@
+# Two streams through one shared HyperResNet-18: fast (T=5, picks 3/30 s apart: quick events
+# over 0.4 s) and slow (T=5, 9/30 s apart: trends over 1.2 s), staggered around one centre, the
+# same augmentation draw for both, features concatenated, one head.
+_base_ = ['./hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py']
+model = dict(
+    type='FastSlowRecognizer',
+    streams=('fast', 'slow'),
+    share_backbone=True,
+    fusion='concat',
+    cls_head=dict(in_channels=1024))
+hyperframe_sampler = dict(
+    type='HyperframeSampleFrames',
+    num_frames=5,
+    time_based=True,
+    streams=dict(fast=dict(interval=3 / 30), slow=dict(interval=9 / 30)),
+    stream_align='center')
+pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
+train_pipeline = [
+    dict(type='SafeDecordInit'),
+    hyperframe_sampler,
+    dict(type='DecordDecode'),
+    dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
+         flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
+    dict(type='HyperframeStack'),
+    pack
+]
+test_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(hyperframe_sampler, num_clips=3, test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(32, 32), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    pack
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+test_dataloader = val_dataloader
