@@ -1,44 +1,204 @@
-"""The main job: build the synthetic benchmark, train and test the hyperframe model, print results.
+"""The main job: build the synthetic motion benchmark, train and test each model, print the table.
 
-    python tools/main_job.py [--work-dir work_dirs/main_job]
+    python tools/main_job.py                 # ~15 min on 2 CPU cores
+    python tools/main_job.py --full          # longer schedule, the larger preset and TSM-5
+
+Every model trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's
+own tools) on the same videos with the same schedule. Results (a markdown table, JSON and a
+bar chart) go to ``<work-dir>/results.{md,json,png}``. A model whose test predictions already
+exist in the work dir is not trained again (``--force`` retrains), so a killed run resumes.
 """
 import argparse
 import json
 import os
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional
 
 REPO = Path(__file__).resolve().parents[1]
-CONFIG = 'configs/hyperframes/tiny/hyperframe_scratch-r18_1xb4-5x2x1-2e_synthetic-tiny-rgb.py'
+SYNTHETIC = 'configs/hyperframes/synthetic'
 
 
-def parse_args():
+class Row(NamedTuple):
+    """One model of the table: a config of the synthetic family, what it shows."""
+    name: str
+    config: str
+    note: str
+
+
+ROWS = [
+    Row('single frame (T=1)', f'{SYNTHETIC}/singleframe_scratch-r18_1xb16-1x1x1-30e_synthetic-rgb.py',
+        'a 2D model: at chance when only motion separates the classes'),
+    Row('hyperframe T=5', f'{SYNTHETIC}/hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py',
+        'one hyperframe, consistent augmentation, diff input encoding'),
+    Row('hyperframe T=5, per-frame aug',
+        f'{SYNTHETIC}/hyperframe-indepaug_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py',
+        'the same with independent per-frame augmentation (the seeds\' bug)'),
+    Row('fast/slow T=5+5',
+        f'{SYNTHETIC}/fastslow_scratch-r18_1xb16-5x3x1-5x9x1-30e_synthetic-rgb.py',
+        'fast (3/30 s) and slow (9/30 s picks) hyperframes, shared backbone'),
+]
+FULL_ROWS = [
+    Row('TSM-5 (mmaction2)', f'{SYNTHETIC}/tsm_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb.py',
+        'mmaction2\'s temporal shift ResNet-18 over 5 segments'),
+]
+
+
+def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--work-dir', default='work_dirs/main_job')
-    parser.add_argument('--data-root', default='data/synthetic_tiny')
-    return parser.parse_args()
+    parser.add_argument('--work-dir', default='work_dirs/main_job', help='outputs go here')
+    parser.add_argument('--data-root', default='data/synthetic',
+                        help='where the benchmark videos are written (reused if complete)')
+    parser.add_argument('--full', action='store_true',
+                        help='the full preset, twice the epochs, and the TSM-5 row')
+    parser.add_argument('--epochs', type=int, help='override every row\'s epochs')
+    parser.add_argument('--only', nargs='+', help='train only the rows whose name has one of '
+                        'these words (the table still shows every finished row)')
+    parser.add_argument('--force', action='store_true', help='retrain rows already done')
+    parser.add_argument('--jobs', type=int, default=2,
+                        help='models trained at once (each on one thread: on a small CPU, two '
+                        'single-thread runs beat one two-thread run, whose OpenMP threads spin '
+                        'against the data-loader workers)')
+    return parser.parse_args(argv)
 
 
-def run(cmd, env):
+def run(cmd: List[str], env: Dict[str, str], log: Path) -> None:
+    """Run a tool, its output in ``log``; on failure print the log's tail and stop."""
     print('+', ' '.join(cmd), flush=True)
-    subprocess.run(cmd, cwd=REPO, env=env, check=True)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, 'w') as out:
+        code = subprocess.run(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT).returncode
+    if code:
+        tail = log.read_text().splitlines()[-40:]
+        raise SystemExit(f'{cmd[1]} failed ({code}); last lines of {log}:\n' + '\n'.join(tail))
 
 
-def main():
-    args = parse_args()
-    env = dict(os.environ, HF_SYNTHETIC_TINY=args.data_root)
-    work_dir = Path(args.work_dir)
-    run([sys.executable, 'tools/make_synthetic_dataset.py', args.data_root, '--train', '8',
-         '--val', '4'], env)
-    run([sys.executable, 'tools/train.py', CONFIG, '--work-dir', str(work_dir)], env)
+def train_and_test(row: Row, args, env: Dict[str, str], epochs: Optional[int]) -> Path:
+    """Train the row's config, test its last checkpoint; returns the predictions file."""
+    work_dir = Path(args.work_dir) / slug(row.name)
+    predictions = work_dir / 'predictions.pkl'
+    if predictions.is_file() and not args.force:
+        print(f'[main job] {row.name}: done before, {predictions}')
+        return predictions
+    options = ['randomness.seed=0']
+    if epochs:
+        # The synthetic schedule: 3 warm-up epochs, then cosine to the last epoch.
+        options += [f'train_cfg.max_epochs={epochs}', f'param_scheduler.1.T_max={epochs - 3}',
+                    f'param_scheduler.1.end={epochs}', f'train_cfg.val_interval={epochs}']
+    start = time.time()
+    run([sys.executable, 'tools/train.py', row.config, '--work-dir', str(work_dir),
+         '--cfg-options'] + options, env, work_dir / 'train.log')
+    trained = time.time() - start
     checkpoint = (work_dir / 'last_checkpoint').read_text().strip()
-    run([sys.executable, 'tools/test.py', CONFIG, checkpoint, '--work-dir', str(work_dir)], env)
-    logs = sorted(work_dir.glob('*/*.json'))
-    metrics = json.loads(logs[-1].read_text().splitlines()[-1])
-    print('\n| model | top-1 | mean class acc |\n|---|---|---|')
-    print(f'| HyperResNet-18, T=5 (tiny) | {metrics["acc/top1"]:.3f} | '
-          f'{metrics["acc/mean1"]:.3f} |')
+    run([sys.executable, 'tools/test.py', row.config, checkpoint, '--work-dir', str(work_dir),
+         '--dump', str(predictions)], env, work_dir / 'test.log')
+    (work_dir / 'train_seconds.txt').write_text(f'{trained:.1f}\n')
+    return predictions
+
+
+def slug(name: str) -> str:
+    return ''.join(c if c.isalnum() else '_' for c in name).strip('_').lower()
+
+
+def render(rows: List[Row], results: Dict[str, Dict], num_classes: int, environment: str) -> str:
+    lines = [
+        f'| model | top-1 | mean class acc | fast classes | slow classes | GFLOPs | params (M) '
+        f'| CPU latency (ms) | train (min) |',
+        '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    ]
+    for row in rows:
+        r = results.get(row.name)
+        if r is None:
+            continue
+        lines.append(f'| {row.name} | {r["top1"]:.3f} | {r["mean_class"]:.3f} | {r["fast"]:.3f} '
+                     f'| {r["slow"]:.3f} | {r["gflops"]:.3f} | {r["params_m"]:.2f} '
+                     f'| {r["latency_ms"]:.1f} | {r["train_min"]:.1f} |')
+    lines += ['', f'Chance is {1 / num_classes:.3f} ({num_classes} classes). GFLOPs '
+              '(multiply-adds) and latency are for one test sample (all its test clips, batch 1, '
+              'one call of the whole model) at the trained resolution, timed side by side in '
+              f'interleaved rounds. {environment}']
+    return '\n'.join(lines)
+
+
+def bar_chart(rows: List[Row], results: Dict[str, Dict], num_classes: int, path: Path) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    names = [row.name for row in rows if row.name in results]
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(names) + 1.5))
+    width = 0.27
+    for offset, key, label in ((-width, 'top1', 'all classes'), (0, 'fast', 'fast classes'),
+                               (width, 'slow', 'slow classes')):
+        ax.barh([i + offset for i in range(len(names))], [results[n][key] for n in names],
+                height=width, label=label)
+    ax.axvline(1 / num_classes, color='grey', linestyle='--', label='chance')
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel('top-1 accuracy (synthetic motion benchmark, test split)')
+    ax.legend(loc='lower right', fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def main(argv=None) -> str:
+    args = parse_args(argv)
+    rows = ROWS + (FULL_ROWS if args.full else [])
+    data_root = Path(args.data_root)
+    env = dict(os.environ, HF_SYNTHETIC=str(data_root), OMP_NUM_THREADS='1',
+               PYTHONWARNINGS='ignore')
+    from hyperframes_mm.datasets.synthetic import load_meta, make_synthetic_dataset
+    from hyperframes_mm.evaluation import accuracy_by_group, class_groups_of
+    preset = 'full' if args.full else 'default'
+    start = time.time()
+    make_synthetic_dataset(data_root, preset=preset)
+    print(f'[main job] benchmark ready in {data_root} ({time.time() - start:.0f} s)', flush=True)
+    classes = load_meta(data_root)['classes']
+    groups = class_groups_of(data_root)
+    epochs = args.epochs or (60 if args.full else None)
+    selected = [row for row in rows
+                if not args.only or any(word.lower() in row.name.lower() for word in args.only)]
+    # Longest first, so the pool ends together: a two-stream model costs two hyperframes.
+    selected.sort(key=lambda row: 'fast/slow' not in row.name and 'TSM' not in row.name)
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        for future in [pool.submit(train_and_test, row, args, env, epochs) for row in selected]:
+            future.result()
+
+    import torch
+    from hyperframes_mm.apis.complexity import compare_latency, model_complexity
+    torch.set_num_threads(1)
+    done = [row for row in rows if (Path(args.work_dir) / slug(row.name) /
+                                    'predictions.pkl').is_file()]
+    config_options = dict(HF_SYNTHETIC=str(data_root))
+    os.environ.update(config_options)
+    latency = compare_latency({row.name: row.config for row in done}, repeats=20, warmup=3,
+                              video_size=(64, 64))
+    results = {}
+    for row in done:
+        work_dir = Path(args.work_dir) / slug(row.name)
+        cost = model_complexity(row.config, video_size=(64, 64))
+        results[row.name] = dict(
+            accuracy_by_group(work_dir / 'predictions.pkl', groups), gflops=cost['flops'] / 1e9,
+            params_m=cost['params'] / 1e6, latency_ms=latency[row.name]['median_ms'],
+            train_min=float((work_dir / 'train_seconds.txt').read_text()) / 60,
+            config=row.config, note=row.note)
+    environment = (f'Latency on one torch thread; {os.cpu_count()} CPUs, load average '
+                   f'{os.getloadavg()[0]:.1f} at the end. Training: {args.jobs} models at once, '
+                   f'one thread each. Command: python tools/main_job.py'
+                   f'{" --full" if args.full else ""}.')
+    table = render(rows, results, len(classes), environment)
+    out = Path(args.work_dir)
+    (out / 'results.md').write_text(table + '\n')
+    (out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
+    bar_chart(rows, results, len(classes), out / 'results.png')
+    print('\n' + table)
+    print(f'\n[main job] wrote {out / "results.md"}, results.json and results.png '
+          f'({(time.time() - start) / 60:.1f} min)')
+    return table
 
 
 if __name__ == '__main__':
