@@ -1,0 +1,124 @@
+"""benchmarks/bench_accuracy.py: every row's config differs from its base by exactly the
+listed change, builds, and keeps the shared schedule; the targets and README section are
+computed from the numbers given."""
+import importlib.util
+
+import pytest
+from mmaction.registry import MODELS
+from mmengine.config import Config
+
+from ..conftest import REPO
+
+SPEC = importlib.util.spec_from_file_location('bench_accuracy', REPO / 'benchmarks/bench_accuracy.py')
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+ROWS = {row.name: row for row in bench.ROWS}
+
+
+@pytest.fixture(scope='module')
+def configs(tmp_path_factory):
+    """Every row's written config (data under a fake root; nothing is read)."""
+    root = tmp_path_factory.mktemp('bench_accuracy')
+    args = bench.parse_args(['--data', str(root / 'data'), '--epochs', '12'])
+    written = {}
+    for row in bench.ROWS:
+        work_dir = root / bench.slug(row.name)
+        work_dir.mkdir()
+        written[row.name] = Config.fromfile(str(bench.row_config(row, args, work_dir,
+                                                                 '/ckpt/single.pth')))
+    return root / 'data', written
+
+
+def _train_step(cfg, type_name):
+    return next(s for s in cfg.train_dataloader.dataset.pipeline if s['type'] == type_name)
+
+
+def _sampler(cfg, loader='train_dataloader'):
+    return next(s for s in cfg[loader].dataset.pipeline if s['type'] == 'HyperframeSampleFrames')
+
+
+def test_the_issue_rows_are_all_there():
+    assert len(ROWS) == 17
+    for needed in ('TSN-5 (mmaction2)', 'TSM-5 (mmaction2)', 'plain stacked',
+                   'recipe, init replicate', 'recipe, init center', 'recipe, init random',
+                   'recipe + extra_bn', 'recipe + frame attention', 'recipe, T=3',
+                   'recipe, T=8', 'recipe, uniform sampling', 'fast/slow (recipe)'):
+        assert needed in ROWS
+
+
+def test_shared_schedule_cache_and_seed(configs):
+    data, written = configs
+    for name, cfg in written.items():
+        assert cfg.train_cfg.max_epochs == 12 and cfg.train_cfg.val_interval == 12, name
+        assert cfg.param_scheduler[-1].T_max == 12 - cfg.param_scheduler[0].end, name
+        assert cfg.param_scheduler[-1].end == 12, name
+        assert cfg.randomness == dict(seed=0)
+        assert cfg.optim_wrapper.optimizer == dict(type='AdamW', lr=2e-3, weight_decay=0.05)
+        for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+            types = [s['type'] for s in cfg[loader].dataset.pipeline]
+            assert types[0] == 'FrameCacheInit' and 'FrameCacheDecode' in types, (name, types)
+            assert cfg[loader].dataset.pipeline[0]['cache_root'] == str(data) + '_cache'
+            assert cfg[loader].dataset.ann_file.startswith(str(data))
+
+
+def test_each_row_changes_what_it_says(configs):
+    _, written = configs
+    recipe = written['+ diff encoding (ours)']
+    assert recipe.model.backbone.input_encoding == 'diff'
+    assert _train_step(recipe, 'ConsistentClipAugment').get('independent', False) is False
+    plain = written['plain stacked']
+    assert plain.model.backbone.input_encoding == 'frames'
+    augment = _train_step(plain, 'ConsistentClipAugment')
+    assert augment['independent'] is True and augment['flip_ratio'] == 0.0
+    assert written['+ consistent augmentation'].model.backbone.input_encoding == 'frames'
+    for mode in ('replicate', 'center', 'random'):
+        backbone = written[f'recipe, init {mode}'].model.backbone
+        assert (backbone.pretrained, backbone.inflate_init) == ('/ckpt/single.pth', mode)
+    assert written['recipe + extra_bn'].model.backbone.extra_bn is True
+    assert written['recipe + frame attention'].model.backbone.frame_attention is True
+    for name, frames in (('recipe, T=3', 3), ('recipe, T=8', 8), ('+ diff encoding (ours)', 5)):
+        cfg = written[name]
+        for loader in ('train_dataloader', 'test_dataloader'):
+            sampler = _sampler(cfg, loader)
+            assert sampler['num_frames'] == cfg.model.backbone.num_frames == frames
+            # every T covers the recipe's span: 4 gaps of 6/30 s
+            assert (frames - 1) * sampler['interval'] == pytest.approx(4 * 6 / 30)
+    uniform = _sampler(written['recipe, uniform sampling'])
+    assert (uniform['mode'], uniform['interval'], uniform['time_based']) == ('uniform', None,
+                                                                             False)
+    aux_target = _train_step(written['recipe + aux centre-frame head'], 'CenterFrameTarget')
+    assert aux_target['ann_file'].endswith('data/train_frame_labels.jsonl')
+
+
+@pytest.mark.parametrize('name', ['TSM-5 (mmaction2)', 'plain stacked', 'recipe, T=8',
+                                  'fast/slow (recipe)', 'recipe + aux centre-frame head'])
+def test_row_models_build(configs, name):
+    cfg = configs[1][name]
+    cfg.model.backbone.pop('pretrained', None)
+    model = MODELS.build(cfg.model)
+    assert type(model).__name__ == cfg.model.type
+
+
+def test_targets_are_computed_from_the_numbers():
+    rows = [ROWS[name] for name in ('TSM-5 (mmaction2)', 'single frame',
+                                    '+ diff encoding (ours)', 'recipe, T=3',
+                                    'fast/slow (recipe)')]
+    results = {'TSM-5 (mmaction2)': dict(top1=0.90), 'single frame': dict(top1=0.99),
+               '+ diff encoding (ours)': dict(top1=0.88), 'recipe, T=3': dict(top1=0.80),
+               'fast/slow (recipe)': dict(top1=0.89)}
+    latency = {'TSM-5 (mmaction2)': 100.0, 'single frame': 10.0, '+ diff encoding (ours)': 30.0,
+               'recipe, T=3': 20.0, 'fast/slow (recipe)': 45.0}
+    lines = bench.targets(rows, results, latency)
+    # the single frame is not a hyperframe model: the best one is the diff-encoding row
+    assert lines[1] == ('- best single-stream hyperframe model (+ diff encoding (ours)): +2.0 '
+                        'points below TSM-5 at 0.30x its latency; target within 3 points at '
+                        '<= 0.33x: **met**')
+    assert lines[2] == ('- fast/slow (recipe): +1.0 points below TSM-5 at 0.45x its latency; '
+                        'target at or above TSM-5 at <= 0.5x: **missed**')
+
+
+def test_readme_section_is_replaced_between_markers(tmp_path):
+    readme = tmp_path / 'README.md'
+    readme.write_text(f'intro\n{bench.BEGIN}\nold table\n{bench.END}\nafter\n')
+    bench.update_readme('# Title\n\nnew table\n', readme)
+    assert readme.read_text() == f'intro\n{bench.BEGIN}\nnew table\n{bench.END}\nafter\n'
