@@ -10,6 +10,7 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.runner import Runner
 
 from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
+from hyperframes_mm.models.backbones.encoding import change_kernel_basis
 from hyperframes_mm.models.backbones.hyperframe_backbone import HyperframeBackboneMixin
 from .conftest import CONFIG_ROOT, FAMILIES
 
@@ -212,8 +213,13 @@ def test_pretrained_path_takes_the_torchvision_file(path, torchvision_name, firs
     model.init_weights()
     weights = model.backbone.state_dict()
     kernel = reference[f'{torchvision_conv}.weight']
-    torch.testing.assert_close(weights[f'{first_conv}.weight'], kernel.repeat(1, 5, 1, 1) / 5,
-                               rtol=0, atol=1e-7)
+    # the kernel is stored in the basis of the config's input encoding; in the raw-frame basis
+    # it is the replicated 2D kernel
+    backbone_cfg = cfg.model.backbone
+    raw = change_kernel_basis(weights[f'{first_conv}.weight'], 5,
+                              backbone_cfg.get('input_encoding', 'frames'),
+                              backbone_cfg.get('diff_gain', 4.0), to_encoded=False)
+    torch.testing.assert_close(raw, kernel.repeat(1, 5, 1, 1) / 5, rtol=0, atol=1e-6)
     last = [key for key in reference if key.endswith('.weight') and reference[key].dim() == 4]
     assert weights[_mapped_key(torchvision_name, last[-1])].equal(reference[last[-1]])
 

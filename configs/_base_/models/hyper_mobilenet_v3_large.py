@@ -7,6 +7,10 @@ model = dict(
         arch='large',
         num_frames=5,
         inflate_init='replicate',
+        # centre frame + 4x frame differences (benchmarks/README.md); the same function as
+        # stacked frames at initialisation from a 2D checkpoint, easier to train
+        input_encoding='diff',
+        diff_gain=4.0,
         pretrained=None),
     cls_head=dict(
         type='TSNHead',

@@ -12,6 +12,10 @@ model = dict(
         num_frames=5,
         first_conv='patch_embed.projection',
         inflate_init='replicate',
+        # centre frame + 4x frame differences (benchmarks/README.md); the same function as
+        # stacked frames at initialisation from a 2D checkpoint, easier to train
+        input_encoding='diff',
+        diff_gain=4.0,
         backbone=dict(
             type='mmpretrain.VisionTransformer',
             arch='b',
