@@ -150,6 +150,7 @@ def use_cache(cfg, data_root: Path, cache_root: Path) -> None:
 
 def row_config(row: Row, args, work_dir: Path, single_frame_checkpoint: str):
     from mmengine.config import Config
+    from hyperframes_mm.analysis.config_utils import set_epochs
     cfg = Config.fromfile(str(row.config))
     for edit in row.edits:
         edit(cfg)
@@ -166,11 +167,8 @@ def row_config(row: Row, args, work_dir: Path, single_frame_checkpoint: str):
         if step['type'] == 'CenterFrameTarget':  # the aux row's per-frame motion states
             step.update(ann_file=str(data_root / 'train_frame_labels.jsonl'),
                         data_prefix=str(data_root))
-    cfg.train_cfg.max_epochs = args.epochs
+    set_epochs(cfg, args.epochs)
     cfg.train_cfg.val_interval = args.epochs
-    cosine = cfg.param_scheduler[-1]
-    cosine.T_max = args.epochs - cfg.param_scheduler[0].end
-    cosine.end = args.epochs
     cfg.randomness = dict(seed=0)
     cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=args.epochs,
                                         max_keep_ckpts=1)

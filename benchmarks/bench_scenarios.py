@@ -222,20 +222,6 @@ def crop_size(pipeline: List[Dict]) -> int:
     return next(step['size'] for step in pipeline if step['type'] == 'ConsistentClipAugment')
 
 
-def set_epochs(cfg, epochs: int) -> None:
-    """Shorten or stretch the schedule to ``epochs``, every scheduler's span scaled alike."""
-    old = cfg.train_cfg.max_epochs
-    cfg.train_cfg.max_epochs = epochs
-    cfg.train_cfg.val_interval = min(cfg.train_cfg.get('val_interval', 1), epochs)
-    scale = epochs / old
-    for scheduler in cfg.param_scheduler:
-        begin = int(scheduler.get('begin', 0) * scale)
-        end = max(begin + 1, round(scheduler.get('end', old) * scale))
-        scheduler.update(begin=begin, end=end)
-        if 'T_max' in scheduler:
-            scheduler['T_max'] = end - begin
-
-
 def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Optional[int]):
     """The training config of one synthetic-benchmark row (see the module doc)."""
     cfg = load(find_config(AUX_PATTERN if row == 'aux' else RECIPE_PATTERN), data)
@@ -259,6 +245,7 @@ def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Opti
         cfg.model.backbone = backbone
         cfg.model.cls_head.in_channels = in_channels
     if epochs is not None:
+        from hyperframes_mm.analysis.config_utils import set_epochs
         set_epochs(cfg, epochs)
     cfg.randomness = dict(seed=seed)
     cfg.work_dir = work_dir

@@ -54,6 +54,8 @@ def parse_args(argv=None):
                         help='where the benchmark videos are written (reused if complete)')
     parser.add_argument('--full', action='store_true',
                         help='the full preset, twice the epochs, and the TSM-5 row')
+    parser.add_argument('--preset', choices=('tiny', 'default', 'full'),
+                        help='synthetic preset (default: default, or full with --full)')
     parser.add_argument('--epochs', type=int, help='override every row\'s epochs')
     parser.add_argument('--only', nargs='+', help='train only the rows whose name has one of '
                         'these words (the table still shows every finished row)')
@@ -83,11 +85,7 @@ def train_and_test(row: Row, args, env: Dict[str, str], epochs: Optional[int]) -
     if predictions.is_file() and not args.force:
         print(f'[main job] {row.name}: done before, {predictions}')
         return predictions
-    options = ['randomness.seed=0']
-    if epochs:
-        # The synthetic schedule: 3 warm-up epochs, then cosine to the last epoch.
-        options += [f'train_cfg.max_epochs={epochs}', f'param_scheduler.1.T_max={epochs - 3}',
-                    f'param_scheduler.1.end={epochs}', f'train_cfg.val_interval={epochs}']
+    options = ['randomness.seed=0'] + (schedule_options(row.config, epochs) if epochs else [])
     start = time.time()
     run([sys.executable, 'tools/train.py', row.config, '--work-dir', str(work_dir),
          '--cfg-options'] + options, env, work_dir / 'train.log')
@@ -97,6 +95,20 @@ def train_and_test(row: Row, args, env: Dict[str, str], epochs: Optional[int]) -
          '--dump', str(predictions)], env, work_dir / 'test.log')
     (work_dir / 'train_seconds.txt').write_text(f'{trained:.1f}\n')
     return predictions
+
+
+def schedule_options(config: str, epochs: int) -> List[str]:
+    """``--cfg-options`` that give a config's schedule ``epochs`` epochs, every scheduler scaled
+    (``set_epochs``), validated once at the end."""
+    from mmengine.config import Config
+    from hyperframes_mm.analysis.config_utils import set_epochs
+    cfg = Config.fromfile(str(REPO / config))
+    set_epochs(cfg, epochs)
+    options = [f'train_cfg.max_epochs={epochs}', f'train_cfg.val_interval={epochs}']
+    for index, scheduler in enumerate(cfg.param_scheduler):
+        options += [f'param_scheduler.{index}.{key}={scheduler[key]}'
+                    for key in ('begin', 'end', 'T_max') if key in scheduler]
+    return options
 
 
 def slug(name: str) -> str:
@@ -153,7 +165,7 @@ def main(argv=None) -> str:
                PYTHONWARNINGS='ignore')
     from hyperframes_mm.datasets.synthetic import load_meta, make_synthetic_dataset
     from hyperframes_mm.evaluation import accuracy_by_group, class_groups_of
-    preset = 'full' if args.full else 'default'
+    preset = args.preset or ('full' if args.full else 'default')
     start = time.time()
     make_synthetic_dataset(data_root, preset=preset)
     print(f'[main job] benchmark ready in {data_root} ({time.time() - start:.0f} s)', flush=True)
@@ -188,8 +200,8 @@ def main(argv=None) -> str:
             config=row.config, note=row.note)
     environment = (f'Latency on one torch thread; {os.cpu_count()} CPUs, load average '
                    f'{os.getloadavg()[0]:.1f} at the end. Training: {args.jobs} models at once, '
-                   f'one thread each. Command: python tools/main_job.py'
-                   f'{" --full" if args.full else ""}.')
+                   f'one thread each. Command: `python tools/main_job.py'
+                   f'{"".join(" " + arg for arg in (sys.argv[1:] if argv is None else argv))}`.')
     table = render(rows, results, len(classes), environment)
     out = Path(args.work_dir)
     (out / 'results.md').write_text(table + '\n')

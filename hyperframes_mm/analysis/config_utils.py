@@ -140,3 +140,25 @@ def sampler_spec(pipeline: List[Dict]) -> Optional[SamplerSpec]:
         return SamplerSpec(index, kind, (stream, ), 'interval', bool(built.target_fps),
                            built.num_clips, built.out_of_bound_opt)
     return None
+
+
+def set_epochs(cfg: Config, epochs: int) -> None:
+    """Shorten or stretch an epoch-based schedule to ``epochs``, in place.
+
+    ``train_cfg.max_epochs`` becomes ``epochs``, ``val_interval`` at most ``epochs``, and every
+    scheduler's ``begin``/``end`` (and a cosine's ``T_max``) are scaled alike, each keeping at
+    least one epoch: 3 warm-up + 27 cosine epochs of 30 become 1 + 9 of 10.
+    """
+    if not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f'epochs must be a positive int, got {epochs!r}')
+    old = cfg.train_cfg.max_epochs
+    cfg.train_cfg.max_epochs = epochs
+    cfg.train_cfg.val_interval = min(cfg.train_cfg.get('val_interval', 1), epochs)
+    scale = epochs / old
+    schedulers = cfg.get('param_scheduler') or []
+    for scheduler in schedulers if isinstance(schedulers, list) else [schedulers]:
+        begin = int(scheduler.get('begin', 0) * scale)
+        end = max(begin + 1, round(scheduler.get('end', old) * scale))
+        scheduler.update(begin=begin, end=end)
+        if 'T_max' in scheduler:
+            scheduler['T_max'] = end - begin

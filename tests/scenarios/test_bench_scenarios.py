@@ -14,19 +14,6 @@ bench = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(bench)
 
 
-def test_set_epochs_scales_every_scheduler():
-    cfg = Config(dict(train_cfg=dict(max_epochs=30, val_interval=10), param_scheduler=[
-        dict(type='LinearLR', begin=0, end=3), dict(type='CosineAnnealingLR', T_max=27,
-                                                    begin=3, end=30)]))
-    bench.set_epochs(cfg, 10)
-    assert cfg.train_cfg == dict(max_epochs=10, val_interval=10)
-    assert cfg.param_scheduler == [dict(type='LinearLR', begin=0, end=1),
-                                   dict(type='CosineAnnealingLR', T_max=9, begin=1, end=10)]
-    bench.set_epochs(cfg, 1)
-    assert cfg.train_cfg.val_interval == 1
-    assert [(s['begin'], s['end']) for s in cfg.param_scheduler] == [(0, 1), (0, 1)]
-
-
 @pytest.mark.parametrize('row, frames, interval, backbone', [
     ('fast', 5, 2, 'HyperResNet'), ('slow', 8, 8, 'HyperResNet'),
     ('alerting', 3, 1, 'HyperMobileNetV3'), ('accuracy', 16, 4, 'InflatedBackbone')])
