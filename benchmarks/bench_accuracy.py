@@ -11,13 +11,14 @@ family's AdamW/cosine, ``--epochs``), seed 0. To keep the CPU budget, data is re
 cache of the same videos (``tools/build_frame_cache.py``; bit-identical frames) and ``--jobs``
 rows train at once, one thread each. Inference latency is for one clip at 224x224, batch 1,
 every row's model timed side by side (``hyperframes_mm.apis.complexity.compare_latency``), and
-given relative to TSM-5. A finished row (its ``result.json``) is not retrained. Results:
+given relative to TSM-5. A finished row (its ``result.json``, newer than the dataset) is not retrained. Results:
 ``benchmarks/results/accuracy.md`` and, when every row ran, the accuracy section of
 ``benchmarks/README.md``.
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -180,8 +181,11 @@ def row_config(row: Row, args, work_dir: Path, single_frame_checkpoint: str):
 def train_row(row: Row, args, single_frame_checkpoint: str = '') -> Dict:
     work_dir = Path(args.work_dir) / slug(row.name)
     result_file = work_dir / 'result.json'
-    if result_file.is_file():
+    from hyperframes_mm.datasets.synthetic import written_after_dataset
+    if written_after_dataset(result_file, args.data):
         return json.loads(result_file.read_text())
+    if work_dir.is_dir():
+        shutil.rmtree(work_dir)  # a killed run, or a run on older clips: start over
     work_dir.mkdir(parents=True, exist_ok=True)
     config = row_config(row, args, work_dir, single_frame_checkpoint)
     env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONWARNINGS='ignore')

@@ -34,6 +34,7 @@ import copy
 import json
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -304,14 +305,16 @@ def section_name(rows: Sequence[str]) -> str:
 
 def run_synthetic(args) -> str:
     """Train every requested row and seed (each in a subprocess), then tabulate."""
-    from hyperframes_mm.datasets.synthetic import load_meta
+    from hyperframes_mm.datasets.synthetic import load_meta, written_after_dataset
     ensure_frame_labels(args.data)
     results: Dict[str, List[Dict]] = {}
     for row in args.rows:
         for seed in args.seeds:
             work_dir = Path(args.work_dir) / f'{row}-seed{seed}'
             done = work_dir / 'result.json'
-            if not done.is_file():
+            if not written_after_dataset(done, args.data):  # none, or of older clips
+                if done.is_file():
+                    shutil.rmtree(work_dir)  # its checkpoints too: they learnt other clips
                 work_dir.mkdir(parents=True, exist_ok=True)
                 command = [sys.executable, __file__, '_run', row, '--data', str(args.data),
                            '--seed', str(seed), '--work-dir', str(work_dir)]

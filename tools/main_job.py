@@ -6,7 +6,8 @@
 Every model trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's
 own tools) on the same videos with the same schedule. Results (a markdown table, JSON and a
 bar chart) go to ``<work-dir>/results.{md,json,png}``. A model whose test predictions already
-exist in the work dir is not trained again (``--force`` retrains), so a killed run resumes.
+exist in the work dir, made after the benchmark's clips were, is not trained again
+(``--force`` retrains), so a killed run resumes.
 """
 import argparse
 import json
@@ -82,9 +83,11 @@ def train_and_test(row: Row, args, env: Dict[str, str], epochs: Optional[int]) -
     """Train the row's config, test its last checkpoint; returns the predictions file."""
     work_dir = Path(args.work_dir) / slug(row.name)
     predictions = work_dir / 'predictions.pkl'
-    if predictions.is_file() and not args.force:
+    from hyperframes_mm.datasets.synthetic import written_after_dataset
+    if written_after_dataset(predictions, args.data_root) and not args.force:
         print(f'[main job] {row.name}: done before, {predictions}')
         return predictions
+    predictions.unlink(missing_ok=True)  # of older clips: not a finished row any more
     options = ['randomness.seed=0'] + (schedule_options(row.config, epochs) if epochs else [])
     start = time.time()
     run([sys.executable, 'tools/train.py', row.config, '--work-dir', str(work_dir),
@@ -163,7 +166,8 @@ def main(argv=None) -> str:
     data_root = Path(args.data_root)
     env = dict(os.environ, HF_SYNTHETIC=str(data_root), OMP_NUM_THREADS='1',
                PYTHONWARNINGS='ignore')
-    from hyperframes_mm.datasets.synthetic import load_meta, make_synthetic_dataset
+    from hyperframes_mm.datasets.synthetic import (load_meta, make_synthetic_dataset,
+                                                   written_after_dataset)
     from hyperframes_mm.evaluation import accuracy_by_group, class_groups_of
     preset = args.preset or ('full' if args.full else 'default')
     start = time.time()
@@ -183,8 +187,8 @@ def main(argv=None) -> str:
     import torch
     from hyperframes_mm.apis.complexity import compare_latency, model_complexity
     torch.set_num_threads(1)
-    done = [row for row in rows if (Path(args.work_dir) / slug(row.name) /
-                                    'predictions.pkl').is_file()]
+    done = [row for row in rows if written_after_dataset(
+        Path(args.work_dir) / slug(row.name) / 'predictions.pkl', data_root)]
     config_options = dict(HF_SYNTHETIC=str(data_root))
     os.environ.update(config_options)
     latency = compare_latency({row.name: row.config for row in done}, repeats=20, warmup=3,

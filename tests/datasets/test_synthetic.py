@@ -416,3 +416,18 @@ def test_single_frame_probe_is_near_chance_and_motion_oracle_is_not():
     assert result['chance'] == 0.1
     assert result['single_frame'] <= 0.25, result['single_frame']
     assert result['motion'] >= 0.6, result['motion']
+
+
+def test_written_after_dataset_compares_with_meta_json(tmp_path):
+    from hyperframes_mm.datasets.synthetic import written_after_dataset
+    (tmp_path / 'meta.json').write_text('{}')
+    os.utime(tmp_path / 'meta.json', (1000, 1000))
+    result = tmp_path / 'result.json'
+    assert not written_after_dataset(result, tmp_path)  # no result
+    result.write_text('{}')
+    os.utime(result, (999, 999))
+    assert not written_after_dataset(result, tmp_path)  # made from older clips
+    os.utime(result, (1001, 1001))
+    assert written_after_dataset(result, tmp_path)
+    (tmp_path / 'meta.json').unlink()
+    assert not written_after_dataset(result, tmp_path)  # no dataset any more

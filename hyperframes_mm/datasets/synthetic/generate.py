@@ -161,6 +161,14 @@ def _write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def written_after_dataset(path: Union[str, Path], out_dir: Union[str, Path]) -> bool:
+    """Whether ``path`` exists and was written after the dataset in ``out_dir`` was (its
+    ``meta.json``, written last): a result file made from an older copy of the clips is not.
+    Benchmarks that keep finished runs use it to redo runs of a regenerated dataset."""
+    path, meta = Path(path), Path(out_dir) / 'meta.json'
+    return path.is_file() and meta.is_file() and path.stat().st_mtime > meta.stat().st_mtime
+
+
 def load_meta(out_dir: Union[str, Path]) -> dict:
     """Read ``meta.json`` of a generated dataset, with ``flip_label_map`` keys back to int.
 
