@@ -32,21 +32,35 @@ class ExportWrapper(nn.Module):
 
     Args:
         model (nn.Module): an mmaction2 recognizer (``Recognizer2D``, ``FastSlowRecognizer``)
-            whose data preprocessor is ``HyperframeDataPreprocessor``.
+            whose data preprocessor is ``HyperframeDataPreprocessor``, or one of mmaction2's
+            2D models (TSN, TSM) with its ``ActionDataPreprocessor(format_shape='NCHW')``, so
+            that baselines can be measured alike (K is then the segments).
     """
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
         preprocessor = getattr(model, 'data_preprocessor', None)
-        if not hasattr(preprocessor, '_normalise'):
+        if not (hasattr(preprocessor, '_normalise') or _is_nchw_action_preprocessor(preprocessor)):
             raise TypeError(f'ExportWrapper: the model\'s data preprocessor is '
                             f'{type(preprocessor).__name__}; export needs '
-                            'HyperframeDataPreprocessor (its normalisation goes into the graph)')
+                            'HyperframeDataPreprocessor (its normalisation goes into the graph) '
+                            'or mmaction2\'s ActionDataPreprocessor with format_shape=\'NCHW\'')
         self.model = model
         self.keys = stream_keys(model)
 
+    def _normalise(self, pixels: torch.Tensor) -> torch.Tensor:
+        preprocessor = self.model.data_preprocessor
+        if hasattr(preprocessor, '_normalise'):
+            return preprocessor._normalise(pixels)
+        # mmaction2's ActionDataPreprocessor on [B, K, 3, H, W], as its forward does it
+        if preprocessor.to_rgb:
+            pixels = pixels[..., [2, 1, 0], :, :]
+        if preprocessor._enable_normalize:
+            return (pixels - preprocessor.mean) / preprocessor.std
+        return pixels.float()
+
     def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-        normalise = self.model.data_preprocessor._normalise
+        normalise = self._normalise
         batch = inputs[0].shape[0]
         if len(self.keys) > 1:
             feats = {key: normalise(value) for key, value in zip(self.keys, inputs)}
@@ -54,6 +68,11 @@ class ExportWrapper(nn.Module):
             feats = normalise(inputs[0])
         scores, _ = self.model.extract_feat(feats, stage='head')
         return self.model.cls_head.average_clip(scores, num_segs=scores.shape[0] // batch)
+
+
+def _is_nchw_action_preprocessor(preprocessor) -> bool:
+    return (type(preprocessor).__name__ == 'ActionDataPreprocessor'
+            and getattr(preprocessor, 'format_shape', None) == 'NCHW')
 
 
 def as_tuple(model: nn.Module, inputs: Inputs) -> tuple:

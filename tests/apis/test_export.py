@@ -92,3 +92,24 @@ def test_check_parity_fails_on_another_model(api_models, tmp_path):
         model.cls_head.fc_cls.bias[0] += 1.0  # (a shift of every class is softmax-invariant)
     with pytest.raises(AssertionError, match='differ by'):
         check_parity(model, path, pixels)
+
+
+@pytest.mark.parametrize('name', ['tsn', 'tsm'])
+def test_wrapper_runs_mmaction2_baselines_as_their_test_step(name):
+    """TSN/TSM with mmaction2's ActionDataPreprocessor: the wrapper (used for FLOPs and
+    latency side by side with hyperframe models) gives the test step's scores."""
+    from mmaction.structures import ActionDataSample
+
+    from ..conftest import REPO
+    config = REPO / f'configs/hyperframes/synthetic/{name}_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb.py'
+    torch.manual_seed(0)
+    model = init_recognizer(config, None, 'cpu').eval()
+    model.data_preprocessor.to_rgb = True  # exercised too: BGR -> RGB before normalising
+    pixels = torch.randint(0, 256, (2, 5, 3, 32, 32), dtype=torch.uint8)
+    with torch.no_grad():
+        wrapped = ExportWrapper(model)(pixels.float())
+        expected = torch.stack([
+            sample.pred_score for sample in model.test_step(dict(
+                inputs=list(pixels), data_samples=[ActionDataSample() for _ in range(2)]))])
+    torch.testing.assert_close(wrapped, expected, rtol=1e-5, atol=1e-6)
+    assert example_inputs(config, (40, 48)).shape == (1, 5, 3, 32, 32)
