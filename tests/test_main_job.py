@@ -40,6 +40,10 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert '--preset tiny --epochs 1 --only single' in table  # the command that made it
     assert 'Chance is 0.250 (4 classes)' in table
     assert (tmp_path / 'work' / 'results.png').stat().st_size > 0
+    config = next(row.config for row in main_job.ROWS if row.name == 'single frame (T=1)')
+    metrics = json.loads((tmp_path / 'work' / 'zoo_results' /
+                          f'{config.rsplit("/", 1)[1][:-3]}.json').read_text())
+    assert metrics['acc/top1'] == row['top1']  # mmengine's metric = the table's, same predictions
     # the epoch override reached mmaction2's train.py: one epoch was trained
     log = (tmp_path / 'work' / 'single_frame__t_1' / 'train.log').read_text()
     assert 'Epoch(train) [1]' in log and 'Epoch(train) [2]' not in log

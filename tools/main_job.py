@@ -5,13 +5,15 @@
 
 Every model trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's
 own tools) on the same videos with the same schedule. Results (a markdown table, JSON and a
-bar chart) go to ``<work-dir>/results.{md,json,png}``. A model whose test predictions already
+bar chart) go to ``<work-dir>/results.{md,json,png}``, each model's test metrics to
+``<work-dir>/zoo_results/<config name>.json`` (for ``tools/analysis/zoo_table.py --results``). A model whose test predictions already
 exist in the work dir, made after the benchmark's clips were, is not trained again
 (``--force`` retrains), so a killed run resumes.
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -96,6 +98,12 @@ def train_and_test(row: Row, args, env: Dict[str, str], epochs: Optional[int]) -
     checkpoint = (work_dir / 'last_checkpoint').read_text().strip()
     run([sys.executable, 'tools/test.py', row.config, checkpoint, '--work-dir', str(work_dir),
          '--dump', str(predictions)], env, work_dir / 'test.log')
+    # mmengine's test metrics (WORK_DIR/<timestamp>/<timestamp>.json), named after the config,
+    # where tools/analysis/zoo_table.py --results reads a family's accuracy
+    metrics = max(work_dir.glob('*/*.json'), key=lambda path: path.stat().st_mtime)
+    zoo_results = Path(args.work_dir) / 'zoo_results'
+    zoo_results.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(metrics, zoo_results / f'{Path(row.config).stem}.json')
     (work_dir / 'train_seconds.txt').write_text(f'{trained:.1f}\n')
     return predictions
 

@@ -56,6 +56,7 @@ DATASETS = {
     'hmdb51-split1': ('HMDB51', 51),
     'kinetics400': ('Kinetics-400', 400),
     'sthv2': ('Something-Something V2', 174),
+    'synthetic': ('Synthetic motion benchmark', 10),
 }
 #: a time-based interval (seconds) is named in frames at this frame rate
 REFERENCE_FPS = 30
@@ -235,15 +236,28 @@ def family_configs(folder) -> List[Path]:
     return configs
 
 
+def segments_per_view(cfg) -> int:
+    """Clips of the sampler that make one view: 1, or a TSN-style model's segments
+    (mmaction2's ``SampleFrames`` with ``clip_len=1``: its training ``num_clips`` frames are one
+    input of the model, not separate views)."""
+    from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
+    leaves = dataloader_datasets(cfg, ('train_dataloader', ))
+    spec = sampler_spec(leaves[0][1]['pipeline']) if leaves else None
+    if spec is not None and spec.type == 'SampleFrames' and spec.streams[0].num_frames == 1:
+        return spec.num_clips
+    return 1
+
+
 def view_options(cfg) -> Dict:
-    """cfg_options for one view: no checkpoint, ``val_pipeline`` with one clip as the test
-    pipeline."""
+    """cfg_options for one view: no checkpoint, ``val_pipeline`` with one clip (a TSN-style
+    model: its segments) as the test pipeline."""
     from hyperframes_mm.analysis.config_utils import sampler_spec
     pipeline = copy.deepcopy(list(cfg.val_pipeline))
     spec = sampler_spec(pipeline)
     if spec is None:
         raise ValueError(f'{cfg.filename}: val_pipeline has no frame sampler')
-    pipeline[spec.index] = dict(pipeline[spec.index], num_clips=1, test_mode=True)
+    pipeline[spec.index] = dict(pipeline[spec.index], num_clips=segments_per_view(cfg),
+                                test_mode=True)
     options = dict(test_pipeline=pipeline)
     if 'pretrained' in backbone_config(cfg):
         options['model.backbone.pretrained'] = None
@@ -253,7 +267,7 @@ def view_options(cfg) -> Dict:
 def views_per_test_sample(cfg) -> Tuple[int, int]:
     """``(clips, crops)`` of one sample of the config's ``test_pipeline``."""
     from hyperframes_mm.analysis.config_utils import sampler_spec, transform_type
-    clips = sampler_spec(cfg.test_pipeline).num_clips
+    clips = sampler_spec(cfg.test_pipeline).num_clips // segments_per_view(cfg)
     crops = 1
     for transform in cfg.test_pipeline:
         crops *= CROPS.get(transform_type(transform), 1)
@@ -393,6 +407,8 @@ def metafile_text(folder: Path, rows: Sequence[ZooRow]) -> str:
 
 
 def _sampling_cell(streams: Sequence[Stream]) -> str:
+    if len(streams) == 1 and streams[0].num_frames == 1 and streams[0].num_clips > 1:
+        return f'{streams[0].num_clips} segments'  # TSN / TSM
     if len(streams) == 1:
         return f'{streams[0].num_frames} × {_number(streams[0].interval)}'
     return ' + '.join(f'{s.name} {s.num_frames} × {_number(s.interval)}' for s in streams)

@@ -22,7 +22,7 @@ train_pipeline = [
     dict(type='HyperframeStack'),
     dict(type='PackActionInputs')
 ]
-test_pipeline = [
+val_pipeline = [
     dict(type='SafeDecordInit'),
     dict(hyperframe_sampler, num_clips=3, test_mode=True),
     dict(type='DecordDecode'),
@@ -30,6 +30,8 @@ test_pipeline = [
     dict(type='HyperframeStack'),
     dict(type='PackActionInputs')
 ]
+# validation and test: the same 3 clips of the whole 32x32 frame
+test_pipeline = val_pipeline
 
 train_dataloader = dict(
     batch_size=16,
@@ -50,7 +52,7 @@ val_dataloader = dict(
         type=dataset_type,
         ann_file=ann_file_val,
         data_prefix=dict(video=data_root),
-        pipeline=test_pipeline,
+        pipeline=val_pipeline,
         test_mode=True))
 test_dataloader = val_dataloader
 

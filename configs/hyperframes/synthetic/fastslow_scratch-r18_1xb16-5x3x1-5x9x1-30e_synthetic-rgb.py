@@ -33,5 +33,6 @@ test_pipeline = [
     pack
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_pipeline = test_pipeline
 val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 test_dataloader = val_dataloader

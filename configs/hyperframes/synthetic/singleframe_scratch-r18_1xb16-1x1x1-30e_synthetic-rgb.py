@@ -21,5 +21,6 @@ test_pipeline = [
     dict(type='PackActionInputs')
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_pipeline = test_pipeline
 val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 test_dataloader = val_dataloader

@@ -41,6 +41,7 @@ test_pipeline = [
     dict(type='PackActionInputs')
 ]
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_pipeline = test_pipeline
 val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
 test_dataloader = val_dataloader
 default_hooks = dict(logger=dict(interval=10))
