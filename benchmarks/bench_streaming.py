@@ -22,6 +22,7 @@ alone (target <= 1.3x), and the alerts against the confirmer alone. Writes
 import argparse
 import logging
 import platform
+import shlex
 import statistics
 import sys
 import tempfile
@@ -79,7 +80,9 @@ def parse_args(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in ('throughput', 'cascade', '-h', '--help'):
         argv = ['throughput'] + argv
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    args.command_line = list(sys.argv[1:] if argv is None else argv)  # for the results file
+    return args
 
 
 def environment(args) -> str:
@@ -334,13 +337,8 @@ def cascade(args) -> str:
         f'({sum(map(in_event, cascade_alerts))} within an event or 30 frames after it); '
         f'confirmer alone {confirm_alerts} ({sum(map(in_event, confirm_alerts))} within an '
         f'event).', '',
-        'Reproduce: `python benchmarks/bench_streaming.py cascade ' + ' '.join(
-            [args.screen_config, args.screen_checkpoint, args.confirm_config,
-             args.confirm_checkpoint]) +
-        (' --screen-cfg-options ' + ' '.join(f'{k}={v}' for k, v in
-                                              args.screen_cfg_options.items())
-         if args.screen_cfg_options else '') +
-        f' --screen-threshold {args.screen_threshold} --threshold {args.threshold}`']
+        'Reproduce: `python benchmarks/bench_streaming.py ' + ' '.join(
+            shlex.quote(arg) for arg in args.command_line) + '`']
     return '\n'.join(lines) + '\n'
 
 
