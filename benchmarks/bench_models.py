@@ -60,6 +60,8 @@ TARGETS = [
      'MobileNetV3-small (1 frame)', 1.3, 'max'),
     ('HyperMobileNetV3-large T=5 vs one frame', 'HyperMobileNetV3-large T=5',
      'MobileNetV3-large (1 frame)', 1.3, 'max'),
+    ('two-stream (shared backbone) vs one T=5 stream', 'FastSlow HyperResNet-18 T=5+5 shared',
+     'HyperResNet-18 T=5', 2.1, 'max'),
     ('TSN-R18 5 seg / HyperResNet-18 T=5', 'TSN-R18 5 seg', 'HyperResNet-18 T=5', 3.5, 'min'),
     ('TSM-R18 5 seg / HyperResNet-18 T=5', 'TSM-R18 5 seg', 'HyperResNet-18 T=5', 3.5, 'min'),
     ('TSN-MobileNetV3-small 5 seg / HyperMobileNetV3-small T=5', 'TSN-MobileNetV3-small 5 seg',
@@ -76,6 +78,8 @@ COSTS = [
     ('frame attention on HyperMobileNetV3-small T=5', 'HyperMobileNetV3-small T=5 +frame attention',
      'HyperMobileNetV3-small T=5'),
     ('extra_bn on HyperResNet-18 T=5', 'HyperResNet-18 T=5 +extra_bn', 'HyperResNet-18 T=5'),
+    ('separate backbones vs a shared one (two-stream)', 'FastSlow HyperResNet-18 T=5+5 separate',
+     'FastSlow HyperResNet-18 T=5+5 shared'),
 ]
 
 
@@ -94,13 +98,14 @@ def parse_args(argv=None):
 
 
 def recognizer(backbone: dict, channels: int, head: Optional[dict] = None,
-               kind: str = 'Recognizer2D') -> Callable[[], nn.Module]:
-    """A builder of an mmaction2 recognizer (TSNHead unless ``head`` is given), eval mode."""
+               kind: str = 'Recognizer2D', **options) -> Callable[[], nn.Module]:
+    """A builder of an mmaction2 recognizer (TSNHead unless ``head`` is given), eval mode;
+    ``options`` go to the recognizer (e.g. ``share_backbone`` of ``FastSlowRecognizer``)."""
 
     def build() -> nn.Module:
         from mmaction.registry import MODELS
         cls_head = head or dict(type='TSNHead', num_classes=NUM_CLASSES, in_channels=channels)
-        model = MODELS.build(dict(type=kind, backbone=backbone, cls_head=cls_head))
+        model = MODELS.build(dict(type=kind, backbone=backbone, cls_head=cls_head, **options))
         model.init_weights()
         model.eval()
         return model
@@ -126,6 +131,13 @@ def make_rows(size: int, batch: int = 1) -> List[Row]:
         return recognizer(dict(type='HyperResNet', depth=depth, num_frames=num_frames, **kwargs),
                           512 * (1 if depth < 50 else 4))
 
+    def fast_slow(share_backbone: bool) -> Callable[[], nn.Module]:
+        # two T=5 streams, pooled features concatenated: the head sees 2 x 512
+        return recognizer(dict(type='HyperResNet', depth=18, num_frames=5), 1024,
+                          kind='FastSlowRecognizer', share_backbone=share_backbone)
+
+    streams = {'imgs_fast': frames(5), 'imgs_slow': frames(5)}
+
     def hyper_mnv3(arch: str, num_frames: int, **kwargs) -> Callable[[], nn.Module]:
         return recognizer(dict(type='HyperMobileNetV3', arch=arch, num_frames=num_frames,
                                **kwargs), {'small': 576, 'large': 960}[arch])
@@ -140,6 +152,8 @@ def make_rows(size: int, batch: int = 1) -> List[Row]:
         Row('HyperResNet-18 T=5 +frame attention', hyper_resnet(18, 5, frame_attention=True),
             frames(5), r18),
         Row('HyperResNet-18 T=5 +extra_bn', hyper_resnet(18, 5, extra_bn=True), frames(5), r18),
+        Row('FastSlow HyperResNet-18 T=5+5 shared', fast_slow(True), streams, r18),
+        Row('FastSlow HyperResNet-18 T=5+5 separate', fast_slow(False), streams, r18),
         Row('TSN-R18 5 seg', recognizer(dict(type='ResNet', depth=18, pretrained=None), 512),
             frames(1, 5), r18),
         Row('TSN-R18 8 seg', recognizer(dict(type='ResNet', depth=18, pretrained=None), 512),
