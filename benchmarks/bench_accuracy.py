@@ -101,7 +101,7 @@ ROWS = [
         (backbone(input_encoding='frames'), )),
     Row('+ diff encoding (ours)', RECIPE, 'centre frame + 4x consecutive differences'),
     Row('diff encoding, per-frame crops', RECIPE, 'the recipe with independent crops',
-        (train_augment(independent=True, flip_ratio=0.0), )),
+        (train_augment(independent=True, flip_ratio=0.0, flip_label_map=None), )),
     Row('recipe, init replicate', RECIPE, 'conv1 from the single-frame checkpoint, replicate',
         (from_single_frame('replicate'), )),
     Row('recipe, init center', RECIPE, 'conv1 from the single-frame checkpoint, center',
