@@ -24,7 +24,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple
+from typing import Callable, Dict, List, NamedTuple, Optional
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'accuracy.md'
@@ -119,6 +119,8 @@ ROWS = [
 ]
 
 
+#: the row the table is relative to
+TSM_ROW = 'TSM-5 (mmaction2)'
 #: trained first: plain stacking, what consistent augmentation adds, what the encoding adds
 FIRST = ('plain stacked', '+ consistent augmentation', '+ diff encoding (ours)')
 
@@ -178,12 +180,21 @@ def row_config(row: Row, args, work_dir: Path, single_frame_checkpoint: str):
     return path
 
 
+def finished_result(row: Row, args) -> Optional[Dict]:
+    """The row's ``result.json`` when it was written after the dataset, else None."""
+    from hyperframes_mm.datasets.synthetic import written_after_dataset
+    result_file = Path(args.work_dir) / slug(row.name) / 'result.json'
+    if written_after_dataset(result_file, args.data):
+        return json.loads(result_file.read_text())
+    return None
+
+
 def train_row(row: Row, args, single_frame_checkpoint: str = '') -> Dict:
     work_dir = Path(args.work_dir) / slug(row.name)
     result_file = work_dir / 'result.json'
-    from hyperframes_mm.datasets.synthetic import written_after_dataset
-    if written_after_dataset(result_file, args.data):
-        return json.loads(result_file.read_text())
+    finished = finished_result(row, args)
+    if finished is not None:
+        return finished
     if work_dir.is_dir():
         shutil.rmtree(work_dir)  # a killed run, or a run on older clips: start over
     work_dir.mkdir(parents=True, exist_ok=True)
@@ -231,8 +242,8 @@ def latency_224(rows: List[Row], results: Dict[str, Dict]) -> Dict[str, float]:
 
 def render(rows: List[Row], results: Dict[str, Dict], latency: Dict[str, float],
            args) -> str:
-    reference = latency['TSM-5 (mmaction2)']
-    tsm_train = results['TSM-5 (mmaction2)']['train_min']
+    reference = latency[TSM_ROW]
+    tsm_train = results[TSM_ROW]['train_min']
     from hyperframes_mm.datasets.synthetic import load_meta
     meta = load_meta(args.data)
     counts = meta['params']['clips_per_class']
@@ -263,7 +274,7 @@ def render(rows: List[Row], results: Dict[str, Dict], latency: Dict[str, float],
 
 def targets(rows: List[Row], results: Dict[str, Dict], latency: Dict[str, float]) -> List[str]:
     """The accuracy issue's targets, checked on this run's numbers."""
-    tsm = 'TSM-5 (mmaction2)'
+    tsm = TSM_ROW
     single_stream = [row.name for row in rows
                      if row.config not in (TSN, TSM, FASTSLOW) and row.name != 'single frame']
     lines = ['Targets (top-1 points against TSM-5, latency relative to TSM-5):']
@@ -325,8 +336,19 @@ def main(argv=None) -> str:
                 futures[row.name] = pool.submit(train_row, row, args)
         for row in needs_single:
             futures[row.name] = pool.submit(after_single, row)
+        failed = {}
         for name, future in futures.items():
-            results[name] = future.result()
+            try:
+                results[name] = future.result()
+            except Exception as error:  # the other rows go on; reported below
+                failed[name] = error
+                print(f'[bench_accuracy] {name} failed: {error}', flush=True)
+    # rows not asked for this time but finished before are in the table too
+    for row in ROWS:
+        if row.name not in results and finished_result(row, args) is not None:
+            results[row.name] = finished_result(row, args)
+    if TSM_ROW not in results:
+        raise SystemExit(f'{TSM_ROW} has no result: the table is relative to it (--rows TSM)')
     done = [row for row in ROWS if row.name in results]
     table = render(done, results, latency_224(done, results), args)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -334,6 +356,8 @@ def main(argv=None) -> str:
     if args.out == RESULTS and len(done) == len(ROWS):
         update_readme(table)
     print(table)
+    if failed:
+        raise SystemExit(f'rows failed (see their train.log / test.log): {sorted(failed)}')
     return table
 
 
