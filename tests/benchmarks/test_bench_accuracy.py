@@ -133,3 +133,25 @@ def test_readme_section_is_replaced_between_markers(tmp_path):
     readme.write_text(f'intro\n{bench.BEGIN}\nold table\n{bench.END}\nafter\n')
     bench.update_readme('# Title\n\nnew table\n', readme)
     assert readme.read_text() == f'intro\n{bench.BEGIN}\nnew table\n{bench.END}\nafter\n'
+
+
+def test_latency_inputs_follow_each_row(configs, monkeypatch, tmp_path):
+    """Latency is timed on what each row's model takes: one clip at 224 (T=3: 9 channels;
+    TSM: its 5 segments), not on the base config's top-level test pipeline."""
+    from hyperframes_mm.apis import complexity, example_inputs
+    seen = {}
+    monkeypatch.setattr(complexity, 'compare_latency',
+                        lambda configs, **kwargs: seen.update(configs) or
+                        {name: dict(median_ms=1.0) for name in configs})
+    rows = [ROWS[name] for name in ('recipe, T=3', 'TSM-5 (mmaction2)', 'fast/slow (recipe)')]
+    results = {}
+    for row in rows:
+        path = tmp_path / f'{bench.slug(row.name)}.py'
+        configs[1][row.name].dump(str(path))
+        results[row.name] = dict(config=str(path))
+    bench.latency_224(rows, results)
+    assert example_inputs(seen['recipe, T=3'], (256, 256)).shape == (1, 1, 9, 224, 224)
+    assert example_inputs(seen['TSM-5 (mmaction2)'], (256, 256)).shape == (1, 5, 3, 224, 224)
+    streams = example_inputs(seen['fast/slow (recipe)'], (256, 256))
+    assert {key: tuple(value.shape) for key, value in streams.items()} == {
+        'imgs_fast': (1, 1, 15, 224, 224), 'imgs_slow': (1, 1, 15, 224, 224)}
