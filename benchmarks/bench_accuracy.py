@@ -236,6 +236,8 @@ def latency_224(rows: List[Row], results: Dict[str, Dict]) -> Dict[str, float]:
                 step['scale'] = (224, 224)
             if step['type'] == 'HyperframeSampleFrames':
                 step['num_clips'] = 1  # TSN/TSM's SampleFrames keep their 5 segments: one clip
+                if step.get('mode') == 'uniform':  # same input shape; a timed window needs a
+                    step.update(mode='interval', interval=1)  # fixed span, not a video's
         cfg.test_pipeline = pipeline  # what the latency measurement builds its input from
         configs[row.name] = cfg
     timing = compare_latency(configs, repeats=15, warmup=2, video_size=(256, 256))

@@ -143,7 +143,8 @@ def test_latency_inputs_follow_each_row(configs, monkeypatch, tmp_path):
     monkeypatch.setattr(complexity, 'compare_latency',
                         lambda configs, **kwargs: seen.update(configs) or
                         {name: dict(median_ms=1.0) for name in configs})
-    rows = [ROWS[name] for name in ('recipe, T=3', 'TSM-5 (mmaction2)', 'fast/slow (recipe)')]
+    rows = [ROWS[name] for name in ('recipe, T=3', 'TSM-5 (mmaction2)', 'fast/slow (recipe)',
+                                    'recipe, uniform sampling')]
     results = {}
     for row in rows:
         path = tmp_path / f'{bench.slug(row.name)}.py'
@@ -152,6 +153,8 @@ def test_latency_inputs_follow_each_row(configs, monkeypatch, tmp_path):
     bench.latency_224(rows, results)
     assert example_inputs(seen['recipe, T=3'], (256, 256)).shape == (1, 1, 9, 224, 224)
     assert example_inputs(seen['TSM-5 (mmaction2)'], (256, 256)).shape == (1, 5, 3, 224, 224)
+    assert example_inputs(seen['recipe, uniform sampling'], (256, 256)).shape == \
+        (1, 1, 15, 224, 224)
     streams = example_inputs(seen['fast/slow (recipe)'], (256, 256))
     assert {key: tuple(value.shape) for key, value in streams.items()} == {
         'imgs_fast': (1, 1, 15, 224, 224), 'imgs_slow': (1, 1, 15, 224, 224)}
