@@ -143,14 +143,15 @@ def test_latency_inputs_follow_each_row(configs, monkeypatch, tmp_path):
     monkeypatch.setattr(complexity, 'compare_latency',
                         lambda configs, **kwargs: seen.update(configs) or
                         {name: dict(median_ms=1.0) for name in configs})
-    rows = [ROWS[name] for name in ('recipe, T=3', 'TSM-5 (mmaction2)', 'fast/slow (recipe)',
-                                    'recipe, uniform sampling')]
+    rows = bench.ROWS
     results = {}
     for row in rows:
         path = tmp_path / f'{bench.slug(row.name)}.py'
         configs[1][row.name].dump(str(path))
         results[row.name] = dict(config=str(path))
     bench.latency_224(rows, results)
+    for name in seen:  # every row's timed input builds (the shapes of four are checked)
+        example_inputs(seen[name], (256, 256))
     assert example_inputs(seen['recipe, T=3'], (256, 256)).shape == (1, 1, 9, 224, 224)
     assert example_inputs(seen['TSM-5 (mmaction2)'], (256, 256)).shape == (1, 5, 3, 224, 224)
     assert example_inputs(seen['recipe, uniform sampling'], (256, 256)).shape == \
