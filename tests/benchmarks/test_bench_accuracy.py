@@ -121,11 +121,14 @@ def test_targets_are_computed_from_the_numbers():
                'recipe, T=3': 20.0, 'fast/slow (recipe)': 45.0}
     lines = bench.targets(rows, results, latency)
     # the single frame is not a hyperframe model: the best one is the diff-encoding row
-    assert lines[1] == ('- best single-stream hyperframe model (+ diff encoding (ours)): +2.0 '
+    assert lines[1] == ('- best single-stream hyperframe model (+ diff encoding (ours)): 2.0 '
                         'points below TSM-5 at 0.30x its latency; target within 3 points at '
                         '<= 0.33x: **met**')
-    assert lines[2] == ('- fast/slow (recipe): +1.0 points below TSM-5 at 0.45x its latency; '
+    assert lines[2] == ('- fast/slow (recipe): 1.0 points below TSM-5 at 0.45x its latency; '
                         'target at or above TSM-5 at <= 0.5x: **missed**')
+    results['fast/slow (recipe)'] = dict(top1=0.95)
+    assert bench.targets(rows, results, latency)[2].startswith(
+        '- fast/slow (recipe): 5.0 points above TSM-5 at 0.45x')
 
 
 def test_readme_section_is_replaced_between_markers(tmp_path):
