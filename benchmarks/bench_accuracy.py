@@ -26,6 +26,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional
 
+from hyperframes_mm.utils import slug
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'accuracy.md'
 README = REPO / 'benchmarks' / 'README.md'
@@ -134,10 +136,6 @@ def parse_args(argv=None):
     parser.add_argument('--rows', nargs='+', help='only rows whose name contains one of these')
     parser.add_argument('--out', type=Path, default=RESULTS)
     return parser.parse_args(argv)
-
-
-def slug(name: str) -> str:
-    return ''.join(c if c.isalnum() else '_' for c in name).strip('_').lower()
 
 
 def use_cache(cfg, data_root: Path, cache_root: Path) -> None:
@@ -354,8 +352,9 @@ def main(argv=None) -> str:
                 print(f'[bench_accuracy] {name} failed: {error}', flush=True)
     # rows not asked for this time but finished before are in the table too
     for row in ROWS:
-        if row.name not in results and finished_result(row, args) is not None:
-            results[row.name] = finished_result(row, args)
+        finished = None if row.name in results else finished_result(row, args)
+        if finished is not None:
+            results[row.name] = finished
     if TSM_ROW not in results:
         raise SystemExit(f'{TSM_ROW} has no result: the table is relative to it (--rows TSM)')
     done = [row for row in ROWS if row.name in results]

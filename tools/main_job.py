@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional
 
+from hyperframes_mm.utils import slug
+
 REPO = Path(__file__).resolve().parents[1]
 SYNTHETIC = 'configs/hyperframes/synthetic'
 
@@ -120,10 +122,6 @@ def schedule_options(config: str, epochs: int) -> List[str]:
         options += [f'param_scheduler.{index}.{key}={scheduler[key]}'
                     for key in ('begin', 'end', 'T_max') if key in scheduler]
     return options
-
-
-def slug(name: str) -> str:
-    return ''.join(c if c.isalnum() else '_' for c in name).strip('_').lower()
 
 
 def render(rows: List[Row], results: Dict[str, Dict], num_classes: int, environment: str) -> str:
