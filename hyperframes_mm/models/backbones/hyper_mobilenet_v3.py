@@ -97,6 +97,11 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
         diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
             to 4.
+        motion_products (bool): add a learnt map of the products of each frame difference
+            with the spatial gradient (``I_t I_x``, ``I_t I_y``: the sign of motion, which
+            differences alone lack) to the stem conv's output; see :mod:`.motion_products`.
+            Zero at start, so nothing changes until it is trained. Needs T >= 2.
+            Defaults to False.
         conv_cfg (dict, optional): conv layer config. Defaults to None (Conv2d).
         norm_cfg (dict): norm layer config. Defaults to
             ``dict(type='BN', eps=0.001, momentum=0.01)`` (torchvision's values).
@@ -124,6 +129,7 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
                  frame_attention: bool = False,
                  input_encoding: str = 'frames',
                  diff_gain: float = 4.0,
+                 motion_products: bool = False,
                  conv_cfg: Optional[Dict] = None,
                  norm_cfg: Dict = dict(type='BN', eps=0.001, momentum=0.01),
                  out_indices: Optional[Sequence[int]] = None,
@@ -151,7 +157,8 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             init_cfg=init_cfg)
         resize_conv_input(self.layer0.conv, 3 * num_frames)
         self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention,
-                               input_encoding=input_encoding, diff_gain=diff_gain)
+                               input_encoding=input_encoding, diff_gain=diff_gain,
+                               motion_products=motion_products)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmpretrain and torchvision MobileNetV3 layouts."""

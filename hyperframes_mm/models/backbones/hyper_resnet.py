@@ -81,6 +81,11 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
         diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
             to 4.
+        motion_products (bool): add a learnt map of the products of each frame difference
+            with the spatial gradient (``I_t I_x``, ``I_t I_y``: the sign of motion, which
+            differences alone lack) to the stem conv's output; see :mod:`.motion_products`.
+            Zero at start, so nothing changes until it is trained. Needs T >= 2.
+            Defaults to False.
         num_stages (int): ResNet stages. Defaults to 4.
         out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
             several a tuple. Defaults to ``(3, )``.
@@ -115,6 +120,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
                  frame_attention: bool = False,
                  input_encoding: str = 'frames',
                  diff_gain: float = 4.0,
+                 motion_products: bool = False,
                  num_stages: int = 4,
                  out_indices: Sequence[int] = (3, ),
                  strides: Sequence[int] = (1, 2, 2, 2),
@@ -151,7 +157,8 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             with_cp=with_cp,
             init_cfg=init_cfg)
         self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention,
-                               input_encoding=input_encoding, diff_gain=diff_gain)
+                               input_encoding=input_encoding, diff_gain=diff_gain,
+                               motion_products=motion_products)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmaction2, torchvision and mmpretrain ResNet layouts."""

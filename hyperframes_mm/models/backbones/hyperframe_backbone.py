@@ -26,9 +26,10 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from .encoding import change_kernel_basis, check_encoding, describe, encode_frames
 from .frame_attention import FrameAttention
 from .inflate import INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight, set_conv_weight
+from .motion_products import MotionProducts
 
 #: State-dict prefixes of the parts a 2D checkpoint cannot hold (initialised when absent).
-HYPERFRAME_PARTS = ('frame_attention.', 'extra_bn.')
+HYPERFRAME_PARTS = ('frame_attention.', 'extra_bn.', 'motion_products.')
 
 
 def strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -89,7 +90,8 @@ class HyperframeBackboneMixin:
                           frame_attention: bool,
                           channels_per_frame: int = 3,
                           input_encoding: str = 'frames',
-                          diff_gain: float = 4.0) -> None:
+                          diff_gain: float = 4.0,
+                          motion_products: bool = False) -> None:
         check_encoding(input_encoding, diff_gain)
         self.input_encoding = input_encoding
         self.diff_gain = float(diff_gain)
@@ -99,6 +101,11 @@ class HyperframeBackboneMixin:
         self.channels_per_frame = channels_per_frame
         self.frame_attention = (FrameAttention(channels_per_frame) if frame_attention else None)
         self.extra_bn = self._build_extra_bn() if extra_bn else None
+        self.motion_products = None
+        if motion_products:
+            self._stem('motion_products')
+            self.motion_products = MotionProducts(num_frames, self.first_conv, input_encoding,
+                                                  diff_gain, channels_per_frame)
 
     # ----------------------------------------------------------------------- structure
     @property
@@ -110,14 +117,15 @@ class HyperframeBackboneMixin:
     def in_channels_expected(self) -> int:
         return self.channels_per_frame * self.num_frames
 
-    def _stem(self) -> ConvModule:
+    def _stem(self, part: str = 'extra_bn') -> ConvModule:
+        """The conv-norm stem that ``part`` (``extra_bn``, ``motion_products``) plugs into."""
         name = type(self).__name__
         if self.stem_module_name is None:
-            raise ValueError(f'{name} has no conv-norm stem to put an extra_bn in')
+            raise ValueError(f'{name} has no conv-norm stem to put {part} in')
         stem = self.get_submodule(self.stem_module_name)
         if not isinstance(stem, ConvModule) or not stem.with_norm or \
                 tuple(stem.order[:2]) != ('conv', 'norm'):
-            raise ValueError(f'{name}: extra_bn needs a conv -> norm stem, got {stem!r}')
+            raise ValueError(f'{name}: {part} needs a conv -> norm stem, got {stem!r}')
         return stem
 
     def _build_extra_bn(self) -> _BatchNorm:
@@ -190,19 +198,24 @@ class HyperframeBackboneMixin:
                                    self.diff_gain, self.channels_per_frame, to_encoded)
 
     def stem_forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Run the conv-norm-act stem, with ``extra_bn`` between the conv and its norm."""
+        """Run the conv-norm-act stem, with the motion products added to the conv's output and
+        ``extra_bn`` between the conv and its norm."""
         stem = self.get_submodule(self.stem_module_name)
-        if self.extra_bn is None:
+        if self.extra_bn is None and self.motion_products is None:
             return stem(x)
-        x = self.extra_bn(stem.conv(x))
-        x = stem.norm(x)
-        return stem.activate(x) if stem.with_activation else x
+        out = stem.conv(x)
+        if self.motion_products is not None:
+            out = out + self.motion_products(x)
+        if self.extra_bn is not None:
+            out = self.extra_bn(out)
+        out = stem.norm(out)
+        return stem.activate(out) if stem.with_activation else out
 
     def train_hyperframe_parts(self, mode: bool, stem_frozen: bool) -> None:
-        """Frame attention and ``extra_bn`` belong to the stem: frozen with it, otherwise
-        trainable and in train mode whatever ``norm_eval``/``partial_bn`` did, since they exist
-        to learn what the frozen 2D statistics cannot."""
-        for part in (self.frame_attention, self.extra_bn):
+        """Frame attention, ``extra_bn`` and the motion products belong to the stem: frozen
+        with it, otherwise trainable and in train mode whatever ``norm_eval``/``partial_bn``
+        did, since they exist to learn what the frozen 2D statistics cannot."""
+        for part in (self.frame_attention, self.extra_bn, self.motion_products):
             if part is None:
                 continue
             part.train(mode and not stem_frozen)
@@ -289,7 +302,8 @@ class HyperframeBackboneMixin:
 
         The kernel is resampled over time by :func:`reinflate_conv_weight`, which keeps its
         temporal sum: T' identical frames give what T identical frames gave. Frame attention and
-        ``extra_bn`` do not depend on T and are kept. The kernel becomes a new parameter, so do
+        ``extra_bn`` do not depend on T and are kept; the motion products' kernel is resampled
+        over frame pairs the same way. The kernel becomes a new parameter, so do
         this for inference or before building an optimizer.
         """
         conv = self.first_conv
@@ -297,6 +311,8 @@ class HyperframeBackboneMixin:
         weight = reinflate_conv_weight(raw, num_frames, self.channels_per_frame)
         self.num_frames, old_frames = num_frames, self.num_frames
         set_conv_weight(conv, self._to_encoding(weight, to_encoded=True))
+        if self.motion_products is not None:
+            self.motion_products.reinflate(num_frames, self.input_encoding, self.diff_gain)
         print_log(f'{type(self).__name__}: re-inflated from num_frames={old_frames} to '
                   f'{num_frames}', logger='current', level=logging.INFO)
 
