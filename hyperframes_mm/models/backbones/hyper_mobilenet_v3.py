@@ -171,7 +171,7 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""
-        x = self.hyperframe_input(x)
+        x = self.hyperframe_frames(x)
         outs = []
         for index, layer_name in enumerate(self.layers):
             x = self.stem_forward(x) if index == 0 else getattr(self, layer_name)(x)

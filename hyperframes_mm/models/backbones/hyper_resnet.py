@@ -171,8 +171,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` stages."""
-        x = self.hyperframe_input(x)
-        x = self.maxpool(self.stem_forward(x))
+        x = self.maxpool(self.stem_forward(self.hyperframe_frames(x)))
         outs = []
         for index, layer_name in enumerate(self.res_layers):
             x = getattr(self, layer_name)(x)

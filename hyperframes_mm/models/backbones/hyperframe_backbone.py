@@ -73,10 +73,11 @@ class HyperframeBackboneMixin:
 
     A subclass sets ``first_conv_name`` (dotted module path of the first ``nn.Conv2d``), calls
     :func:`check_hyperframe_args` first in ``__init__`` and :meth:`_setup_hyperframe` after
-    building the 2D layers, starts ``forward``
-    with :meth:`hyperframe_input`, calls :meth:`_init_hyperframe_weights` at the end of
-    ``init_weights``, and may override :meth:`convert_checkpoint` for foreign key layouts.
-    Backbones with a conv-norm-act stem may set ``stem_module_name`` to support ``extra_bn``.
+    building the 2D layers, starts ``forward`` with :meth:`hyperframe_input` (or, with a
+    conv-norm-act stem named by ``stem_module_name``, with
+    ``stem_forward(hyperframe_frames(x))``, which adds ``extra_bn`` and the motion products),
+    calls :meth:`_init_hyperframe_weights` at the end of ``init_weights``, and may override
+    :meth:`convert_checkpoint` for foreign key layouts.
     """
 
     first_conv_name: str = ''
@@ -104,8 +105,7 @@ class HyperframeBackboneMixin:
         self.motion_products = None
         if motion_products:
             self._stem('motion_products')
-            self.motion_products = MotionProducts(num_frames, self.first_conv, input_encoding,
-                                                  diff_gain, channels_per_frame)
+            self.motion_products = MotionProducts(num_frames, self.first_conv, channels_per_frame)
 
     # ----------------------------------------------------------------------- structure
     @property
@@ -181,14 +181,21 @@ class HyperframeBackboneMixin:
                              f'{channels}{seen}: the sampler\'s num_frames must equal the '
                              'backbone\'s')
 
-    def hyperframe_input(self, x: torch.Tensor) -> torch.Tensor:
-        """Check the input, apply frame attention, then the input encoding; the first thing
-        ``forward`` does."""
+    def hyperframe_frames(self, x: torch.Tensor) -> torch.Tensor:
+        """Check the input and apply frame attention: the frames the first conv reads (in its
+        input encoding) and the motion products are formed from."""
         self.check_input(x)
-        if self.frame_attention is not None:
-            x = self.frame_attention(x)
-        return encode_frames(x, self.num_frames, self.input_encoding, self.diff_gain,
+        return x if self.frame_attention is None else self.frame_attention(x)
+
+    def encode(self, frames: torch.Tensor) -> torch.Tensor:
+        """The frames in this backbone's input encoding, as the first conv reads them."""
+        return encode_frames(frames, self.num_frames, self.input_encoding, self.diff_gain,
                              self.channels_per_frame)
+
+    def hyperframe_input(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`hyperframe_frames`, encoded: the first conv's input, for backbones whose
+        first conv is not a conv-norm stem's (``stem_forward`` encodes by itself)."""
+        return self.encode(self.hyperframe_frames(x))
 
     def _to_encoding(self, weight: torch.Tensor, to_encoded: bool) -> torch.Tensor:
         """A first-conv kernel moved to (or from) this backbone's input encoding basis."""
@@ -197,15 +204,17 @@ class HyperframeBackboneMixin:
         return change_kernel_basis(weight, self.num_frames, self.input_encoding,
                                    self.diff_gain, self.channels_per_frame, to_encoded)
 
-    def stem_forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Run the conv-norm-act stem, with the motion products added to the conv's output and
-        ``extra_bn`` between the conv and its norm."""
+    def stem_forward(self, frames: torch.Tensor) -> torch.Tensor:
+        """Run the conv-norm-act stem on :meth:`hyperframe_frames`' output: the conv reads them
+        encoded, the motion products (formed from the frames themselves) are added to its
+        output, and ``extra_bn`` sits between the conv and its norm."""
         stem = self.get_submodule(self.stem_module_name)
+        x = self.encode(frames)
         if self.extra_bn is None and self.motion_products is None:
             return stem(x)
         out = stem.conv(x)
         if self.motion_products is not None:
-            out = out + self.motion_products(x)
+            out = out + self.motion_products(frames)
         if self.extra_bn is not None:
             out = self.extra_bn(out)
         out = stem.norm(out)
@@ -312,7 +321,7 @@ class HyperframeBackboneMixin:
         self.num_frames, old_frames = num_frames, self.num_frames
         set_conv_weight(conv, self._to_encoding(weight, to_encoded=True))
         if self.motion_products is not None:
-            self.motion_products.reinflate(num_frames, self.input_encoding, self.diff_gain)
+            self.motion_products.reinflate(num_frames)
         print_log(f'{type(self).__name__}: re-inflated from num_frames={old_frames} to '
                   f'{num_frames}', logger='current', level=logging.INFO)
 

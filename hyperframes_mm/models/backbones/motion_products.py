@@ -23,7 +23,6 @@ import torch.nn.functional as F
 from mmengine.model import BaseModule
 from torch import nn
 
-from .encoding import encoding_matrix
 from .inflate import reinflate_conv_weight, set_conv_weight
 
 
@@ -51,49 +50,30 @@ def motion_product_maps(frames: torch.Tensor) -> torch.Tensor:
 class MotionProducts(BaseModule):
     """Add a learnt map of the motion products (:func:`motion_product_maps`) to the stem conv.
 
-    Reads the stem conv's input (the hyperframe in its input encoding), decodes the frames with
-    the encoding's inverse, forms the products and convolves them with a zero-initialised 3x3
-    kernel at the stem conv's stride. Its output has the stem conv's output shape.
+    Reads the hyperframe's frames (before any input encoding), forms the products and convolves
+    them with a zero-initialised 3x3 kernel at the stem conv's stride. Its output has the stem
+    conv's output shape. The number of frame pairs is the kernel's input channels / 2.
 
     Args:
         num_frames (int): T (at least 2).
         stem_conv (nn.Conv2d): the backbone's first conv; its output channels and stride are
             copied, and its padding must keep ``'same'`` geometry (odd kernel, padding
             ``(k - 1) // 2 * dilation``) so that both outputs have the same size.
-        input_encoding (str): the backbone's input encoding. Defaults to ``'frames'``.
-        diff_gain (float): its gain. Defaults to 4.
         channels_per_frame (int): C. Defaults to 3.
     """
 
-    def __init__(self,
-                 num_frames: int,
-                 stem_conv: nn.Conv2d,
-                 input_encoding: str = 'frames',
-                 diff_gain: float = 4.0,
-                 channels_per_frame: int = 3) -> None:
+    def __init__(self, num_frames: int, stem_conv: nn.Conv2d, channels_per_frame: int = 3) -> None:
         super().__init__()
-        if num_frames < 2:
-            raise ValueError(f'motion_products needs at least 2 frames, got num_frames='
-                             f'{num_frames}')
+        _check_pairs(num_frames)
         kernel, padding, dilation = stem_conv.kernel_size, stem_conv.padding, stem_conv.dilation
         if isinstance(padding, str) or any(
                 k % 2 == 0 or p != (k - 1) // 2 * d for k, p, d in zip(kernel, padding, dilation)):
             raise ValueError(f'motion_products needs a stem conv with "same" padding, got '
                              f'kernel {kernel}, padding {padding}, dilation {dilation}')
         self.channels_per_frame = channels_per_frame
-        self._set_encoding(num_frames, input_encoding, diff_gain)
         self.conv = nn.Conv2d(2 * (num_frames - 1), stem_conv.out_channels, 3,
                               stride=stem_conv.stride, padding=1, bias=False)
         self._zero_kernel()
-
-    def _set_encoding(self, num_frames: int, input_encoding: str, diff_gain: float) -> None:
-        """Keep the encoding's inverse as a (non-saved) buffer: decoding is then one einsum,
-        which ONNX exports, instead of a matrix inverse in every forward."""
-        self.num_frames = num_frames
-        self.input_encoding = input_encoding
-        self.diff_gain = float(diff_gain)
-        decoder = torch.linalg.inv(encoding_matrix(num_frames, input_encoding, diff_gain))
-        self.register_buffer('decoder', decoder.float(), persistent=False)
 
     def _zero_kernel(self) -> None:
         nn.init.zeros_(self.conv.weight)
@@ -103,24 +83,21 @@ class MotionProducts(BaseModule):
         super().init_weights()
         self._zero_kernel()
 
-    def decode(self, x: torch.Tensor) -> torch.Tensor:
-        """Encoded hyperframes ``[N, C*T, H, W]`` -> frames ``[N, T, C, H, W]``."""
-        frames = x.reshape(x.shape[0], self.num_frames, self.channels_per_frame, *x.shape[2:])
-        if self.input_encoding == 'frames':
-            return frames
-        return torch.einsum('ts,nschw->ntchw', self.decoder.to(x.dtype), frames)
+    def forward(self, frames: torch.Tensor) -> torch.Tensor:
+        """Hyperframe frames ``[N, C*T, H, W]`` (frame-major, not encoded) -> ``[N, out, h, w]``."""
+        num, _, height, width = frames.shape
+        clip = frames.reshape(num, -1, self.channels_per_frame, height, width)
+        return self.conv(motion_product_maps(clip))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.conv(motion_product_maps(self.decode(x)))
-
-    def reinflate(self, num_frames: int, input_encoding: str, diff_gain: float) -> None:
+    def reinflate(self, num_frames: int) -> None:
         """Follow the backbone to ``num_frames`` (T' >= 2): the kernel is resampled over the
         frame pairs like the first conv over frames (area interpolation, temporal sum kept)."""
-        if num_frames < 2:
-            raise ValueError(f'motion_products needs at least 2 frames, cannot re-inflate to '
-                             f'num_frames={num_frames}')
+        _check_pairs(num_frames, 'cannot re-inflate to')
         set_conv_weight(self.conv, reinflate_conv_weight(self.conv.weight, num_frames - 1,
                                                          channels_per_frame=2))
-        decoder_device = self.decoder.device
-        self._set_encoding(num_frames, input_encoding, diff_gain)
-        self.decoder = self.decoder.to(decoder_device)
+
+
+def _check_pairs(num_frames: int, what: str = 'got') -> None:
+    if num_frames < 2:
+        raise ValueError(f'motion_products needs at least 2 frames, {what} num_frames='
+                         f'{num_frames}')
