@@ -5,10 +5,12 @@ from .hyperframe_backbone import HyperframeBackboneMixin, reinflate_backbone
 from .inflate import (INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight,
                       temporal_resample_matrix)
 from .inflated_backbone import InflatedBackbone
+from .pad_aware_conv import PadAwareConv2d, live_taps
 
 __all__ = [
     'FrameAttention', 'HyperMobileNetV3', 'HyperResNet', 'HyperframeBackboneMixin',
-    'INFLATE_MODES', 'InflatedBackbone', 'frame_descriptors', 'inflate_conv_weight',
-    'mobilenet_v3_state_dict_to_mmpretrain', 'reinflate_backbone', 'reinflate_conv_weight',
-    'resnet_state_dict_to_mmaction', 'temporal_resample_matrix'
+    'INFLATE_MODES', 'InflatedBackbone', 'PadAwareConv2d', 'frame_descriptors',
+    'inflate_conv_weight', 'live_taps', 'mobilenet_v3_state_dict_to_mmpretrain',
+    'reinflate_backbone', 'reinflate_conv_weight', 'resnet_state_dict_to_mmaction',
+    'temporal_resample_matrix'
 ]
