@@ -1,6 +1,7 @@
 """The frame cache holds decord's frames bit for bit, refuses stale or damaged entries, and is
 written atomically."""
 import importlib.util
+import logging
 import multiprocessing
 import os
 import shutil
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 from mmaction.registry import TRANSFORMS
 from mmengine.dataset import Compose
+from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.frame_cache import (
     CorruptFrameCacheError, FrameCacheError, FrameCacheHeader, MissingFrameCacheError,
@@ -304,6 +306,29 @@ def test_missing_entry(built, tmp_path):
         _init(cache, videos, on_stale='rebuild')(dict(filename=str(videos / 'nope.mp4')))
 
 
+def test_rebuild_logs_missing_entries_once_and_stale_ones_each(built, tmp_path):
+    videos, cache, entry = built
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logger = MMLogger.get_current_instance()
+    logger.addHandler(handler)
+    try:
+        init = _init(cache, videos, on_stale='rebuild')
+        for name in ('b.avi', 'sub/c.mp4'):  # never built: one line for both
+            assert init(dict(filename=str(videos / name)))['total_frames'] in (30, 24)
+        write_video(videos / 'a.mp4', _frames(20, 48, 64, 7), fps=10)  # stale: its own line
+        init(dict(filename=str(videos / 'a.mp4')))
+    finally:
+        logger.removeHandler(handler)
+    messages = [line for line in lines if line.startswith('FrameCacheInit')]
+    assert len(messages) == 2
+    assert messages[0].startswith(f'FrameCacheInit: building the frame cache entries missing '
+                                  f'under {cache} as their videos are first read')
+    assert messages[1].startswith(f'FrameCacheInit: rebuilding {entry} from {videos / "a.mp4"}')
+    assert (cache / 'sub' / 'c.mp4.hfc').is_file()
+
+
 def test_entry_outlives_its_source(built):
     videos, cache, entry = built
     (videos / 'a.mp4').unlink()
@@ -317,6 +342,23 @@ def test_entry_outlives_its_source(built):
 def test_init_refuses_bad_arguments(kwargs, message):
     with pytest.raises(ValueError, match=message):
         FrameCacheInit(cache_root='cache', **kwargs)
+    with pytest.raises(ValueError, match="video_root='videos' needs a cache_root"):
+        FrameCacheInit(video_root='videos')
+
+
+def test_entries_beside_their_videos(videos):
+    """Without cache_root the entry of x.mp4 is x.mp4.hfc: what the builder writes with the
+    video root as cache root, found wherever the dataset is."""
+    summary = build_frame_cache(['a.mp4', 'sub/c.mp4'], videos, videos, progress=False)
+    assert summary.built == 2 and (videos / 'sub' / 'c.mp4.hfc').is_file()
+    init = FrameCacheInit()
+    results = init(dict(filename=str(videos / 'sub' / 'c.mp4')))
+    np.testing.assert_array_equal(results['frame_cache'], _decord_all(videos / 'sub' / 'c.mp4'))
+    with pytest.raises(MissingFrameCacheError, match=rf'{videos / "b.avi.hfc"}: no frame cache'):
+        init(dict(filename=str(videos / 'b.avi')))
+    rebuilt = FrameCacheInit(on_stale='rebuild')(dict(filename=str(videos / 'b.avi')))
+    assert rebuilt['total_frames'] == 30 and (videos / 'b.avi.hfc').is_file()
+    assert read_header(videos / 'b.avi.hfc').source == 'b.avi'
 
 
 def test_init_refuses_paths_outside_the_cache():

@@ -1,14 +1,16 @@
 """Read frames from the pre-decoded cache: drop-in replacements for DecordInit / DecordDecode."""
 import logging
 import os
-from typing import Dict, Optional
+from pathlib import Path
+from typing import Dict, Optional, Tuple
 
 import numpy as np
 from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
-from ..frame_cache import FrameCacheError, entry_path, open_entry, read_frames, write_entry
+from ..frame_cache import (ENTRY_SUFFIX, FrameCacheError, MissingFrameCacheError, entry_path,
+                           open_entry, read_frames, write_entry)
 
 _ON_STALE = ('error', 'rebuild')
 
@@ -18,12 +20,16 @@ class FrameCacheInit(BaseTransform):
     """Open a video's frame cache entry in place of ``DecordInit``.
 
     The entry of ``results['filename']`` is ``<cache_root>/<path relative to video_root>.hfc``,
-    as ``tools/build_frame_cache.py`` writes it. The entry is checked before use: complete (its
+    as ``tools/build_frame_cache.py`` writes it, or, without ``cache_root``, ``<filename>.hfc``
+    beside the video (what the builder writes with the cache root set to the video root: a
+    config then names no cache path, and follows the dataset wherever its root is). The entry is checked before use: complete (its
     size matches its header), of the expected ``short_side``, and, when the source video exists,
     built from the source as it is now (same size and modification time). A missing, truncated,
     stale or differently sized entry raises an error naming the entry file, or is rebuilt from
     the source with ``on_stale='rebuild'`` (atomically; concurrent workers may each rebuild, the
-    last rename wins and every reader sees a complete entry).
+    last rename wins and every reader sees a complete entry). With ``'rebuild'`` a cache that
+    was never built fills itself during the first epoch: missing entries are logged once per
+    process, truncated or stale ones one warning each.
 
     The entry is memory-mapped here, per call, in the process running the pipeline: no file
     handle is opened in ``__init__`` or shared across DataLoader worker forks. Nothing is read
@@ -41,10 +47,11 @@ class FrameCacheInit(BaseTransform):
         - original_shape: ``(H, W)`` of the stored frames.
 
     Args:
-        cache_root (str): the cache's root directory.
+        cache_root (str, optional): the cache's root directory. None: every entry is beside
+            its video. Defaults to None.
         video_root (str, optional): the directory the cache's video paths are relative to
             (the dataset's ``data_prefix['video']``). None: ``filename`` itself must be relative
-            and is the path inside the cache. Defaults to None.
+            and is the path inside the cache. Only with ``cache_root``. Defaults to None.
         short_side (int, optional): the ``--short-side`` the cache was built with; an entry of
             another size counts as stale (and is rebuilt at this size with ``on_stale='rebuild'``).
             None: frames stored at their decoded size. Defaults to None.
@@ -54,7 +61,7 @@ class FrameCacheInit(BaseTransform):
     """
 
     def __init__(self,
-                 cache_root: str,
+                 cache_root: Optional[str] = None,
                  video_root: Optional[str] = None,
                  short_side: Optional[int] = None,
                  on_stale: str = 'error') -> None:
@@ -64,10 +71,14 @@ class FrameCacheInit(BaseTransform):
         if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
             raise ValueError(f'FrameCacheInit: short_side must be a positive int or None, got '
                              f'{short_side!r}')
+        if cache_root is None and video_root is not None:
+            raise ValueError(f'FrameCacheInit: video_root={video_root!r} needs a cache_root; '
+                             'without one every entry is beside its video')
         self.cache_root = cache_root
         self.video_root = video_root
         self.short_side = short_side
         self.on_stale = on_stale
+        self._told_missing = False
 
     def relative_path(self, filename: str) -> str:
         """The path of ``filename`` inside the cache (relative to ``video_root``)."""
@@ -82,18 +93,33 @@ class FrameCacheInit(BaseTransform):
                              f'{self.video_root}')
         return relative
 
+    def entry_of(self, filename: str) -> Tuple[Path, str]:
+        """The entry file of a video, and the source path its header records."""
+        if self.cache_root is None:
+            return Path(filename + ENTRY_SUFFIX), os.path.basename(filename)
+        relative = self.relative_path(filename)
+        return entry_path(self.cache_root, relative), relative
+
     def transform(self, results: Dict) -> Dict:
         """Check and map the entry of ``results['filename']``."""
         source = results['filename']
-        relative = self.relative_path(source)
-        entry = entry_path(self.cache_root, relative)
+        entry, relative = self.entry_of(source)
         try:
             header, frames = open_entry(entry, source, self.short_side)
         except FrameCacheError as error:
             if self.on_stale == 'error':
                 raise
-            print_log(f'FrameCacheInit: rebuilding {entry} from {source}: {error}',
-                      logger='current', level=logging.WARNING)
+            if not isinstance(error, MissingFrameCacheError):
+                print_log(f'FrameCacheInit: rebuilding {entry} from {source}: {error}',
+                          logger='current', level=logging.WARNING)
+            elif not self._told_missing:
+                self._told_missing = True
+                where = (f'under {self.cache_root}' if self.cache_root is not None else
+                         'beside their videos')
+                print_log(f'FrameCacheInit: building the frame cache entries missing {where} '
+                          'as their videos are first read (first epoch only; '
+                          'tools/build_frame_cache.py builds them beforehand, in parallel)',
+                          logger='current', level=logging.INFO)
             write_entry(source, entry, relative, self.short_side)
             header, frames = open_entry(entry, source, self.short_side)
         results['frame_cache'] = frames
