@@ -34,14 +34,14 @@ README = REPO / 'benchmarks' / 'README.md'
 #: the section of README.md that ``update_readme`` rewrites
 BEGIN, END = '<!-- bench_accuracy:begin -->', '<!-- bench_accuracy:end -->'
 FAMILY = REPO / 'configs' / 'hyperframes' / 'synthetic'
-RECIPE = FAMILY / 'hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py'
-FASTSLOW = FAMILY / 'fastslow_scratch-r18_1xb16-5x3x1-5x9x1-30e_synthetic-rgb.py'
-TSN = FAMILY / 'tsn_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb.py'
-TSM = FAMILY / 'tsm_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb.py'
-TSM_DENSE = FAMILY / 'tsm_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py'
-SINGLE = FAMILY / 'singleframe_scratch-r18_1xb16-1x1x1-30e_synthetic-rgb.py'
+RECIPE = FAMILY / 'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py'
+FASTSLOW = FAMILY / 'fastslow_scratch-r18_1xb16-5x3x1-5x9x1-60e_synthetic-rgb.py'
+TSN = FAMILY / 'tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'
+TSM = FAMILY / 'tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'
+TSM_DENSE = FAMILY / 'tsm_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py'
+SINGLE = FAMILY / 'singleframe_scratch-r18_1xb16-1x1x1-60e_synthetic-rgb.py'
 AUX = (REPO / 'configs' / 'hyperframes' / 'scenarios' /
-       'hyperframe_scratch-r18-auxframe_1xb16-5x6x1-30e_synthetic-rgb.py')
+       'hyperframe_scratch-r18-auxframe_1xb16-5x8x1-60e_synthetic-rgb.py')
 
 
 def find(pipeline: List[dict], type_name: str) -> dict:
@@ -68,10 +68,13 @@ def train_augment(**kwargs) -> Callable:
                             'ConsistentClipAugment').update(kwargs)
 
 
-def frames(num_frames: int, interval: float) -> Callable:
+def frames_same_span(num_frames: int) -> Callable:
+    """``num_frames`` picks spread over the time the config's own picks span."""
     def change(cfg):
+        sampler = find(cfg.train_dataloader.dataset.pipeline, 'HyperframeSampleFrames')
+        span = (cfg.model.backbone.num_frames - 1) * sampler['interval']
         cfg.model.backbone.num_frames = num_frames
-        samplers(cfg, dict(num_frames=num_frames, interval=interval))
+        samplers(cfg, dict(num_frames=num_frames, interval=span / (num_frames - 1)))
     return change
 
 
@@ -98,7 +101,7 @@ ROWS = [
     Row('TSN-5 (mmaction2)', TSN, 'ResNet-18, 5 uniform segments, score averaging'),
     Row('TSM-5 (mmaction2)', TSM, 'ResNetTSM-18, 5 uniform segments, shift 1/8'),
     Row('TSM-5 on the recipe\'s picks (mmaction2)', TSM_DENSE,
-        'ResNetTSM-18 on 5 frames 6/30 s apart, 3 test clips'),
+        'ResNetTSM-18 on the recipe\'s 5 picks, 3 test clips'),
     Row('single frame', SINGLE, 'T=1'),
     Row('plain stacked', RECIPE, 'T=5 frames stacked as they are, flips without label map, '
         'per-frame crops', PLAIN + (train_augment(independent=True, flip_ratio=0.0), )),
@@ -118,8 +121,8 @@ ROWS = [
         (backbone(frame_attention=True), )),
     Row('recipe + motion products', RECIPE, 'I_t*I_x, I_t*I_y of consecutive frames into the '
         'stem', (backbone(motion_products=True), )),
-    Row('recipe, T=3', RECIPE, 'T=3, 10/30 s apart (same span)', (frames(3, 12 / 30), )),
-    Row('recipe, T=8', RECIPE, 'T=8, 3.4/30 s apart (same span)', (frames(8, 24 / 210), )),
+    Row('recipe, T=3', RECIPE, 'T=3 over the recipe\'s span (2 gaps)', (frames_same_span(3), )),
+    Row('recipe, T=8', RECIPE, 'T=8 over the recipe\'s span (7 gaps)', (frames_same_span(8), )),
     Row('recipe, uniform sampling', RECIPE, 'T=5 spread over the whole clip', (uniform, )),
     Row('fast/slow (recipe)', FASTSLOW, 'fast 3/30 s + slow 9/30 s, shared backbone, concat'),
     Row('recipe + aux centre-frame head', AUX, 'AuxFrameHead on the motion state, weight 0.5'),
@@ -147,7 +150,7 @@ def use_cache(cfg, data_root: Path, cache_root: Path) -> None:
     """Read the videos' frames from the frame cache: the same frames, decoded once."""
     for pipeline in pipelines(cfg):
         for index, step in enumerate(pipeline):
-            if step['type'] in ('SafeDecordInit', 'DecordInit'):
+            if step['type'] in ('SafeDecordInit', 'DecordInit', 'FrameCacheInit'):
                 pipeline[index] = dict(type='FrameCacheInit', cache_root=str(cache_root),
                                        video_root=str(data_root))
             elif step['type'] == 'DecordDecode':

@@ -47,6 +47,11 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     # the epoch override reached mmaction2's train.py: one epoch was trained
     log = (tmp_path / 'work' / 'single_frame__t_1' / 'train.log').read_text()
     assert 'Epoch(train) [1]' in log and 'Epoch(train) [2]' not in log
+    # training read the frame cache the job built first (tiny: 4 classes x 4 training clips)
+    assert '[main job] frame cache: 16 videos: 16 built' in first.stdout
+    assert len(list((tmp_path / 'data' / 'train').glob('*.mp4.hfc'))) == 16
+    assert 'FrameCacheInit: building' not in log and 'FrameCacheInit: rebuilding' not in log
     second = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr[-3000:]
     assert '[main job] single frame (T=1): done before' in second.stdout
+    assert '[main job] frame cache: 16 videos: 0 built, 0 rebuilt, 16 fresh' in second.stdout

@@ -156,9 +156,15 @@ def set_epochs(cfg: Config, epochs: int) -> None:
     cfg.train_cfg.val_interval = min(cfg.train_cfg.get('val_interval', 1), epochs)
     scale = epochs / old
     schedulers = cfg.get('param_scheduler') or []
+    old_seam = new_seam = None
     for scheduler in schedulers if isinstance(schedulers, list) else [schedulers]:
-        begin = int(scheduler.get('begin', 0) * scale)
-        end = max(begin + 1, round(scheduler.get('end', old) * scale))
+        old_begin, old_end = scheduler.get('begin', 0), scheduler.get('end', old)
+        # a scheduler that started where the previous one ended still does (warm-up, then
+        # cosine), whatever the rounding did to that end
+        begin = new_seam if old_begin == old_seam else round(old_begin * scale)
+        begin = min(begin, epochs - 1)
+        end = min(max(begin + 1, round(old_end * scale)), epochs)
+        old_seam, new_seam = old_end, end
         scheduler.update(begin=begin, end=end)
         if 'T_max' in scheduler:
             scheduler['T_max'] = end - begin

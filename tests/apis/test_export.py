@@ -101,7 +101,7 @@ def test_wrapper_runs_mmaction2_baselines_as_their_test_step(name):
     from mmaction.structures import ActionDataSample
 
     from ..conftest import REPO
-    config = REPO / f'configs/hyperframes/synthetic/{name}_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb.py'
+    config = REPO / f'configs/hyperframes/synthetic/{name}_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'
     torch.manual_seed(0)
     model = init_recognizer(config, None, 'cpu').eval()
     model.data_preprocessor.to_rgb = True  # exercised too: BGR -> RGB before normalising

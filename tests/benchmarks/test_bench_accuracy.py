@@ -84,8 +84,8 @@ def test_each_row_changes_what_it_says(configs):
         for loader in ('train_dataloader', 'test_dataloader'):
             sampler = _sampler(cfg, loader)
             assert sampler['num_frames'] == cfg.model.backbone.num_frames == frames
-            # every T covers the recipe's span: 4 gaps of 6/30 s
-            assert (frames - 1) * sampler['interval'] == pytest.approx(4 * 6 / 30)
+            # every T covers the recipe's span: 4 gaps of 8/30 s
+            assert (frames - 1) * sampler['interval'] == pytest.approx(4 * 8 / 30)
     uniform = _sampler(written['recipe, uniform sampling'])
     assert (uniform['mode'], uniform['interval'], uniform['time_based']) == ('uniform', None,
                                                                              False)

@@ -86,7 +86,7 @@ def test_synthetic_metafile_is_derived_from_its_configs_and_results(zoo_table):
             top1 = json.loads(metrics.read_text())['acc/top1']
             assert model['Results'][0]['Metrics']['Top 1 Accuracy'] == round(100 * top1, 2)
     # TSN/TSM: one view is the 5 segments
-    tsn = models['tsn_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb']['Metadata']
+    tsn = models['tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb']['Metadata']
     assert (tsn['Frames'], tsn['Architecture']) == (1, 'ResNet-18')
 
 

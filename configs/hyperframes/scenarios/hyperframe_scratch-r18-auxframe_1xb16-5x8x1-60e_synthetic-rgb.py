@@ -1,12 +1,12 @@
 # Auxiliary supervision on the synthetic motion benchmark: the synthetic recipe
-# (../synthetic/hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py: HyperResNet-18 from
-# scratch, T=5 picks 6/30 s apart, 'diff' input encoding, same data, augmentation and schedule)
+# (../synthetic/hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py: HyperResNet-18 from
+# scratch, T=5 picks 8/30 s apart, 'diff' input encoding, same data, augmentation and schedule)
 # with a second classifier on the same pooled features that predicts the motion state of the
 # hyperframe's centre frame (0 steady, 1 fast: the actor moves faster than 0.5 frame widths
 # per second), loss weight 0.5. Prediction uses the main head only. The per-frame labels are
 # written next to the clips by hyperframes_mm.datasets.synthetic.write_frame_labels(data_root)
 # (or make_synthetic_dataset(..., frame_labels=True)); docs/scenarios.md.
-_base_ = ['../synthetic/hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py']
+_base_ = ['../synthetic/hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 
 data_root = '{{$HF_SYNTHETIC:data/synthetic}}'
 
@@ -21,11 +21,11 @@ model = dict(
 # The base's training pipeline with the centre frame's motion state added after the sampler
 # and carried into the data sample (tests/scenarios checks that nothing else differs).
 train_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=6 / 30, time_based=True),
+    {{_base_.frame_cache_init}},
+    {{_base_.hyperframe_sampler}},
     dict(type='CenterFrameTarget', ann_file=f'{data_root}/train_frame_labels.jsonl',
          data_prefix=data_root),
-    dict(type='DecordDecode'),
+    {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
          flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
     dict(type='HyperframeStack'),

@@ -1,7 +1,7 @@
 # Two streams through one shared HyperResNet-18: fast (T=5, picks 3/30 s apart: quick events
 # over 0.4 s) and slow (T=5, 9/30 s apart: trends over 1.2 s), staggered around one centre, the
 # same augmentation draw for both, features concatenated, one head.
-_base_ = ['./hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py']
+_base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
@@ -16,9 +16,9 @@ hyperframe_sampler = dict(
     stream_align='center')
 pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
 train_pipeline = [
-    dict(type='SafeDecordInit'),
+    {{_base_.frame_cache_init}},
     hyperframe_sampler,
-    dict(type='DecordDecode'),
+    {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
          flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
     dict(type='HyperframeStack'),

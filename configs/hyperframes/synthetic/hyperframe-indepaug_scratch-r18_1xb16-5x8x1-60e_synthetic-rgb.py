@@ -1,11 +1,11 @@
 # The seeds' bug, for the ablation: the same model and schedule, but every frame of a
 # hyperframe gets its own random crop, so frames stop lining up and the crop jitter drowns the
 # motion. No flips here (a label cannot follow flips drawn per frame): crops are the only change.
-_base_ = ['./hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py']
+_base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 train_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=6 / 30, time_based=True),
-    dict(type='DecordDecode'),
+    {{_base_.frame_cache_init}},
+    {{_base_.hyperframe_sampler}},
+    {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0), flip_ratio=0.0,
          independent=True),
     dict(type='HyperframeStack'),

@@ -1,12 +1,12 @@
 # The 2D baseline: the same ResNet-18, schedule and augmentation on one frame per clip (T=1),
 # three test frames averaged. Only motion separates the classes, so it should stay at chance.
-_base_ = ['./hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py']
+_base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 model = dict(backbone=dict(num_frames=1, input_encoding='frames'))
 hyperframe_sampler = dict(type='HyperframeSampleFrames', num_frames=1, interval=1)
 train_pipeline = [
-    dict(type='SafeDecordInit'),
+    {{_base_.frame_cache_init}},
     hyperframe_sampler,
-    dict(type='DecordDecode'),
+    {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
          flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
     dict(type='HyperframeStack'),

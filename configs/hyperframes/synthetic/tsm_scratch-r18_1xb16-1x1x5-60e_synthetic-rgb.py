@@ -1,7 +1,7 @@
 # mmaction2's TSM as the temporal baseline of the ablations: ResNetTSM-18 (shift 1/8 of the
 # channels between the 5 segments at every block), same data, augmentation and schedule as TSN.
 # ResNetTSM(pretrained=None) needs pretrained2d=False to skip its 2D-checkpoint loader.
-_base_ = ['./tsn_scratch-r18_1xb16-1x1x5-30e_synthetic-rgb.py']
+_base_ = ['./tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
 model = dict(
     backbone=dict(
         _delete_=True,

@@ -3,7 +3,7 @@
 # models (same augmentation draw for all frames, schedule, input size).
 _base_ = [
     '../../_base_/datasets/synthetic_hyperframe.py',
-    '../../_base_/schedules/adamw_cosine_30e_synthetic.py', '../../_base_/default_runtime.py'
+    '../../_base_/schedules/adamw_cosine_60e_synthetic.py', '../../_base_/default_runtime.py'
 ]
 model = dict(
     type='Recognizer2D',
@@ -24,9 +24,9 @@ model = dict(
         format_shape='NCHW'))
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=5)
 train_pipeline = [
-    dict(type='SafeDecordInit'),
+    {{_base_.frame_cache_init}},
     segments,
-    dict(type='DecordDecode'),
+    {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
          flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
     dict(type='FormatShape', input_format='NCHW'),

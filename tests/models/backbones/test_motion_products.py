@@ -150,7 +150,7 @@ def test_onnx_export_keeps_the_products(tmp_path):
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.apis.export import check_parity, export_onnx, random_pixels
     config = ('configs/hyperframes/synthetic/'
-              'hyperframe_scratch-r18_1xb16-5x6x1-30e_synthetic-rgb.py')
+              'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py')
     model = init_recognizer(config, device='cpu',
                             cfg_options={'model.backbone.motion_products': True})
     torch.manual_seed(0)
