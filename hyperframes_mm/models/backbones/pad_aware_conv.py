@@ -27,17 +27,23 @@ def live_taps(size: int, kernel: int, stride: int, padding: int,
     padding give the same outputs, or None when every tap is live (nothing to skip).
     """
     out = (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
-    if out < 1:
+    if out < 1 or padding == 0:  # without padding every tap reads the input at output 0
         return None
-    live = [tap for tap in range(kernel)
-            if any(0 <= position * stride - padding + tap * dilation < size
-                   for position in range(out))]
+    live = [tap for tap in range(kernel) if _reads_input(tap * dilation - padding, size, out,
+                                                          stride)]
     if not live or (live[0] == 0 and live[-1] == kernel - 1):
         return None
     first, last = live[0], live[-1]
     pad_before = padding - first * dilation
     span = (out - 1) * stride + (last - first) * dilation + 1
     return first, last, pad_before, span - size - pad_before
+
+
+def _reads_input(offset: int, size: int, out: int, stride: int) -> bool:
+    """Whether some output ``o < out`` reads ``o * stride + offset`` inside ``[0, size)``."""
+    low = max(0, -offset)  # the multiples of stride in [low, high] are the outputs' positions
+    high = min((out - 1) * stride, size - 1 - offset)
+    return high >= low and (high // stride) * stride >= low
 
 
 @MODELS.register_module()

@@ -29,6 +29,25 @@ def test_live_taps(args, expected):
     assert live_taps(*args) == expected
 
 
+def test_live_taps_are_the_taps_some_output_reads_the_input_with():
+    """The closed form against the definition, tap by tap and output by output."""
+    for size, kernel, stride, padding, dilation in itertools.product(
+            range(1, 7), range(1, 8), range(1, 4), range(0, 4), range(1, 3)):
+        out = (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
+        taps = live_taps(size, kernel, stride, padding, dilation)
+        if out < 1:
+            assert taps is None
+            continue
+        live = [tap for tap in range(kernel) if any(
+            0 <= o * stride - padding + tap * dilation < size for o in range(out))]
+        # only taps beyond the first or last live one are skipped (a dead tap between live ones
+        # is computed); nothing read at all: the plain conv
+        if not live or (live[0], live[-1]) == (0, kernel - 1):
+            assert taps is None
+        else:
+            assert taps[:2] == (live[0], live[-1]), (size, kernel, stride, padding, dilation)
+
+
 def pair(kernel, stride, padding, dilation, groups=1, bias=True):
     """An nn.Conv2d and a PadAwareConv2d with the same float64 weights."""
     torch.manual_seed(0)
