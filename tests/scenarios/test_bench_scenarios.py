@@ -73,8 +73,8 @@ def test_one_training_run_and_the_table(labelled_dataset, tmp_path, monkeypatch)
                 '--epochs', '1', '--work-dir', str(tmp_path), '--out', str(out)])
     text = out.read_text()
     assert '## Synthetic motion benchmark: auxiliary-head ablation\n' in text
-    assert '| synthetic recipe: HyperResNet-18, T=5, 6/30 s | 50.0 | 50.0 | 25.0 | 1.0 |' in text
-    assert ('| synthetic recipe: HyperResNet-18, T=5, 6/30 s + AuxFrameHead (centre-frame '
+    assert '| synthetic recipe: HyperResNet-18, T=5, 8/30 s | 50.0 | 50.0 | 25.0 | 1.0 |' in text
+    assert ('| synthetic recipe: HyperResNet-18, T=5, 8/30 s + AuxFrameHead (centre-frame '
             'motion state, weight 0.5) |') in text
     assert f'| {100 * result["top1"]:.1f} | {100 * result["top1"]:.1f} |' in text
     assert '--rows recipe aux --epochs 1`' in text
