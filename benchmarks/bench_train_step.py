@@ -16,7 +16,6 @@ import logging
 import platform
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import torch
@@ -78,22 +77,14 @@ def main(argv=None) -> int:
     from mmengine.config import Config
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
-    from tqdm import tqdm
+    from hyperframes_mm.utils.timing import interleaved_timing
     init_default_scope('mmaction')
     MMLogger.get_current_instance().setLevel(logging.WARNING)
     torch.set_num_threads(args.threads)
     model_cfg = Config.fromfile(str(RECIPE)).model.to_dict()
     steps = {(size, name): make_step(model_cfg, conv_type, size, args.batch)
              for size in args.sizes for name, conv_type in CONV_TYPES.items()}
-    keys = list(steps)
-    times = {key: [] for key in keys}
-    for index in tqdm(range(args.warmup + args.repeats), desc='rounds'):
-        shift = index % len(keys)
-        for key in keys[shift:] + keys[:shift]:
-            start = time.perf_counter()
-            steps[key]()
-            if index >= args.warmup:
-                times[key].append(time.perf_counter() - start)
+    times = interleaved_timing(steps, args.repeats, args.warmup, grad=True)
     median = {key: statistics.median(values) * 1e3 for key, values in times.items()}
     lines = [
         '# Training step: plain convs vs PadAwareConv2d', '',

@@ -1,5 +1,6 @@
 """Side-by-side latency: time several calls in interleaved rounds so load changes on a shared
 machine hit every row alike."""
+import contextlib
 import time
 from typing import Any, Callable, Dict, List
 
@@ -8,7 +9,8 @@ import torch
 
 def interleaved_timing(calls: Dict[str, Callable[[], Any]], repeats: int, warmup: int = 3,
                        progress: bool = True,
-                       synchronize: Callable[[], None] = lambda: None) -> Dict[str, List[float]]:
+                       synchronize: Callable[[], None] = lambda: None,
+                       grad: bool = False) -> Dict[str, List[float]]:
     """Seconds per call of every entry: each round calls each entry once, in an order rotated by
     one every round; the first ``warmup`` rounds are not kept.
 
@@ -18,6 +20,8 @@ def interleaved_timing(calls: Dict[str, Callable[[], Any]], repeats: int, warmup
         warmup (int): untimed rounds first. Defaults to 3.
         progress (bool): show a progress bar. Defaults to True.
         synchronize (callable): run before each clock read (``torch.cuda.synchronize`` on GPU).
+        grad (bool): run the calls with autograd on (training steps); by default they run
+            under ``torch.inference_mode``. Defaults to False.
 
     Returns:
         dict[str, list[float]]: the ``repeats`` timings of each entry.
@@ -29,7 +33,8 @@ def interleaved_timing(calls: Dict[str, Callable[[], Any]], repeats: int, warmup
     names = list(calls)
     times: Dict[str, List[float]] = {name: [] for name in names}
     rounds = warmup + repeats
-    with torch.inference_mode(), tqdm(total=rounds * len(names), desc='timing', unit='call',
+    mode = contextlib.nullcontext() if grad else torch.inference_mode()
+    with mode, tqdm(total=rounds * len(names), desc='timing', unit='call',
                                       disable=not progress) as bar:
         for round_index in range(rounds):
             shift = round_index % len(names)

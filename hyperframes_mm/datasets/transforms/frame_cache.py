@@ -22,9 +22,10 @@ class FrameCacheInit(BaseTransform):
     The entry of ``results['filename']`` is ``<cache_root>/<path relative to video_root>.hfc``,
     as ``tools/build_frame_cache.py`` writes it, or, without ``cache_root``, ``<filename>.hfc``
     beside the video (what the builder writes with the cache root set to the video root: a
-    config then names no cache path, and follows the dataset wherever its root is). The entry is checked before use: complete (its
-    size matches its header), of the expected ``short_side``, and, when the source video exists,
-    built from the source as it is now (same size and modification time). A missing, truncated,
+    config then names no cache path, and follows the dataset wherever its root is). The entry
+    is checked before use: complete (its size matches its header), of the expected
+    ``short_side``, and, when the source video exists, built from the source as it is now (same
+    size and modification time). A missing, truncated,
     stale or differently sized entry raises an error naming the entry file, or is rebuilt from
     the source with ``on_stale='rebuild'`` (atomically; concurrent workers may each rebuild, the
     last rename wins and every reader sees a complete entry). With ``'rebuild'`` a cache that

@@ -24,7 +24,8 @@ def live_taps(size: int, kernel: int, stride: int, padding: int,
 
     Returns ``(first, last, pad_before, pad_after)``: the first and last live tap and the
     padding (negative: cropping) that makes a convolution with taps ``first..last`` and no
-    padding give the same outputs, or None when every tap is live (nothing to skip).
+    padding give the same outputs, or None when neither end of the kernel has a tap to skip
+    (a dead tap between live ones is computed) or no tap reads the input at all.
     """
     out = (size + 2 * padding - dilation * (kernel - 1) - 1) // stride + 1
     if out < 1 or padding == 0:  # without padding every tap reads the input at output 0
