@@ -161,6 +161,10 @@ def row_config(row: Row, args, work_dir: Path, single_frame_checkpoint: str):
     from mmengine.config import Config
     from hyperframes_mm.analysis.config_utils import set_epochs
     cfg = Config.fromfile(str(row.config))
+    # The ablation adds each ingredient alone to the diff-encoding recipe, motion products
+    # included (their own row): the zoo configs have them on since, so every row starts off.
+    if cfg.model.backbone.get('motion_products'):
+        cfg.model.backbone.motion_products = False
     for edit in row.edits:
         edit(cfg)
     if cfg.model.backbone.get('pretrained') == '{single_frame_checkpoint}':

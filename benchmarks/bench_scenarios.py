@@ -243,6 +243,8 @@ def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Opti
             size = crop_size(cfg.train_dataloader.dataset.pipeline)
             backbone.backbone = dict(SHRUNK_VIT, img_size=size)
             in_channels = SHRUNK_VIT['arch']['embed_dims']
+        else:  # HyperResNet / HyperMobileNetV3 take the recipe's motion products too
+            backbone.update(motion_products=recipe.get('motion_products', False))
         cfg.model.backbone = backbone
         cfg.model.cls_head.in_channels = in_channels
     if epochs is not None:

@@ -40,7 +40,7 @@ ROWS = [
     Row('single frame (T=1)', f'{SYNTHETIC}/singleframe_scratch-r18_1xb16-1x1x1-60e_synthetic-rgb.py',
         'a 2D model: at chance when only motion separates the classes', cost=0.9),
     Row('hyperframe T=5', f'{SYNTHETIC}/hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py',
-        'one hyperframe, consistent augmentation, diff input encoding'),
+        'one hyperframe, consistent augmentation, diff input encoding, motion products'),
     Row('hyperframe T=5, per-frame aug',
         f'{SYNTHETIC}/hyperframe-indepaug_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py',
         'the same with independent per-frame augmentation (the seeds\' bug)'),

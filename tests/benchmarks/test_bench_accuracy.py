@@ -79,6 +79,10 @@ def test_each_row_changes_what_it_says(configs):
         assert (backbone.pretrained, backbone.inflate_init) == ('/ckpt/single.pth', mode)
     assert written['recipe + extra_bn'].model.backbone.extra_bn is True
     assert written['recipe + frame attention'].model.backbone.frame_attention is True
+    # motion products are one row's change, off elsewhere (the zoo recipe has them on)
+    for name, cfg in written.items():
+        products = cfg.model.backbone.get('motion_products', False)
+        assert products is (name == 'recipe + motion products'), name
     for name, frames in (('recipe, T=3', 3), ('recipe, T=8', 8), ('+ diff encoding (ours)', 5)):
         cfg = written[name]
         for loader in ('train_dataloader', 'test_dataloader'):

@@ -29,6 +29,9 @@ def test_scenario_rows_take_t_interval_and_backbone_from_the_scenario(row, frame
     assert cfg.model.backbone.type == backbone and cfg.model.backbone.num_frames == frames
     assert cfg.model.backbone.pretrained is None
     assert cfg.model.backbone.input_encoding == recipe.model.backbone.input_encoding
+    # the recipe's motion products, where the backbone has them (not the ViT wrapper)
+    assert recipe.model.backbone.motion_products is True
+    assert cfg.model.backbone.get('motion_products', False) is (backbone != 'InflatedBackbone')
     assert cfg.model.cls_head.num_classes == recipe.model.cls_head.num_classes
     for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'data_preprocessor'):
         assert cfg.get(key, cfg.model.get(key)) == recipe.get(key, recipe.model.get(key))

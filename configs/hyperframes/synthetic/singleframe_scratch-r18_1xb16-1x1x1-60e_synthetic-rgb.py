@@ -1,7 +1,7 @@
 # The 2D baseline: the same ResNet-18, schedule and augmentation on one frame per clip (T=1),
 # three test frames averaged. Only motion separates the classes, so it should stay at chance.
 _base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
-model = dict(backbone=dict(num_frames=1, input_encoding='frames'))
+model = dict(backbone=dict(num_frames=1, input_encoding='frames', motion_products=False))
 hyperframe_sampler = dict(type='HyperframeSampleFrames', num_frames=1, interval=1)
 train_pipeline = [
     {{_base_.frame_cache_init}},
