@@ -9,8 +9,8 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
-from ..frame_cache import (ENTRY_SUFFIX, FrameCacheError, MissingFrameCacheError, entry_path,
-                           open_entry, read_frames, write_entry)
+from ..frame_cache import (FrameCacheError, MissingFrameCacheError, entry_path, open_entry,
+                           read_frames, write_entry)
 
 _ON_STALE = ('error', 'rebuild')
 
@@ -96,8 +96,9 @@ class FrameCacheInit(BaseTransform):
 
     def entry_of(self, filename: str) -> Tuple[Path, str]:
         """The entry file of a video, and the source path its header records."""
-        if self.cache_root is None:
-            return Path(filename + ENTRY_SUFFIX), os.path.basename(filename)
+        if self.cache_root is None:  # beside the video: its own directory is the cache root
+            relative = os.path.basename(filename)
+            return entry_path(os.path.dirname(filename), relative), relative
         relative = self.relative_path(filename)
         return entry_path(self.cache_root, relative), relative
 
