@@ -98,8 +98,8 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             attention), -1 nothing. Defaults to -1.
         conv_cfg (dict): conv layer config. Defaults to ``dict(type='PadAwareConv2d')``: a
             ``Conv2d`` that skips the kernel taps which only read zero padding (the same
-            outputs; a ResNet-18 training step is 1.4x faster at 32x32, where layer4's maps are
-            1x1; see :mod:`.pad_aware_conv`).
+            outputs; a ResNet-18 training step is 1.2-1.4x faster at 32x32, where layer4's
+            maps are 1x1; see :mod:`.pad_aware_conv`).
         norm_cfg (dict): norm layer config. Defaults to ``dict(type='BN2d', requires_grad=True)``.
         act_cfg (dict): activation config. Defaults to ``dict(type='ReLU', inplace=True)``.
         norm_eval (bool): keep the pretrained batch norms in eval mode while training
