@@ -1,0 +1,168 @@
+"""tools/data/utd_mhad/convert_depth.py on small generated .mat files (scipy writes them)."""
+import importlib.util
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from ..conftest import REPO
+
+TOOL = REPO / 'tools/data/utd_mhad/convert_depth.py'
+
+
+def _load_tool():
+    spec = importlib.util.spec_from_file_location('utd_mhad_convert_depth', TOOL)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+convert_depth = _load_tool()
+SMALL = convert_depth.Mapping(crop=(2, 4, 16), size=32)
+
+
+def _depth(seed: int, frames: int = 4) -> np.ndarray:
+    """240x320xT uint16 depth: no reading (0) around a 'subject' box of 1000-3000 mm."""
+    rng = np.random.default_rng(seed)
+    depth = np.zeros((20, 24, frames), np.uint16)
+    depth[4:16, 6:18] = rng.integers(1000, 3000, size=(12, 12, frames))
+    return depth
+
+
+def _write_mat(path, depth, name='d_depth'):
+    import scipy.io
+    scipy.io.savemat(str(path), {name: depth})
+
+
+@pytest.fixture()
+def mat_folder(tmp_path):
+    """Sequences of actions 1 and 2 for subjects 1 and 2 (trial 1), plus one non-sequence."""
+    source = tmp_path / 'Depth'
+    source.mkdir()
+    for action in (1, 2):
+        for subject in (1, 2):
+            _write_mat(source / f'a{action}_s{subject}_t1_depth.mat',
+                       _depth(10 * action + subject))
+    (source / 'notes.mat').write_bytes(b'not a sequence')
+    return source
+
+
+def test_depth_to_uint8_fixed_mapping():
+    depth = np.array([0, 500, 800, 2400, 4000, 6000], np.uint16)
+    assert convert_depth.depth_to_uint8(depth, 800, 4000).tolist() == [0, 255, 255, 128, 1, 1]
+
+
+def test_parse_name_accepts_only_sequences():
+    assert convert_depth.parse_name('a27_s8_t3_depth.mat') == (27, 8, 3)
+    assert convert_depth.parse_name('a28_s1_t1_depth.mat') is None
+    assert convert_depth.parse_name('a1_s9_t1_depth.mat') is None
+    assert convert_depth.parse_name('a1_s1_t1_inertial.mat') is None
+
+
+def test_depth_frames_crop_resize_and_lost_share():
+    depth = np.zeros((20, 24, 2), np.uint16)
+    depth[2:18, 4:20] = 800  # the whole crop box is nearest: 255 everywhere inside
+    depth[0, 0] = 800        # one reading outside the box
+    frames, lost = convert_depth.depth_frames(depth, SMALL)
+    assert frames.shape == (2, 32, 32, 3) and frames.dtype == np.uint8
+    assert (frames == 255).all()
+    assert lost == pytest.approx(1 / (16 * 16 + 1))
+    with pytest.raises(ValueError, match='leaves the 20x24 frame'):
+        convert_depth.depth_frames(depth, convert_depth.Mapping(crop=(10, 10, 16), size=32))
+
+
+def test_mapping_check_names_the_parameter():
+    with pytest.raises(ValueError, match='near_mm < far_mm'):
+        convert_depth.Mapping(near_mm=5000).check()
+    with pytest.raises(ValueError, match='size must be an even'):
+        convert_depth.Mapping(size=7).check()
+
+
+def test_convert_folder_writes_videos_and_lists(mat_folder, tmp_path):
+    import decord
+    out = tmp_path / 'out'
+    meta = convert_depth.convert(str(mat_folder), str(out), SMALL, workers=2, progress=False)
+    assert meta['sequences'] == 4 and meta['failed'] == {}
+    assert (out / 'cross_subject_train.txt').read_text().splitlines() == [
+        'videos/a1_s1_t1_depth.mp4 0', 'videos/a2_s1_t1_depth.mp4 1']
+    assert (out / 'cross_subject_test.txt').read_text().splitlines() == [
+        'videos/a1_s2_t1_depth.mp4 0', 'videos/a2_s2_t1_depth.mp4 1']
+    assert (out / 'loso/s2_train.txt').read_text() == (out / 'cross_subject_train.txt').read_text()
+    assert (out / 'loso/s1_test.txt').read_text() == (out / 'cross_subject_train.txt').read_text()
+    assert len((out / 'classes.txt').read_text().splitlines()) == 27
+    reader = decord.VideoReader(str(out / 'videos/a1_s1_t1_depth.mp4'))
+    frames = reader.get_batch(list(range(len(reader)))).asnumpy()
+    expected, _ = convert_depth.depth_frames(_depth(11), SMALL)
+    assert frames.shape == expected.shape
+    assert reader.get_avg_fps() == pytest.approx(30.0)
+    # H.264 is lossy: the grey levels agree to a few steps, the channels stay equal
+    assert np.abs(frames.astype(int) - expected).mean() < 4
+    assert json.loads((out / 'convert_meta.json').read_text())['frames']['a1_s1_t1_depth.mat'] == 4
+
+
+def test_bad_files_are_named_skipped_and_never_written(mat_folder, tmp_path):
+    good = (mat_folder / 'a1_s1_t1_depth.mat').read_bytes()
+    (mat_folder / 'a1_s3_t1_depth.mat').write_bytes(good[:len(good) // 2])  # truncated
+    _write_mat(mat_folder / 'a1_s4_t1_depth.mat', _depth(0), name='other')
+    _write_mat(mat_folder / 'a1_s5_t1_depth.mat', np.zeros((4, 4), np.uint16))
+    out = tmp_path / 'out'
+    meta = convert_depth.convert(str(mat_folder), str(out), SMALL, progress=False)
+    assert sorted(meta['failed']) == ['a1_s3_t1_depth.mat', 'a1_s4_t1_depth.mat',
+                                      'a1_s5_t1_depth.mat']
+    assert 'a1_s3_t1_depth.mat: not a readable .mat file' in meta['failed']['a1_s3_t1_depth.mat']
+    assert "has no variable 'd_depth'" in meta['failed']['a1_s4_t1_depth.mat']
+    assert 'integer [H, W, T]' in meta['failed']['a1_s5_t1_depth.mat']
+    assert sorted(p.name for p in (out / 'videos').iterdir() if p.suffix == '.mp4') == [
+        'a1_s1_t1_depth.mp4', 'a1_s2_t1_depth.mp4', 'a2_s1_t1_depth.mp4', 'a2_s2_t1_depth.mp4']
+    assert 's3' not in (out / 'cross_subject_train.txt').read_text()
+
+
+def test_second_run_keeps_videos_and_a_new_mapping_converts_again(mat_folder, tmp_path):
+    out = tmp_path / 'out'
+    assert convert_depth.convert(str(mat_folder), str(out), SMALL,
+                                 progress=False)['converted'] == 4
+    video = out / 'videos/a1_s1_t1_depth.mp4'
+    stamp = video.stat().st_mtime_ns
+    assert convert_depth.convert(str(mat_folder), str(out), SMALL,
+                                 progress=False)['converted'] == 0
+    assert video.stat().st_mtime_ns == stamp
+    # a video without its stamp (a run killed between the two) is not trusted
+    (out / 'videos/a2_s2_t1_depth.json').unlink()
+    assert convert_depth.convert(str(mat_folder), str(out), SMALL,
+                                 progress=False)['converted'] == 1
+    other = convert_depth.Mapping(near_mm=500, crop=(2, 4, 16), size=32)
+    assert convert_depth.convert(str(mat_folder), str(out), other,
+                                 progress=False)['converted'] == 4
+
+
+def test_reads_a_bare_git_directory(mat_folder, tmp_path):
+    work = tmp_path / 'work'
+    bare = tmp_path / 'repo.git'
+    env = dict(GIT_AUTHOR_NAME='t', GIT_AUTHOR_EMAIL='t@t', GIT_COMMITTER_NAME='t',
+               GIT_COMMITTER_EMAIL='t@t', HOME=str(tmp_path), PATH='/usr/bin:/bin')
+    subprocess.run(['git', 'init', '-q', str(work)], check=True, env=env)
+    (work / 'data/Depth').mkdir(parents=True)
+    for path in mat_folder.glob('a*_depth.mat'):
+        (work / 'data/Depth' / path.name).write_bytes(path.read_bytes())
+    subprocess.run(['git', '-C', str(work), 'add', '.'], check=True, env=env)
+    subprocess.run(['git', '-C', str(work), 'commit', '-qm', 'data'], check=True, env=env)
+    subprocess.run(['git', 'clone', '-q', '--bare', str(work), str(bare)], check=True, env=env)
+    out_git, out_folder = tmp_path / 'from_git', tmp_path / 'from_folder'
+    assert convert_depth.convert(str(bare), str(out_git), SMALL, progress=False)['sequences'] == 4
+    convert_depth.convert(str(mat_folder), str(out_folder), SMALL, progress=False)
+    for name in ('a1_s1_t1_depth.mp4', 'a2_s2_t1_depth.mp4'):
+        assert (out_git / 'videos' / name).read_bytes() == \
+            (out_folder / 'videos' / name).read_bytes()
+
+
+def test_command_line(mat_folder, tmp_path):
+    result = subprocess.run(
+        [sys.executable, str(TOOL), str(mat_folder), str(tmp_path / 'out'), '--workers', '1',
+         '--crop', '2', '4', '16', '--size', '32'], capture_output=True, text=True, cwd=REPO)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert '4 sequences in' in result.stdout and '2 train / 2 test clips' in result.stdout
+    missing = subprocess.run([sys.executable, str(TOOL), str(tmp_path / 'nowhere'),
+                              str(tmp_path / 'out2')], capture_output=True, text=True, cwd=REPO)
+    assert missing.returncode != 0 and 'nowhere' in missing.stderr
