@@ -69,7 +69,8 @@ def dataloader_datasets(cfg: Config,
 
 @dataclass(frozen=True)
 class StreamSpec:
-    """One stream of a sampler: ``name`` (None for a single-stream sampler), T and interval."""
+    """One stream of a sampler: ``name`` (None for a single-stream sampler), T and interval
+    (None: picks spread uniformly over the video)."""
     name: Optional[str]
     num_frames: int
     interval: Optional[float]
@@ -98,9 +99,10 @@ class SamplerSpec:
     out_of_bound: str
 
     def span(self, fps: Optional[float] = None) -> Optional[int]:
-        """Frames from the first to the last pick of the longest stream, both included.
+        """Frames from the first to the last pick of the longest interval stream, both included.
 
-        Time-based samplers need the video's ``fps``; uniform samplers have no fixed span (None).
+        Time-based samplers need the video's ``fps``; uniform samplers have no fixed span (None),
+        and a uniform stream beside interval ones does not count.
         """
         if self.mode == 'uniform':
             return None
@@ -108,6 +110,8 @@ class SamplerSpec:
             raise ValueError(f'{self.type}: a time-based span in frames needs the video fps')
         spans = []
         for stream in self.streams:
+            if stream.interval is None:
+                continue
             steps = (stream.num_frames - 1) * stream.interval
             if self.time_based:
                 steps = int(steps * fps + 0.5)

@@ -87,8 +87,9 @@ def probe_videos(paths: Sequence[str], progress: bool = True,
 
 def _describe(spec: SamplerSpec) -> str:
     unit = ' s' if spec.time_based else ''
-    return ', '.join(f'{stream.name + ": " if stream.name else ""}T={stream.num_frames} '
-                     f'interval={stream.interval:g}{unit}' for stream in spec.streams)
+    return ', '.join(f'{stream.name + ": " if stream.name else ""}T={stream.num_frames} ' + (
+        'uniform' if stream.interval is None else f'interval={stream.interval:g}{unit}')
+        for stream in spec.streams)
 
 
 def check_span(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]) -> List[Finding]:
@@ -121,7 +122,7 @@ def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]
     if high <= FPS_TOLERANCE * low:
         return []
     typical = median(rates)
-    interval = spec.streams[0].interval
+    interval = next(stream.interval for stream in spec.streams if stream.interval is not None)
     if spec.type == 'HyperframeSampleFrames':
         fix = (f'sample by time: HyperframeSampleFrames(time_based=True, interval='
                f'{interval / typical:.4g}) keeps {interval:g} frames at the median '

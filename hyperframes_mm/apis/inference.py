@@ -158,8 +158,10 @@ class WindowPipeline:
             if sampler.time_based and not fps:
                 raise ValueError('WindowPipeline: a time-based sampler needs the stream\'s fps')
             rate = fps if sampler.time_based else None
-            return max(int(pick_offsets(num_frames, interval, rate)[-1]) + 1
-                       for _, num_frames, interval in sampler.streams)
+            spans = [int(pick_offsets(num_frames, interval, rate)[-1]) + 1
+                     for _, num_frames, interval in sampler.streams if interval is not None]
+            if spans:  # a uniform stream beside them spreads over the window
+                return max(spans)
         if type(sampler).__name__ == 'SampleFrames':
             return (sampler.clip_len - 1) * sampler.frame_interval + 1
         raise ValueError(f'WindowPipeline: {type(sampler).__name__}({self.sampler_cfg}) spreads '

@@ -191,6 +191,27 @@ def test_uniform_streams():
     np.testing.assert_array_equal(results['frame_inds'], [3, 9, 15, 21, 6, 18])
 
 
+def test_interval_and_uniform_streams_mixed():
+    results = sample(40, num_frames=4, test_mode=True,
+                     streams=dict(fast=dict(interval=2), slow=dict(mode='uniform')))
+    # fast: span 7, starts 0..33, middle 17; slow: 4 segments of 10 frames, middles
+    np.testing.assert_array_equal(results['frame_inds'], [17, 19, 21, 23, 5, 15, 25, 35])
+    assert results['frame_interval'] == 2
+    slow_first = sample(40, num_frames=4, test_mode=True,
+                        streams=dict(slow=dict(mode='uniform'), fast=dict(interval=2)))
+    np.testing.assert_array_equal(slow_first['frame_inds'], [5, 15, 25, 35, 17, 19, 21, 23])
+    assert slow_first['frame_interval'] == 10
+    sampler = HyperframeSampleFrames(num_frames=4, num_clips=2, streams=dict(
+        fast=dict(interval=1), slow=dict(mode='uniform')))
+    np.random.seed(0)
+    for _ in range(50):
+        inds = sampler(dict(total_frames=40))['frame_inds']
+        fast, slow = inds[:8].reshape(2, 4), inds[8:].reshape(2, 4)
+        assert (np.diff(fast, axis=1) == 1).all()
+        assert all((slow[k] // 10 == np.arange(4)).all() for k in range(2))  # one per segment
+    assert "'slow': {'num_frames': 4, 'mode': 'uniform'}" in repr(sampler)
+
+
 def test_time_based_streams():
     results = sample(300, num_frames=3, time_based=True, test_mode=True,
                      results=dict(avg_fps=30.0),
@@ -252,6 +273,16 @@ def test_seeded_randomness_is_reproducible_and_drawn_per_call():
     second = [sampler(dict(total_frames=200))['frame_inds'][0] for _ in range(20)]
     assert first == second
     assert len(set(first)) > 10
+
+
+def test_stream_modes_are_checked():
+    with pytest.raises(ValueError, match=r"streams\.slow\.mode must be one of"):
+        HyperframeSampleFrames(num_frames=4, streams=dict(slow=dict(mode='dense')))
+    with pytest.raises(ValueError, match=r"streams\.fast\.mode='interval' needs the top-level"):
+        HyperframeSampleFrames(num_frames=4, mode='uniform',
+                               streams=dict(fast=dict(mode='interval')))
+    with pytest.raises(ValueError, match=r"streams\.slow\.interval has no meaning"):
+        HyperframeSampleFrames(num_frames=4, streams=dict(slow=dict(mode='uniform', interval=2)))
 
 
 @pytest.mark.parametrize('kwargs, message', [

@@ -19,7 +19,7 @@ from mmengine.logging import print_log
 SAMPLING_MODES = ('interval', 'uniform')
 OUT_OF_BOUND = ('loop', 'repeat_last', 'error')
 STREAM_ALIGN = ('center', 'start')
-_STREAM_KEYS = {'num_frames', 'interval'}
+_STREAM_KEYS = {'num_frames', 'interval', 'mode'}
 _STREAM_NAME = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
 
 
@@ -168,11 +168,13 @@ class HyperframeSampleFrames(BaseTransform):
 
     With ``streams``, one call samples several named streams of the same clip (for the
     fast/slow model), e.g. ``streams=dict(fast=dict(interval=1), slow=dict(interval=4))``; a
-    stream dict may set ``num_frames`` and ``interval`` (defaults: the top-level values). In
-    interval mode all streams share one random draw: they are placed inside the longest
-    stream's span, centred on the same frame (``stream_align='center'``: the slow stream covers
+    stream dict may set ``num_frames``, ``interval`` and ``mode`` (defaults: the top-level
+    values). The interval streams share one random draw: they are placed inside the longest
+    one's span, centred on the same frame (``stream_align='center'``: the slow stream covers
     the longer range, the fast one sits in its middle) or starting on the same frame
-    (``stream_align='start'``). In uniform mode every stream spreads over the whole video.
+    (``stream_align='start'``). A uniform stream spreads over the whole video, so
+    ``streams=dict(fast=dict(interval=2), slow=dict(mode='uniform'))`` pairs a short window of
+    detail with the whole clip's course (segmented action clips).
 
     When ``results`` carries ``center_frame`` (an int, set by frame-label datasets) each clip is
     centred on that frame (``center - (span - 1) // 2`` is the first pick), in training and test
@@ -207,6 +209,9 @@ class HyperframeSampleFrames(BaseTransform):
         - hyperframe_streams (list[dict]): only with ``streams``:
           ``[dict(name=..., clip_len=T_s, num_clips=K), ...]`` in the given order.
 
+    The sampler's streams are ``self.streams``: ``(name, T, interval)`` per stream, ``name``
+    None without ``streams`` and ``interval`` None for a uniform stream.
+
     Args:
         num_frames (int): T, frames per hyperframe.
         interval (int | float, optional): frames between picks (seconds with
@@ -217,8 +222,9 @@ class HyperframeSampleFrames(BaseTransform):
         test_mode (bool): fixed, evenly spaced positions instead of random ones.
             Defaults to False.
         out_of_bound (str): ``'loop'``, ``'repeat_last'`` or ``'error'``. Defaults to ``'loop'``.
-        streams (dict, optional): stream name -> ``dict(num_frames=..., interval=...)``, in
-            order. Names must be identifiers (they become ``imgs_<name>``). Defaults to None.
+        streams (dict, optional): stream name -> ``dict(num_frames=..., interval=...,
+            mode=...)``, in order. Names must be identifiers (they become ``imgs_<name>``).
+            Defaults to None.
         stream_align (str): ``'center'`` or ``'start'``, see above. Defaults to ``'center'``.
     """
 
@@ -260,7 +266,8 @@ class HyperframeSampleFrames(BaseTransform):
         self._warned_short = set()
 
     def _parse_streams(self, streams: Optional[Dict[str, Dict]]) -> List[Tuple]:
-        """``[(name | None, T, interval)]``: one unnamed stream without ``streams``."""
+        """``[(name | None, T, interval | None)]``: one unnamed stream without ``streams``;
+        interval None for a uniform stream."""
         if streams is None:
             return [(None, self.num_frames, self.interval)]
         if not isinstance(streams, dict) or not streams:
@@ -278,7 +285,15 @@ class HyperframeSampleFrames(BaseTransform):
                                  f'{sorted(unknown)}; allowed: {sorted(_STREAM_KEYS)}')
             num_frames = _check_count(spec.get('num_frames', self.num_frames),
                                       f'streams.{name}.num_frames')
-            if self.mode == 'uniform':
+            mode = spec.get('mode', self.mode)
+            if mode not in SAMPLING_MODES:
+                raise ValueError(f'HyperframeSampleFrames: streams.{name}.mode must be one of '
+                                 f'{SAMPLING_MODES}, got {mode!r}')
+            if mode == 'interval' and self.mode == 'uniform':
+                raise ValueError(f'HyperframeSampleFrames: streams.{name}.mode=\'interval\' '
+                                 'needs the top-level mode=\'interval\' (its interval and '
+                                 'time_based settings)')
+            if mode == 'uniform':
                 if 'interval' in spec:
                     raise ValueError(f'HyperframeSampleFrames: streams.{name}.interval has no '
                                      'meaning with mode=\'uniform\'')
@@ -321,27 +336,36 @@ class HyperframeSampleFrames(BaseTransform):
 
     def _sample(self, total: int, fps: Optional[float],
                 center: Optional[int]) -> Tuple[List[np.ndarray], int]:
-        """Per stream ``[K, T_s]`` raw indices, and the envelope span they were placed in."""
-        if self.mode == 'uniform':
-            indices = []
-            for _, num_frames, _ in self.streams:
-                jitter = None if self.test_mode else np.random.random((self.num_clips, num_frames))
-                indices.append(uniform_indices(total, num_frames, self.num_clips, jitter))
-            return indices, total
-        offsets = [pick_offsets(num_frames, interval, fps)
-                   for _, num_frames, interval in self.streams]
-        envelope = max(int(offset[-1]) + 1 for offset in offsets)
-        if center is not None:
-            starts = np.full(self.num_clips, center - (envelope - 1) // 2, np.int64)
-        else:
-            jitter = None if self.test_mode else np.random.random(self.num_clips)
-            starts = clip_starts(total, envelope, self.num_clips, jitter)
-        return stream_indices(starts, envelope, offsets, self.stream_align), envelope
+        """Per stream ``[K, T_s]`` raw indices, and the envelope span the interval streams were
+        placed in (the whole video when every stream is uniform)."""
+        interval_streams = [(num_frames, interval) for _, num_frames, interval in self.streams
+                            if interval is not None]
+        placed: List[np.ndarray] = []
+        envelope = total
+        if interval_streams:
+            offsets = [pick_offsets(num_frames, interval, fps)
+                       for num_frames, interval in interval_streams]
+            envelope = max(int(offset[-1]) + 1 for offset in offsets)
+            if center is not None:
+                starts = np.full(self.num_clips, center - (envelope - 1) // 2, np.int64)
+            else:
+                jitter = None if self.test_mode else np.random.random(self.num_clips)
+                starts = clip_starts(total, envelope, self.num_clips, jitter)
+            placed = stream_indices(starts, envelope, offsets, self.stream_align)
+        indices = []
+        for _, num_frames, interval in self.streams:
+            if interval is not None:
+                indices.append(placed.pop(0))
+                continue
+            jitter = None if self.test_mode else np.random.random((self.num_clips, num_frames))
+            indices.append(uniform_indices(total, num_frames, self.num_clips, jitter))
+        return indices, envelope
 
     def _describe(self) -> str:
-        return ', '.join(f'{name or "stream"}: num_frames={num_frames}, interval={interval}'
-                         f'{" s" if self.time_based else ""}'
-                         for name, num_frames, interval in self.streams)
+        return ', '.join(f'{name or "stream"}: num_frames={num_frames}, ' + (
+            'uniform' if interval is None else
+            f'interval={interval}{" s" if self.time_based else ""}')
+            for name, num_frames, interval in self.streams)
 
     def transform(self, results: Dict) -> Dict:
         """Add ``frame_inds`` (and the clip layout keys) to ``results``."""
@@ -369,7 +393,7 @@ class HyperframeSampleFrames(BaseTransform):
         results['clip_len'] = self.streams[0][1]
         results['num_clips'] = self.num_clips
         first_interval = self.streams[0][2]
-        if self.mode == 'uniform':
+        if first_interval is None:
             results['frame_interval'] = total / self.streams[0][1]
         elif self.time_based:
             results['frame_interval'] = first_interval * fps
@@ -383,7 +407,8 @@ class HyperframeSampleFrames(BaseTransform):
 
     def __repr__(self) -> str:
         streams = None if self.streams[0][0] is None else {
-            name: dict(num_frames=num_frames, interval=interval)
+            name: dict(num_frames=num_frames, interval=interval) if interval is not None else
+            dict(num_frames=num_frames, mode='uniform')
             for name, num_frames, interval in self.streams}
         return (f'{self.__class__.__name__}(num_frames={self.num_frames}, '
                 f'interval={self.interval}, mode={self.mode!r}, time_based={self.time_based}, '
