@@ -7,28 +7,19 @@
 #                                     # wheels into /tmp/site, then train + test a few iterations
 #                                     # on CUDA with --amp and print a short table
 #
-# The device image has Python 3.12 with torch, torchvision, numpy, opencv-python-headless,
-# onnx(runtime), timm and pytest; it cannot reach PyPI, so everything else travels as wheels.
+# The device image has Python 3.12 with torch and the usual scientific stack; it cannot reach
+# PyPI, so everything else travels as wheels (the list: tools/gpu_wheels.sh, shared with
+# tools/gpu_bench.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-WHEELS=(mmaction2==1.2.0 mmengine==0.10.7 mmcv-lite==2.1.0 mmpretrain==1.2.0 decord==0.6.0
-        av importlib_metadata addict yapf termcolor mat4py modelindex model-index ordered-set
-        platformdirs einops)
+source tools/gpu_wheels.sh
 
 case "${1:-}" in
 prepare)
-    mkdir -p .whl
-    grep -qxF '/.whl/' .git/info/exclude 2>/dev/null || echo '/.whl/' >> .git/info/exclude
-    python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
-        --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-        --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
-        --platform manylinux1_x86_64 -d .whl "${WHEELS[@]}"
-    ls -la .whl
+    gpu_wheels_prepare
     ;;
 run)
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl
-    export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+    gpu_wheels_install
     python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
 print('GPU:', torch.cuda.get_device_name(0), 'torch', torch.__version__)"
     DATA=/tmp/synthetic_tiny WORK=${OUT:-/tmp}/gpu_smoke
