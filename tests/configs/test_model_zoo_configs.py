@@ -80,17 +80,20 @@ def test_parse_name(zoo_table):
         'fastslow_imagenet-pretrained-mobilenetv3-large_8xb32-5x1x1-5x4x1-100e_kinetics400-rgb.py'
     ) == dict(algorithm='fastslow', pretrain='imagenet-pretrained', backbone='mobilenetv3-large',
               gpus=8, batch=32, sampling=((5, 1, 1), (5, 4, 1)), epochs=100,
-              dataset='kinetics400')
+              dataset='kinetics400', modality='rgb')
     assert zoo_table.parse_name('hyperframe_scratch-r18_1xb4-5x2x1-2e_synthetic-tiny-rgb.py') == \
         dict(algorithm='hyperframe', pretrain='scratch', backbone='r18', gpus=1, batch=4,
-             sampling=((5, 2, 1), ), epochs=2, dataset='synthetic-tiny')
+             sampling=((5, 2, 1), ), epochs=2, dataset='synthetic-tiny', modality='rgb')
     assert zoo_table.parse_name(
         'tpn-slowonly_imagenet-pretrained-r50-nl_8xb8-8x8x1-150e_kinetics400-rgb.py') == dict(
             algorithm='tpn-slowonly', pretrain='imagenet-pretrained', backbone='r50-nl', gpus=8,
-            batch=8, sampling=((8, 8, 1), ), epochs=150, dataset='kinetics400')
+            batch=8, sampling=((8, 8, 1), ), epochs=150, dataset='kinetics400', modality='rgb')
+    assert zoo_table.parse_name('tsm_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py')[
+        'modality'] == 'depth'
     for bad in ('tsn_r50.py', 'hyperframe_imagenet-pretrained-r18_8xb32-5x2x1-50e_ucf101.py',
                 'hyperframe_imagenet-r18_8xb32-5x2x1-50e_ucf101-rgb.py',
-                'hyperframe_imagenet-pretrained-r18_8x32-5x2x1-50e_ucf101-rgb.py'):
+                'hyperframe_imagenet-pretrained-r18_8x32-5x2x1-50e_ucf101-rgb.py',
+                'hyperframe_imagenet-pretrained-r18_8xb32-5x2x1-50e_ucf101-audio.py'):
         with pytest.raises(ValueError, match='does not follow'):
             zoo_table.parse_name(bad)
 

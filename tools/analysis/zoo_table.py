@@ -38,14 +38,16 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[2]
 NAME_RULE = ('{algorithm}_{pretrain}-{backbone}_{gpus}xb{batch}-{clip_len}x{interval}x{clips}'
-             '[-{clip_len}x{interval}x{clips} per further stream]-{epochs}e_{dataset}-rgb.py')
+             '[-{clip_len}x{interval}x{clips} per further stream]-{epochs}e_{dataset}-{modality}.py')
 # As in mmaction2's names, the algorithm may carry a variant (``tpn-slowonly``, here
 # ``hyperframe-indepaug``) and the backbone modifiers (``r50-nl-dot-product``, ``r18-auxframe``).
+# T picks spread uniformly over the clip are named as mmaction2 names TSN's T segments of one
+# frame: ``1x1x{T}``.
 NAME_PATTERN = re.compile(
     r'^(?P<algorithm>[a-z0-9]+(?:-[a-z0-9]+)*)_(?P<pretrain>scratch|[a-z0-9]+-pretrained)-'
     r'(?P<backbone>[a-z0-9]+(?:-[a-z0-9]+)*)_(?P<gpus>\d+)xb(?P<batch>\d+)-'
     r'(?P<sampling>\d+x\d+x\d+(?:-\d+x\d+x\d+)*)-(?P<epochs>\d+)e_'
-    r'(?P<dataset>[a-z0-9]+(?:-[a-z0-9]+)*)-rgb\.py$')
+    r'(?P<dataset>[a-z0-9]+(?:-[a-z0-9]+)*)-(?P<modality>rgb|depth|flow)\.py$')
 #: algorithm (its first word: ``hyperframe-indepaug`` is a ``hyperframe``) -> recognizer type
 ALGORITHMS = {'hyperframe': 'Recognizer2D', 'fastslow': 'FastSlowRecognizer'}
 #: pretrain token -> what the metafile calls it
@@ -57,7 +59,10 @@ DATASETS = {
     'kinetics400': ('Kinetics-400', 400),
     'sthv2': ('Something-Something V2', 174),
     'synthetic': ('Synthetic motion benchmark', 10),
+    'utd-mhad': ('UTD-MHAD', 27),
 }
+#: modality token -> what the metafile calls it
+MODALITIES = {'rgb': 'RGB', 'depth': 'Depth', 'flow': 'Flow'}
 #: a time-based interval (seconds) is named in frames at this frame rate
 REFERENCE_FPS = 30
 TABLE_START = '<!-- zoo_table: start -->'
@@ -68,11 +73,19 @@ CROPS = {'ThreeCrop': 3, 'TenCrop': 10}
 
 @dataclass(frozen=True)
 class Stream:
-    """One stream of a config's training sampler; ``interval`` in frames."""
+    """One stream of a config's training sampler; ``interval`` in frames, None for picks spread
+    uniformly over the clip."""
     name: Optional[str]
     num_frames: int
-    interval: float
+    interval: Optional[float]
     num_clips: int
+
+    @property
+    def sampling(self) -> Tuple[int, int, int]:
+        """``(clip_len, interval, clips)`` as the config name spells it."""
+        if self.interval is None:
+            return (1, 1, self.num_frames)
+        return (self.num_frames, _number(self.interval), self.num_clips)
 
 
 @dataclass
@@ -83,6 +96,7 @@ class ZooRow:
     architecture: str
     pretrained: str
     dataset: str
+    modality: str
     gpus: int
     batch: int
     epochs: int
@@ -157,19 +171,20 @@ def architecture(cfg) -> str:
 
 def train_streams(cfg) -> Tuple[Stream, ...]:
     """The training sampler's streams, intervals in frames (time-based ones at
-    :data:`REFERENCE_FPS`).
+    :data:`REFERENCE_FPS`; None for uniform picks).
 
     Raises:
-        ValueError: the training pipeline has no frame sampler, or a uniform one.
+        ValueError: the training pipeline has no frame sampler.
     """
     from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
     leaves = dataloader_datasets(cfg, ('train_dataloader', ))
     spec = sampler_spec(leaves[0][1]['pipeline']) if leaves else None
-    if spec is None or spec.mode != 'interval':
-        raise ValueError(f'{cfg.filename}: the training pipeline needs a frame sampler with an '
-                         'interval (HyperframeSampleFrames or SampleFrames)')
+    if spec is None:
+        raise ValueError(f'{cfg.filename}: the training pipeline needs a frame sampler '
+                         '(HyperframeSampleFrames or SampleFrames)')
     scale = REFERENCE_FPS if spec.time_based else 1
-    return tuple(Stream(stream.name, stream.num_frames, round(stream.interval * scale, 6),
+    return tuple(Stream(stream.name, stream.num_frames,
+                        None if stream.interval is None else round(stream.interval * scale, 6),
                         spec.num_clips) for stream in spec.streams)
 
 
@@ -209,7 +224,7 @@ def check_name(path, cfg) -> List[str]:
         differ('gpus x batch', name['gpus'] * name['batch'], cfg.auto_scale_lr.base_batch_size)
     streams = train_streams(cfg)
     differ('clip_len x interval x clips', name['sampling'],
-           tuple((s.num_frames, _number(s.interval), s.num_clips) for s in streams))
+           tuple(stream.sampling for stream in streams))
     differ('epochs', name['epochs'], cfg.train_cfg.max_epochs)
     if name['dataset'] in DATASETS:
         differ('classes', DATASETS[name['dataset']][1], num_classes(cfg.model.cls_head))
@@ -317,7 +332,8 @@ def zoo_row(path: Path, results_dir: Optional[Path] = None) -> ZooRow:
     return ZooRow(
         name=path.stem, config=repo_path(path), architecture=architecture(cfg),
         pretrained=PRETRAINED.get(name['pretrain'], name['pretrain']),
-        dataset=DATASETS.get(name['dataset'], (name['dataset'], None))[0], gpus=name['gpus'],
+        dataset=DATASETS.get(name['dataset'], (name['dataset'], None))[0],
+        modality=MODALITIES[name['modality']], gpus=name['gpus'],
         batch=name['batch'], epochs=name['epochs'], streams=train_streams(cfg),
         resolution=(int(height), int(width)), flops=info['flops'], params=info['params'],
         test_clips=clips, test_crops=crops,
@@ -382,13 +398,13 @@ def metafile_data(folder: Path, rows: Sequence[ZooRow]) -> Dict:
         }
         if len(row.streams) == 1:
             metadata['Frames'] = row.streams[0].num_frames
-            metadata['Frame Interval'] = _number(row.streams[0].interval)
+            metadata['Frame Interval'] = _interval(row.streams[0])
         else:
             metadata['Streams'] = [stream.name for stream in row.streams]
             metadata['Frames'] = [stream.num_frames for stream in row.streams]
-            metadata['Frame Interval'] = [_number(stream.interval) for stream in row.streams]
+            metadata['Frame Interval'] = [_interval(stream) for stream in row.streams]
         model = {'Name': row.name, 'Config': row.config, 'In Collection': collection,
-                 'Metadata': metadata, 'Modality': 'RGB'}
+                 'Metadata': metadata, 'Modality': row.modality}
         if row.results:
             model['Results'] = [{'Dataset': row.dataset, 'Task': 'Action Recognition',
                                  'Metrics': dict(row.results)}]
@@ -406,12 +422,17 @@ def metafile_text(folder: Path, rows: Sequence[ZooRow]) -> str:
     return header + yaml.safe_dump(metafile_data(folder, rows), sort_keys=False, width=200)
 
 
+def _interval(stream: Stream):
+    """The metafile's frame interval: a number of frames, or ``uniform``."""
+    return 'uniform' if stream.interval is None else _number(stream.interval)
+
+
 def _sampling_cell(streams: Sequence[Stream]) -> str:
     if len(streams) == 1 and streams[0].num_frames == 1 and streams[0].num_clips > 1:
         return f'{streams[0].num_clips} segments'  # TSN / TSM
     if len(streams) == 1:
-        return f'{streams[0].num_frames} × {_number(streams[0].interval)}'
-    return ' + '.join(f'{s.name} {s.num_frames} × {_number(s.interval)}' for s in streams)
+        return f'{streams[0].num_frames} × {_interval(streams[0])}'
+    return ' + '.join(f'{s.name} {s.num_frames} × {_interval(s)}' for s in streams)
 
 
 def markdown_table(rows: Sequence[ZooRow]) -> str:
