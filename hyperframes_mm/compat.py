@@ -14,11 +14,22 @@ mmengine that no longer has the problem is left untouched:
   non-tensor objects mmengine itself writes into every checkpoint (the message hub's
   ``HistoryBuffer`` and the numpy values inside it). We allow-list exactly those globals, keeping
   torch's protection on for everything else.
+* :func:`quiet_mmcv_lite_import`: with ``mmcv-lite`` (no compiled ops), the first import of
+  ``mmcv.cnn.bricks.transformer`` (mmpretrain's backbones import it) warns that
+  ``MultiScaleDeformableAttention`` is missing, on every process that imports the plugin.
+  Recognition never uses that op, so the plugin imports the module once with exactly that
+  warning filtered; with full ``mmcv`` the warning means a broken build and still shows.
+* :func:`warn_mixed_opencv`: mmaction2 requires ``opencv-contrib-python`` while the mmengine and
+  mmcv-lite wheels require ``opencv-python``, so a plain ``pip install`` of the stack installs
+  both, and each overwrites the other's ``cv2`` files. The plugin says how to keep one.
 """
+import importlib
 import importlib.util
 import logging
+import re
 import sys
 import types
+import warnings
 from importlib import metadata
 from pathlib import Path
 from typing import Dict, List, Optional
@@ -104,6 +115,56 @@ class UnavailableDRN:
             'mmaction/models/localizers/drn/ (the folder lacks an __init__.py upstream, so it was '
             'left out of the wheel). Install mmaction2 from a source checkout '
             '(pip install -e <mmaction2 repo>) to use DRN; every other mmaction2 model works.')
+
+
+#: The start of mmcv-lite's import-time warning (``mmcv/cnn/bricks/transformer.py``).
+MMCV_LITE_DEFORM_ATTN_WARNING = 'Fail to import ``MultiScaleDeformableAttention``'
+
+
+def quiet_mmcv_lite_import() -> bool:
+    """Import ``mmcv.cnn.bricks.transformer`` without mmcv-lite's missing-op warning.
+
+    The warning tells mmcv-lite users that deformable attention (a detection/transformer op
+    with compiled kernels) is unavailable; no recognizer of mmaction2 or of this plugin uses
+    it. Only that message is filtered, only during this first import, and only when mmcv-lite
+    is the installed mmcv: with full mmcv the op should import, and the warning reports a real
+    problem (a build that does not match torch or CUDA).
+
+    Returns:
+        bool: True when the module was imported here with the warning filtered.
+    """
+    if _installed('mmcv') or not _installed('mmcv-lite'):
+        return False
+    if 'mmcv.cnn.bricks.transformer' in sys.modules:
+        return False
+    with warnings.catch_warnings():
+        warnings.filterwarnings('ignore', message=re.escape(MMCV_LITE_DEFORM_ATTN_WARNING),
+                                category=UserWarning)
+        importlib.import_module('mmcv.cnn.bricks.transformer')
+    return True
+
+
+#: PyPI distributions that install the module ``cv2`` (into one folder, over each other).
+OPENCV_DISTRIBUTIONS = ('opencv-python', 'opencv-contrib-python', 'opencv-python-headless',
+                        'opencv-contrib-python-headless')
+
+
+def warn_mixed_opencv() -> List[str]:
+    """Warn when more than one OpenCV distribution is installed.
+
+    Returns:
+        list[str]: the installed OpenCV distributions, as ``'name version'``.
+    """
+    found = [f'{name} {_installed(name)}' for name in OPENCV_DISTRIBUTIONS if _installed(name)]
+    if len(found) > 1:
+        names = ' '.join(entry.split()[0] for entry in found)
+        warnings.warn(
+            f'{len(found)} OpenCV distributions are installed ({", ".join(found)}): each writes '
+            'the module cv2 into the same folder, so cv2 is a mix of their files. Keep one '
+            f'(uninstalling any of them deletes the shared files): pip uninstall -y {names} && '
+            'pip install --no-deps opencv-contrib-python (the one mmaction2 requires; '
+            'requirements/lock-cpu.txt pins it)', UserWarning)
+    return found
 
 
 def patch_missing_drn() -> bool:
@@ -264,6 +325,8 @@ def apply() -> Dict[str, bool]:
     """Apply every fix; returns which ones did something (for logs and tests)."""
     check_environment()
     fixes = {
+        'quiet_mmcv_lite_import': quiet_mmcv_lite_import(),
+        'mixed_opencv_warned': len(warn_mixed_opencv()) > 1,
         'drn_placeholder': patch_missing_drn(),
         'mmengine_checkpoint_globals': allow_mmengine_checkpoint_globals(),
         'named_checkpoint_errors': name_refused_checkpoints(),

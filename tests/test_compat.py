@@ -1,7 +1,9 @@
 """The upstream fixes applied at ``import hyperframes_mm``."""
 import json
+import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,37 @@ def test_both_mmcv_packages_installed_is_refused(monkeypatch):
                             name, '2.14.1' if name == 'torch' else '0.10.7'))
     with pytest.raises(ImportError, match='both mmcv 2.1.0 and mmcv-lite'):
         compat.check_environment()
+
+
+def test_import_prints_nothing():
+    """No upstream warning (mmcv-lite's missing deformable attention op) on a plain import,
+    even with every warning shown."""
+    env = {key: value for key, value in os.environ.items() if key != 'PYTHONWARNINGS'}
+    quiet = subprocess.run([sys.executable, '-c', 'import hyperframes_mm'], capture_output=True,
+                           text=True, env=env)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == '' and quiet.stderr == ''
+    loud = subprocess.run([sys.executable, '-W', 'always::UserWarning', '-c',
+                           'import hyperframes_mm'], capture_output=True, text=True, env=env)
+    assert compat.MMCV_LITE_DEFORM_ATTN_WARNING not in loud.stderr
+
+
+def test_mmcv_lite_warning_is_kept_with_full_mmcv(monkeypatch):
+    """With compiled mmcv the op should import: its warning then reports a broken build."""
+    monkeypatch.setattr(compat, '_installed', lambda name: '2.1.0' if name == 'mmcv' else None)
+    assert compat.quiet_mmcv_lite_import() is False
+
+
+def test_two_opencv_distributions_are_reported(monkeypatch):
+    versions = {'opencv-python': '5.0.0.93', 'opencv-contrib-python': '5.1.0.95'}
+    monkeypatch.setattr(compat, '_installed', versions.get)
+    with pytest.warns(UserWarning, match='2 OpenCV distributions are installed .*pip uninstall '
+                      '-y opencv-python opencv-contrib-python'):
+        assert len(compat.warn_mixed_opencv()) == 2
+    monkeypatch.setattr(compat, '_installed', {'opencv-contrib-python': '5.1.0.95'}.get)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        assert compat.warn_mixed_opencv() == ['opencv-contrib-python 5.1.0.95']
 
 
 def test_allow_list_covers_a_real_mmengine_checkpoint(tiny_work_dir):
