@@ -4,9 +4,15 @@ Both measure the whole test-time model, :class:`~hyperframes_mm.apis.export.Expo
 normalisation, backbone(s), head and clip averaging, on one sample of ``[1, K, 3T, H, W]``
 per stream (K, T, H, W from the test pipeline applied to frames of ``video_size``), so
 single-stream and fast/slow models (dict inputs) are counted alike.
+
+Measuring builds models outside a runner, where mmengine would print every parameter's
+initialiser and the FLOP counter every operator it does not count; both are silenced here, at
+their source and for these calls only (:func:`_without_init_dump`, :func:`_count_flops`).
 """
+import logging
 import statistics
-from typing import Callable, Dict, Optional, Tuple, Union
+from contextlib import contextmanager
+from typing import Callable, Dict, Iterator, Optional, Tuple, Union
 
 import torch
 
@@ -19,6 +25,63 @@ def _shapes(inputs) -> Dict[str, Tuple[int, ...]]:
     if isinstance(inputs, dict):
         return {key: tuple(value.shape) for key, value in inputs.items()}
     return {'imgs': tuple(inputs.shape)}
+
+
+def _not_init_dump(record: logging.LogRecord) -> bool:
+    return record.funcName != '_dump_init_info'
+
+
+@contextmanager
+def _without_init_dump() -> Iterator[None]:
+    """Build models without mmengine's per-parameter initialisation dump on the console.
+
+    ``BaseModule.init_weights`` logs each parameter's initialiser ("Initialized by ...") at INFO
+    when the current logger has no log file; a runner's logger has one and keeps the dump in the
+    training log. A model built only to be measured needs none of it. The filter drops exactly
+    the records of ``_dump_init_info``: every other message, warnings included, still shows.
+    """
+    from mmengine.logging import MMLogger
+    logger = MMLogger.get_current_instance()
+    logger.addFilter(_not_init_dump)
+    try:
+        yield
+    finally:
+        logger.removeFilter(_not_init_dump)
+
+
+#: Submodules the test-time wrapper runs without calling their ``forward`` (the preprocessor's
+#: normalisation is called directly) or never needs (losses): the FLOP counter cannot attribute
+#: them, by design. Any other submodule it reports as never called may be FLOPs it missed.
+_UNCALLED_BY_DESIGN = ('data_preprocessor', 'loss')
+
+
+def _count_flops(wrapper: torch.nn.Module, tensors: tuple, show_table: bool) -> Dict:
+    """mmengine's FLOP and parameter count, without its operator-by-operator warnings.
+
+    The counter, like mmaction2's model zoo, counts multiply-adds of convolutions and linear
+    layers and deliberately skips elementwise operators (add, batch norm, pooling...); it warns
+    once per skipped operator type on every call. That switch alone is turned off. Submodules
+    that were never called are still reported, unless the wrapper bypasses them by design.
+    """
+    from mmengine.analysis import ActivationAnalyzer, FlopAnalyzer, parameter_count
+    from mmengine.analysis.print_helper import complexity_stats_table
+    from mmengine.logging import print_log
+    flops = FlopAnalyzer(wrapper, tensors).unsupported_ops_warnings(False) \
+        .uncalled_modules_warnings(False)
+    total = flops.total()
+    missed = sorted(name for name in flops.uncalled_modules()
+                    if not any(part.startswith(_UNCALLED_BY_DESIGN) for part in name.split('.')))
+    if missed:
+        print_log('model_complexity: these submodules were never called while counting FLOPs, '
+                  'so their FLOPs may be missing: ' + ', '.join(missed), 'current',
+                  logging.WARNING)
+    info = dict(flops=total, params=parameter_count(wrapper)[''])
+    if show_table:
+        activations = ActivationAnalyzer(wrapper, tensors).unsupported_ops_warnings(False) \
+            .uncalled_modules_warnings(False)
+        info['table'] = '\n' + complexity_stats_table(flops=flops, activations=activations,
+                                                      show_param_shapes=True)
+    return info
 
 
 def model_complexity(config: ConfigLike, video_size: Tuple[int, int] = (256, 340),
@@ -37,19 +100,18 @@ def model_complexity(config: ConfigLike, video_size: Tuple[int, int] = (256, 340
         dict: ``flops`` (multiply-adds, as mmaction2's model zoo counts them), ``params``,
         ``inputs`` (name -> shape), ``clips`` (K), ``table`` (str, with ``show_table``).
     """
-    from mmengine.analysis import get_model_complexity_info
-    model = init_recognizer(config, None, 'cpu', cfg_options)
+    with _without_init_dump():
+        model = init_recognizer(config, None, 'cpu', cfg_options)
     inputs = example_inputs(model.cfg, video_size, fps=fps)
     wrapper = ExportWrapper(model).eval()
     tensors = tuple(tensor.float() for tensor in as_tuple(model, inputs))
     with torch.no_grad():
-        info = get_model_complexity_info(wrapper, inputs=tensors, show_table=show_table,
-                                         show_arch=False)
+        info = _count_flops(wrapper, tensors, show_table)
     shapes = _shapes(inputs)
     result = dict(flops=int(info['flops']), params=int(info['params']), inputs=shapes,
                   clips=next(iter(shapes.values()))[1])
     if show_table:
-        result['table'] = info['out_table']
+        result['table'] = info['table']
     return result
 
 
@@ -57,7 +119,8 @@ def _timed_call(config: ConfigLike, checkpoint: Optional[str], device: Optional[
                 batch: int, video_size: Tuple[int, int], fps: float,
                 cfg_options: Optional[dict]) -> Tuple[Callable[[], object], Dict, torch.device]:
     """A no-argument call of the whole test-time model on ``batch`` random samples."""
-    model = init_recognizer(config, checkpoint, device, cfg_options)
+    with _without_init_dump():
+        model = init_recognizer(config, checkpoint, device, cfg_options)
     device = next(model.parameters()).device
     sample = example_inputs(model.cfg, video_size, fps=fps)
     generator = torch.Generator().manual_seed(0)
