@@ -50,9 +50,10 @@ def test_metafile_is_derived_from_the_configs(zoo_table, family):
         sampler = _train_sampler(cfg)
         if 'streams' in sampler:
             assert data['Streams'] == list(sampler['streams']) == list(cfg.model.streams)
-            assert data['Frames'] == [spec.get('num_frames', sampler['num_frames'])
+            # strings: mim search lower-cases list items
+            assert data['Frames'] == [str(spec.get('num_frames', sampler['num_frames']))
                                       for spec in sampler['streams'].values()]
-            assert data['Frame Interval'] == [spec['interval']
+            assert data['Frame Interval'] == [str(spec['interval'])
                                               for spec in sampler['streams'].values()]
         else:
             assert (data['Frames'], data['Frame Interval']) == (sampler['num_frames'],

@@ -400,9 +400,10 @@ def metafile_data(folder: Path, rows: Sequence[ZooRow]) -> Dict:
             metadata['Frames'] = row.streams[0].num_frames
             metadata['Frame Interval'] = _interval(row.streams[0])
         else:
+            # list items as strings: mim search lower-cases every item of a metadata list
             metadata['Streams'] = [stream.name for stream in row.streams]
-            metadata['Frames'] = [stream.num_frames for stream in row.streams]
-            metadata['Frame Interval'] = [_interval(stream) for stream in row.streams]
+            metadata['Frames'] = [str(stream.num_frames) for stream in row.streams]
+            metadata['Frame Interval'] = [str(_interval(stream)) for stream in row.streams]
         model = {'Name': row.name, 'Config': row.config, 'In Collection': collection,
                  'Metadata': metadata, 'Modality': row.modality}
         if row.results:
