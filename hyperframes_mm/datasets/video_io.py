@@ -52,12 +52,22 @@ def _encode(path: str, frames: np.ndarray, fps: float, codec: str, crf: int) -> 
         stream.width, stream.height = frames.shape[2], frames.shape[1]
         stream.pix_fmt = 'yuv420p'
         if codec == 'libx264':
-            # Fixed settings and one thread make the bytes depend only on the frames.
-            stream.options = {'crf': str(crf), 'preset': 'veryfast', 'threads': '1'}
+            # Fixed settings and one thread make the bytes depend only on the frames. PyAV
+            # opens the codec with its own thread count and type (automatic, sliced), which
+            # override a 'threads' option, so both are set on the codec context. x264's
+            # macroblock tree is off: with it, the same frames encoded after other videos in
+            # one process gave other bytes (its SIMD code reads memory it did not write).
+            stream.options = {'crf': str(crf), 'preset': 'veryfast', 'threads': '1',
+                              'x264-params': 'mbtree=0'}
+            stream.codec_context.thread_count = 1
+            stream.codec_context.thread_type = 'NONE'
         else:
             stream.options = {'qscale': '2'}
-        for frame in frames:
-            for packet in stream.encode(av.VideoFrame.from_ndarray(frame, format='rgb24')):
+        rate = Fraction(fps).limit_denominator(1001)
+        for index, frame in enumerate(frames):
+            picture = av.VideoFrame.from_ndarray(frame, format='rgb24')
+            picture.pts, picture.time_base = index, 1 / rate  # x264's rate control reads them
+            for packet in stream.encode(picture):
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)

@@ -228,7 +228,7 @@ def test_tiny_dataset_files_exact(tiny_dataset):
     meta = load_meta(tiny_dataset)
     assert meta['flip_label_map'] == {0: 1, 1: 0, 2: 3, 3: 2}
     assert meta['groups'] == dict(fast=TINY[:2], slow=TINY[2:])
-    assert meta['params'] == dict(generator_version=3, preset='tiny', classes=TINY,
+    assert meta['params'] == dict(generator_version=4, preset='tiny', classes=TINY,
                                   clips_per_class=dict(train=4, val=2), seed=0, size=64,
                                   duration=2.0, fps=[15.0, 25.0, 30.0])
     assert len(meta['videos']) == 24

@@ -27,7 +27,7 @@ from .classes import check_classes, class_groups, flip_label_map
 from .render import Scene, render_scene, sample_scene
 
 #: bumped whenever a change alters the clips, so an old dataset is regenerated
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 
 _SPLIT_NAME = re.compile(r'^[A-Za-z0-9_-]+$')
 

@@ -47,7 +47,7 @@ FPS = 30.0
 VARIABLE = 'd_depth'
 NAME = re.compile(r'^a(\d+)_s(\d+)_t(\d+)_depth\.mat$')
 #: bumped whenever a change alters the videos, so old ones are converted again
-CONVERTER_VERSION = 1
+CONVERTER_VERSION = 2
 
 
 @dataclass(frozen=True)
