@@ -1,31 +1,45 @@
 """Upstream breakages this plugin must live with, fixed at ``import hyperframes_mm``.
 
-Every fix first checks that it is needed and does nothing otherwise, so a future mmaction2 or
-mmengine that no longer has the problem is left untouched:
+:func:`apply` runs at import, before anything imports ``mmaction.models``:
 
-* :func:`check_environment` refuses a Python/torch/mmcv/mmengine combination that cannot work,
-  with a message that says what to install, before mmaction2's own import-time asserts fire.
-* :func:`patch_missing_drn`: the ``mmaction2==1.2.0`` wheel on PyPI lacks
-  ``mmaction/models/localizers/drn/`` (the folder has no ``__init__.py`` upstream, so the wheel
-  builder skipped it) and ``import mmaction.models`` raises ``ModuleNotFoundError``. We provide
-  the missing module with a ``DRN`` that raises a clear error when built.
-* :func:`allow_mmengine_checkpoint_globals`: ``mmengine==0.10.7`` calls ``torch.load`` without
-  ``weights_only``; since torch 2.6 that means weights-only loading, which refuses the
-  non-tensor objects mmengine itself writes into every checkpoint (the message hub's
-  ``HistoryBuffer`` and the numpy values inside it). We allow-list exactly those globals, keeping
-  torch's protection on for everything else.
-* :func:`quiet_mmcv_lite_import`: with ``mmcv-lite`` (no compiled ops), the first import of
-  ``mmcv.cnn.bricks.transformer`` (mmpretrain's backbones import it) warns that
-  ``MultiScaleDeformableAttention`` is missing, on every process that imports the plugin.
-  Recognition never uses that op, so the plugin imports the module once with exactly that
-  warning filtered; with full ``mmcv`` the warning means a broken build and still shows.
-* :func:`warn_mixed_opencv`: mmaction2 requires ``opencv-contrib-python`` while the mmengine and
-  mmcv-lite wheels require ``opencv-python``, so a plain ``pip install`` of the stack installs
-  both, and each overwrites the other's ``cv2`` files. The plugin says how to keep one.
+1. :func:`check_environment` refuses a Python/torch/mmcv/mmengine combination that cannot work,
+   with a message that says what to install, before mmaction2's own import-time asserts fire.
+2. Then every patch of :func:`patch_table`, the one list of what the plugin changes in its
+   dependencies: for each, what it patches, why, and how it checks that this installation
+   needs it. A patch that is not needed (a future mmaction2, mmengine or torch without the
+   problem, or the patch already in place) does nothing. The fixes of this module:
+
+   * :func:`quiet_mmcv_lite_import`: with ``mmcv-lite`` (no compiled ops), the first import of
+     ``mmcv.cnn.bricks.transformer`` (mmpretrain's backbones import it) warns that
+     ``MultiScaleDeformableAttention`` is missing, on every process that imports the plugin.
+     Recognition never uses that op, so the plugin imports the module once with exactly that
+     warning filtered; with full ``mmcv`` the warning means a broken build and still shows.
+   * :func:`warn_mixed_opencv`: mmaction2 requires ``opencv-contrib-python`` while the mmengine
+     and mmcv-lite wheels require ``opencv-python``, so a plain ``pip install`` of the stack
+     installs both, and each overwrites the other's ``cv2`` files. The plugin says how to keep
+     one.
+   * :func:`patch_missing_drn`: the ``mmaction2==1.2.0`` wheel on PyPI lacks
+     ``mmaction/models/localizers/drn/`` (the folder has no ``__init__.py`` upstream, so the
+     wheel builder skipped it) and ``import mmaction.models`` raises ``ModuleNotFoundError``. We
+     provide the missing module with a ``DRN`` that raises a clear error when built.
+   * :func:`allow_mmengine_checkpoint_globals`: ``mmengine==0.10.7`` calls ``torch.load``
+     without ``weights_only``; since torch 2.6 that means weights-only loading, which refuses
+     the non-tensor objects mmengine itself writes into every checkpoint (the message hub's
+     ``HistoryBuffer`` and the numpy values inside it). We allow-list exactly those globals,
+     keeping torch's protection on for everything else.
+
+   The checkpoint and multi-process patches live with the code they install, in
+   :mod:`hyperframes_mm.engine.checkpoint` and :mod:`hyperframes_mm.engine.distributed`.
+
+Engine patches (those that change how mmengine or torch behave) can be turned off, one by one,
+with ``HYPERFRAMES_MM_NO_PATCH=name1,name2`` set before the import (see
+:mod:`hyperframes_mm.patches` and ``docs/reliability.md``).
+
+This module imports nothing outside the standard library at module level, so that the
+environment is checked before torch, mmcv, mmengine or mmaction2 is imported.
 """
 import importlib
 import importlib.util
-import logging
 import re
 import sys
 import types
@@ -34,7 +48,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Dict, List, Optional
 
-logger = logging.getLogger(__name__)
+from .patches import Patch, apply_patches
 
 #: Inclusive minimum / exclusive maximum that mmaction2 1.2.0 accepts for mmcv.
 MMCV_RANGE = ('2.0.0rc4', '2.2.0')
@@ -178,6 +192,9 @@ def patch_missing_drn() -> bool:
     spec = importlib.util.find_spec('mmaction')
     if spec is None or not spec.submodule_search_locations:
         return False
+    # Read from the installed files, not tried: the behaviour (import mmaction.models fails)
+    # can only be observed by an import that stops half-way, leaving part of mmaction2's
+    # registries filled; nor does the version tell, since a source install of 1.2.0 has DRN.
     localizers = Path(list(spec.submodule_search_locations)[0], 'models', 'localizers')
     init_text = localizers.joinpath('__init__.py')
     if not init_text.is_file() or 'drn' not in init_text.read_text():
@@ -196,7 +213,6 @@ def patch_missing_drn() -> bool:
     sys.modules[_DRN_MODULE] = package
     sys.modules[f'{_DRN_MODULE}.drn'] = module
     MODELS.register_module(name='DRN', module=UnavailableDRN, force=False)
-    logger.debug('installed a placeholder for %s (missing from the mmaction2 wheel)', _DRN_MODULE)
     return True
 
 
@@ -264,80 +280,125 @@ def allow_mmengine_checkpoint_globals() -> bool:
     """Let ``torch.load`` (weights-only) read mmengine checkpoints, and nothing more.
 
     Returns:
-        bool: True when globals were added, False when torch or mmengine do not need it.
+        bool: True when globals were added, False when torch already loads what mmengine writes
+        (a torch without weights-only default, or the globals already allowed).
     """
     import torch
-    serialization = torch.serialization
-    if not hasattr(serialization, 'add_safe_globals'):
-        return False  # torch < 2.4: no weights-only default, nothing to fix.
-    from mmengine.runner import checkpoint as mm_checkpoint
-    source = Path(mm_checkpoint.__file__).read_text()
-    if 'weights_only' in source:
-        return False  # this mmengine decides weights-only loading itself.
-    serialization.add_safe_globals(mmengine_checkpoint_globals())
-    logger.debug('allowed mmengine checkpoint globals for weights-only torch.load')
+    if not _refuses_mmengine_objects():
+        return False
+    torch.serialization.add_safe_globals(mmengine_checkpoint_globals())
     return True
 
 
-def _loader_with_filename(load_from_local):
-    """Wrap mmengine's local checkpoint loader so a refused file names itself and the reason."""
+def _refuses_mmengine_objects() -> bool:
+    """Whether ``torch.load``, called as mmengine calls it (no ``weights_only``), refuses what
+    an mmengine checkpoint holds besides tensors: a message-hub buffer with a logged value.
+
+    Asked of torch itself rather than decided from its version, so that a torch without the
+    weights-only default, a ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` environment, or globals already
+    allowed all count as not needed.
+    """
+    import io
     import pickle
 
-    def load_from_local_named(filename, map_location):
+    import torch
+    from mmengine.logging.history_buffer import HistoryBuffer
+    buffer = HistoryBuffer()
+    buffer.update(0.0)
+    stream = io.BytesIO()
+    torch.save({'message_hub': buffer}, stream)
+    stream.seek(0)
+    with warnings.catch_warnings():
+        # torch 2.4 and 2.5 warn, on every load without weights_only, that the default changes.
+        warnings.simplefilter('ignore', FutureWarning)
         try:
-            return load_from_local(filename, map_location)
-        except pickle.UnpicklingError as error:
-            raise CheckpointRefusedError(
-                f'{filename}: refused by torch weights-only loading. The file holds Python objects '
-                'that are not plain tensors or the values mmengine writes, so loading it could run '
-                'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
-                f'torch said: {_unpickler_reason(error)}') from error
-
-    load_from_local_named.__wrapped__ = load_from_local
-    return load_from_local_named
+            torch.load(stream, map_location='cpu')
+        except pickle.UnpicklingError:
+            return True
+    return False
 
 
-def _unpickler_reason(error: Exception) -> str:
-    """The one line of torch's long weights-only message that says what was refused."""
-    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
-    for index, line in enumerate(lines):
-        if 'WeightsUnpickler error' in line:
-            reason = line.split('WeightsUnpickler error:', 1)[1].strip()
-            return reason or (lines[index + 1] if index + 1 < len(lines) else line)
-    return lines[0] if lines else repr(error)
+def patch_table() -> List[Patch]:
+    """Every change ``import hyperframes_mm`` makes to its dependencies, in the order applied.
+
+    Order matters twice: the mmcv-lite import is quieted before anything imports mmcv's
+    transformer bricks, and the DRN placeholder exists before anything imports
+    ``mmaction.models``. Engine patches (``engine=True``) can be turned off with
+    ``HYPERFRAMES_MM_NO_PATCH``.
+    """
+    # Imported on call, after check_environment(): the engine package imports torch, mmengine
+    # and mmaction2's registry at module level.
+    from .engine import checkpoint, distributed
+    return [
+        Patch(name='quiet_mmcv_lite_import',
+              target='mmcv.cnn.bricks.transformer (its first import, one warning filtered)',
+              why='mmcv-lite warns on every import that a compiled op, which recognition never '
+              'uses, is missing',
+              needed='mmcv-lite, not mmcv, is the installed distribution, and the module is '
+              'not imported yet',
+              apply=quiet_mmcv_lite_import, engine=False),
+        Patch(name='mixed_opencv_warned', target='nothing: a UserWarning with the fix',
+              why='two OpenCV distributions write the same cv2 files over each other',
+              needed='more than one OpenCV distribution is installed',
+              apply=_warned_mixed_opencv, engine=False),
+        Patch(name='drn_placeholder',
+              target=f'sys.modules[{_DRN_MODULE!r}] and MODELS "DRN" of mmaction2',
+              why='the mmaction2 1.2.0 wheel lacks the module that mmaction.models imports',
+              needed="mmaction's models/localizers/__init__.py names drn and "
+              'models/localizers/drn/drn.py is missing',
+              apply=patch_missing_drn, engine=False),
+        Patch(name='mmengine_checkpoint_globals',
+              target='torch.serialization safe globals (add_safe_globals)',
+              why='mmengine calls torch.load without weights_only; torch >= 2.6 then refuses the '
+              'HistoryBuffer and numpy values of every mmengine checkpoint',
+              needed='torch.load, called as mmengine calls it, refuses a HistoryBuffer',
+              apply=allow_mmengine_checkpoint_globals, engine=True),
+        Patch(name='verified_checkpoint_loads',
+              target="mmengine.runner.checkpoint.CheckpointLoader._schemes['']",
+              why='torch loads a zip checkpoint without checking its CRC-32s, and a file that '
+              'weights-only loading refuses is not named',
+              needed="the local loader is not the plugin's yet (no mmengine checks or names "
+              'files)',
+              apply=checkpoint.verify_checkpoints_on_load, engine=True),
+        Patch(name='atomic_checkpoint_writes',
+              target='mmengine.fileio.backends.local_backend.LocalBackend.put',
+              why="put opens the final path with 'wb': a kill mid-save leaves a truncated "
+              'checkpoint under its final name',
+              needed='the compiled put calls neither os.replace nor os.rename',
+              apply=checkpoint.make_checkpoint_writes_atomic, engine=True),
+        Patch(name='atomic_last_checkpoint', target='mmengine.hooks.checkpoint_hook.open',
+              why="CheckpointHook writes last_checkpoint with a bare open(..., 'w'): a kill can "
+              'leave it empty',
+              needed="the compiled CheckpointHook._save_checkpoint_with_step looks up open",
+              apply=checkpoint.make_last_checkpoint_atomic, engine=True),
+        Patch(name='resume_from_newest_intact',
+              target='find_latest_checkpoint in mmengine.runner, .runner.runner and '
+              '.runner.checkpoint',
+              why='CheckpointHook deletes the oldest checkpoint before writing the new one: a '
+              'kill in between leaves last_checkpoint naming a deleted file',
+              needed="find_latest_checkpoint is not the plugin's yet (no mmengine falls back)",
+              apply=checkpoint.resume_from_newest_intact, engine=True),
+        Patch(name='cpu_distributed',
+              target='mmengine.dist.utils._init_dist_pytorch and '
+              'mmengine.runner.Runner.wrap_model',
+              why='the pytorch launcher sets a CUDA device and builds DDP with device_ids, so it '
+              'cannot start without a GPU',
+              needed='the compiled _init_dist_pytorch calls cuda set_device and wrap_model reads '
+              'LOCAL_RANK; then, per call, no accelerator is present (else mmengine runs as is)',
+              apply=distributed.enable_cpu_distributed, engine=True),
+    ]
 
 
-class CheckpointRefusedError(RuntimeError):
-    """A checkpoint that weights-only loading refused (it may carry a code payload)."""
-
-
-def name_refused_checkpoints() -> bool:
-    """Make mmengine's local loader raise :class:`CheckpointRefusedError` naming the file."""
-    from mmengine.runner.checkpoint import CheckpointLoader
-    loader = CheckpointLoader._schemes.get('')
-    if loader is None or hasattr(loader, '__wrapped__'):
-        return False
-    CheckpointLoader._schemes[''] = _loader_with_filename(loader)
-    return True
+def _warned_mixed_opencv() -> bool:
+    return len(warn_mixed_opencv()) > 1
 
 
 def apply() -> Dict[str, bool]:
-    """Apply every fix; returns which ones did something (for logs and tests)."""
+    """Check the environment, then apply :func:`patch_table` (minus what
+    ``HYPERFRAMES_MM_NO_PATCH`` turns off).
+
+    Returns:
+        dict[str, bool]: patch name -> whether it changed something (for logs and tests).
+    """
     check_environment()
-    fixes = {
-        'quiet_mmcv_lite_import': quiet_mmcv_lite_import(),
-        'mixed_opencv_warned': len(warn_mixed_opencv()) > 1,
-        'drn_placeholder': patch_missing_drn(),
-        'mmengine_checkpoint_globals': allow_mmengine_checkpoint_globals(),
-        'named_checkpoint_errors': name_refused_checkpoints(),
-    }
-    # Imported here: the engine fixes import mmengine's runner, which needs the fixes above.
-    from .engine import checkpoint, distributed
-    fixes.update({
-        'atomic_checkpoint_writes': checkpoint.make_checkpoint_writes_atomic(),
-        'atomic_last_checkpoint': checkpoint.make_last_checkpoint_atomic(),
-        'resume_from_newest_intact': checkpoint.resume_from_newest_intact(),
-        'verified_checkpoint_loads': checkpoint.verify_checkpoints_on_load(),
-        'cpu_distributed': distributed.enable_cpu_distributed(),
-    })
-    return fixes
+    return apply_patches(patch_table())

@@ -1,4 +1,4 @@
-"""The upstream fixes applied at ``import hyperframes_mm``."""
+"""The upstream fixes applied at ``import hyperframes_mm``, and the table that lists them."""
 import json
 import os
 import subprocess
@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from hyperframes_mm import compat
+from hyperframes_mm import compat, patches
+from hyperframes_mm.engine import CheckpointRefusedError
+
+from .conftest import REPO
 
 
 def test_mmaction_models_importable_after_plugin():
@@ -29,7 +32,84 @@ def test_building_drn_says_why_it_is_missing():
 
 def test_patches_are_noops_when_applied_again():
     assert compat.patch_missing_drn() is False
-    assert compat.name_refused_checkpoints() is False
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # a machine with two OpenCVs is warned again
+        applied = compat.apply()
+    assert list(applied) == [patch.name for patch in compat.patch_table()]
+    assert {name for name, done in applied.items() if done} <= {'mixed_opencv_warned'}
+
+
+def test_patch_table_says_what_why_and_how_for_every_patch():
+    table = compat.patch_table()
+    assert len({patch.name for patch in table}) == len(table)
+    assert all(patch.target and patch.why and patch.needed for patch in table)
+    assert {patch.name for patch in table if not patch.engine} == {
+        'quiet_mmcv_lite_import', 'mixed_opencv_warned', 'drn_placeholder'}
+    # One loader wrapper: nothing else replaces mmengine's local checkpoint scheme.
+    assert sum("_schemes['']" in patch.target for patch in table) == 1
+
+
+def test_every_engine_patch_is_documented_with_the_opt_out():
+    text = (REPO / 'docs/reliability.md').read_text()
+    assert patches.OPT_OUT_VARIABLE in text
+    missing = [patch.name for patch in compat.patch_table()
+               if patch.engine and f'`{patch.name}`' not in text]
+    assert not missing, f'docs/reliability.md does not name the engine patches {missing}'
+
+
+def _fake_table(calls):
+    return [
+        patches.Patch('engine_a', 'a', 'why a', 'needed a', lambda: calls.append('a') or True,
+                      engine=True),
+        patches.Patch('engine_b', 'b', 'why b', 'needed b', lambda: calls.append('b') or True,
+                      engine=True),
+        patches.Patch('placeholder', 'c', 'why c', 'needed c', lambda: calls.append('c') or False,
+                      engine=False),
+    ]
+
+
+def test_opted_out_patches_are_not_applied():
+    calls = []
+    applied = patches.apply_patches(_fake_table(calls),
+                                    {patches.OPT_OUT_VARIABLE: ' engine_b , ,engine_a'})
+    assert applied == {'engine_a': False, 'engine_b': False, 'placeholder': False}
+    assert calls == ['c']
+    calls.clear()
+    assert patches.apply_patches(_fake_table(calls), {}) == {
+        'engine_a': True, 'engine_b': True, 'placeholder': False}
+    assert calls == ['a', 'b', 'c']
+
+
+@pytest.mark.parametrize('value,message', [
+    ('engine_a,atomic_writes', "'atomic_writes' is not a patch"),
+    ('placeholder', "'placeholder' cannot be turned off"),
+])
+def test_unknown_or_fixed_opt_out_is_refused(value, message):
+    calls = []
+    with pytest.raises(ValueError, match=f'HYPERFRAMES_MM_NO_PATCH=.*{message}.*Patches that can '
+                       'be turned off: engine_a, engine_b'):
+        patches.apply_patches(_fake_table(calls), {patches.OPT_OUT_VARIABLE: value})
+    assert calls == []
+
+
+def test_opt_out_keeps_mmengine_unpatched():
+    """End to end: the named patches leave mmengine as it is, the others still apply."""
+    probe = ('import hyperframes_mm\n'
+             'from mmengine.fileio.backends.local_backend import LocalBackend\n'
+             'from mmengine.dist import utils\n'
+             'from mmengine.hooks import checkpoint_hook\n'
+             'print(hasattr(LocalBackend.put, "__wrapped__"), '
+             'hasattr(utils._init_dist_pytorch, "__wrapped__"), "open" in vars(checkpoint_hook))')
+    env = dict(os.environ, HYPERFRAMES_MM_NO_PATCH='atomic_checkpoint_writes,cpu_distributed')
+    result = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,
+                            env=env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ['False', 'False', 'True']
+
+
+def test_weights_only_probe_sees_the_allow_list():
+    """After the import torch loads what mmengine writes, so the allow-list is not needed again."""
+    assert compat._refuses_mmengine_objects() is False
 
 
 @pytest.mark.parametrize('dist,version,advice', [
@@ -120,7 +200,7 @@ def test_code_carrying_checkpoint_is_refused_and_does_not_run(tmp_path):
     from mmengine.runner.checkpoint import _load_checkpoint
     checkpoint, marker = tmp_path / 'evil.pth', tmp_path / 'pwned.txt'
     _write_malicious_checkpoint(checkpoint, marker)
-    with pytest.raises(compat.CheckpointRefusedError, match='evil.pth.*weights-only'):
+    with pytest.raises(CheckpointRefusedError, match='evil.pth.*weights-only'):
         _load_checkpoint(str(checkpoint), map_location='cpu')
     with pytest.raises(Exception):
         torch.load(checkpoint)

@@ -1,5 +1,6 @@
 """Diagnostics: does a model use time (the temporal probe), and is a config sound (the doctor)."""
-from .doctor import Finding, diagnose
+from .doctor import diagnose
+from .findings import Finding
 from .memory import MemoryEstimate, estimate_memory
 from .temporal_probe import (ORDER_CONDITIONS, ConditionResult, ProbeReport, frame_order,
                              perturb_inputs, reorder_frames, run_temporal_probe,

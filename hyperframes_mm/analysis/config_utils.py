@@ -1,4 +1,5 @@
-"""Find what the diagnostics need in an mmengine config: dataloaders, pipelines, frame samplers.
+"""Find what the diagnostics need in an mmengine config and in the model it builds: dataloaders,
+pipelines, frame samplers, hyperframe streams.
 
 A dataset config may wrap others (``GuardedDataset(dataset=...)``, ``RepeatDataset``,
 ``ConcatDataset(datasets=[...])``); :func:`dataset_leaves` unwraps them to the datasets that hold
@@ -7,11 +8,14 @@ mmaction2's ``SampleFrames``) is summarised as a :class:`SamplerSpec`: one entry
 its T and interval, as the transform itself would read its arguments.
 """
 import copy
-import os.path as osp
+import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from mmengine.config import Config
+
+# Re-exported: the doctor, temporal-probe and zoo-table tools read their configs through here.
+from ..apis.inference import load_config  # noqa: F401
 
 DATALOADER_KEYS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 SAMPLER_TYPES = ('HyperframeSampleFrames', 'SampleFrames')
@@ -23,20 +27,6 @@ def transform_type(transform: Dict) -> str:
     if isinstance(kind, type):
         return kind.__name__
     return str(kind).split('.')[-1]
-
-
-def load_config(path: str, cfg_options: Optional[Dict[str, Any]] = None) -> Config:
-    """Read a config file and merge ``cfg_options`` (``dict(key=value)`` with dotted keys).
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-    """
-    if not osp.isfile(path):
-        raise FileNotFoundError(f'{path}: config file not found')
-    cfg = Config.fromfile(path)
-    if cfg_options:
-        cfg.merge_from_dict(cfg_options)
-    return cfg
 
 
 def dataset_leaves(dataset: Dict, where: str) -> List[Tuple[str, Dict]]:
@@ -64,6 +54,22 @@ def dataloader_datasets(cfg: Config,
         loader = cfg.get(key)
         if isinstance(loader, dict) and isinstance(loader.get('dataset'), dict):
             found += dataset_leaves(loader['dataset'], f'{key}.dataset')
+    return found
+
+
+def unique_pipelines(cfg: Config) -> List[Tuple[str, Dict, List[Dict]]]:
+    """``(where, dataset cfg, pipeline)`` per distinct dataset; a dataset shared by several
+    dataloaders (``test_dataloader = val_dataloader``) is listed once, named after all of them."""
+    seen: Dict[str, int] = {}
+    found: List[Tuple[str, Dict, List[Dict]]] = []
+    for where, dataset in dataloader_datasets(cfg):
+        key = json.dumps(dataset, sort_keys=True, default=str)
+        if key in seen:
+            first = found[seen[key]]
+            found[seen[key]] = (f'{first[0]} (= {where})', first[1], first[2])
+            continue
+        seen[key] = len(found)
+        found.append((where, dataset, list(dataset['pipeline'])))
     return found
 
 
@@ -144,6 +150,20 @@ def sampler_spec(pipeline: List[Dict]) -> Optional[SamplerSpec]:
         return SamplerSpec(index, kind, (stream, ), 'interval', bool(built.target_fps),
                            built.num_clips, built.out_of_bound_opt)
     return None
+
+
+def model_streams(model) -> Dict[Optional[str], object]:
+    """Stream name (None for a single-stream model) -> its hyperframe backbone; empty when the
+    model has no hyperframe backbone."""
+    from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
+    from ..models.recognizers.fast_slow import FastSlowRecognizer
+    if isinstance(model, FastSlowRecognizer):
+        streams = {name: model.stream_backbone(name) for name in model.streams}
+    else:
+        streams = {None: getattr(model, 'backbone', None)}
+    if not all(isinstance(b, HyperframeBackboneMixin) for b in streams.values()):
+        return {}
+    return streams
 
 
 def set_epochs(cfg: Config, epochs: int) -> None:

@@ -18,8 +18,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from mmengine.config import Config
 from tqdm import tqdm
 
-from .config_utils import SamplerSpec, sampler_spec
-from .doctor import Finding, unique_pipelines
+from .config_utils import SamplerSpec, sampler_spec, unique_pipelines
+from .findings import Finding
 
 #: largest max/min frame-rate ratio accepted with frame-based sampling
 FPS_TOLERANCE = 1.2

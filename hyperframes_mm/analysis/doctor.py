@@ -19,7 +19,6 @@ one-line fix):
 - with data (:mod:`.data_checks`): ``span``, ``frame-rate``, ``unreadable-video``;
 - ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
 """
-import copy
 import json
 import os.path as osp
 import re
@@ -29,9 +28,12 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 from mmengine.config import Config
 
-from .config_utils import dataloader_datasets, sampler_spec, transform_type
+from ..apis.inference import init_recognizer
+from .config_utils import model_streams, sampler_spec, transform_type, unique_pipelines
+from .data_checks import check_data
+from .findings import SEVERITIES, Finding
+from .memory import check_memory
 
-SEVERITIES = ('error', 'warning', 'info')
 #: words of a class name that a flip turns into their mirror, per flip direction
 MIRROR_WORDS: Dict[str, Dict[str, str]] = {
     'horizontal': {
@@ -44,44 +46,6 @@ MIRROR_WORDS: Dict[str, Dict[str, str]] = {
         'counterclockwise': 'clockwise', 'anticlockwise': 'clockwise', 'cw': 'ccw', 'ccw': 'cw'},
 }
 _CLASS_FILES = ('classes.txt', 'class_names.txt', 'label_map.txt')
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One problem (or note) about a config.
-
-    Attributes:
-        severity (str): ``'error'`` (training fails or learns the wrong thing), ``'warning'``
-            (results suffer) or ``'info'`` (a measurement or a check that could not run).
-        code (str): the check, e.g. ``'num-frames'``.
-        message (str): what is wrong and where.
-        fix (str): one line saying what to change.
-    """
-    severity: str
-    code: str
-    message: str
-    fix: str = ''
-
-    def format(self) -> str:
-        """``SEVERITY [code] message`` and an indented ``fix:`` line."""
-        text = f'{self.severity.upper():<7} [{self.code}] {self.message}'
-        return text + (f'\n        fix: {self.fix}' if self.fix else '')
-
-
-def unique_pipelines(cfg: Config) -> List[Tuple[str, Dict, List[Dict]]]:
-    """``(where, dataset cfg, pipeline)`` per distinct dataset; a dataset shared by several
-    dataloaders (``test_dataloader = val_dataloader``) is listed once, named after all of them."""
-    seen: Dict[str, int] = {}
-    found: List[Tuple[str, Dict, List[Dict]]] = []
-    for where, dataset in dataloader_datasets(cfg):
-        key = json.dumps(dataset, sort_keys=True, default=str)
-        if key in seen:
-            first = found[seen[key]]
-            found[seen[key]] = (f'{first[0]} (= {where})', first[1], first[2])
-            continue
-        seen[key] = len(found)
-        found.append((where, dataset, list(dataset['pipeline'])))
-    return found
 
 
 # ------------------------------------------------------------------------------ augmentation
@@ -277,28 +241,6 @@ def check_flip_labels(cfg: Config) -> List[Finding]:
 
 
 # ------------------------------------------------------------------- model against the data
-def build_model(cfg: Config):
-    """Build ``cfg.model`` without loading any weights (``init_weights`` is not called)."""
-    from mmaction.registry import MODELS
-    from mmengine.registry import init_default_scope
-    init_default_scope(cfg.get('default_scope', 'mmaction'))
-    return MODELS.build(copy.deepcopy(cfg.model))
-
-
-def model_streams(model) -> Dict[Optional[str], object]:
-    """Stream name (None for a single-stream model) -> its hyperframe backbone; empty when the
-    model has no hyperframe backbone."""
-    from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
-    from ..models.recognizers.fast_slow import FastSlowRecognizer
-    if isinstance(model, FastSlowRecognizer):
-        streams = {name: model.stream_backbone(name) for name in model.streams}
-    else:
-        streams = {None: getattr(model, 'backbone', None)}
-    if not all(isinstance(b, HyperframeBackboneMixin) for b in streams.values()):
-        return {}
-    return streams
-
-
 def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
     """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline."""
     findings = []
@@ -444,8 +386,6 @@ def diagnose(cfg: Config,
     Returns:
         list[Finding]: sorted by severity.
     """
-    from .data_checks import check_data
-    from .memory import check_memory
     if gpu_mem_gib is not None and not gpu_mem_gib > 0:
         raise ValueError(f'doctor: gpu_mem_gib must be > 0, got {gpu_mem_gib!r}')
     if cfg.get('custom_imports'):
@@ -453,7 +393,9 @@ def diagnose(cfg: Config,
         import_modules_from_strings(**cfg.custom_imports)
     findings = check_augmentation(cfg) + check_flip_labels(cfg)
     try:
-        model = build_model(cfg)
+        # No weights are read: a missing or unreadable pretrained file is the pretrained
+        # finding, not a failed build.
+        model = init_recognizer(cfg, device='cpu', init_weights=False)
     except Exception as error:  # any config mistake: report it, run the checks that remain
         findings.append(Finding('error', 'model-build', f'model: cannot be built: {error}',
                                 'fix the model config (the message names the part)'))

@@ -17,8 +17,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 from mmengine.config import Config
 
-from .config_utils import sampler_spec, transform_type
-from .doctor import Finding, model_streams
+from .config_utils import dataset_leaves, model_streams, sampler_spec, transform_type
+from .findings import Finding
 
 #: training memory per sample / forward activations per sample
 BACKWARD_FACTOR = 3
@@ -153,7 +153,6 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
     sampler (times ThreeCrop/TenCrop), H and W from ``input_size`` or the pipeline's crop/resize
     sizes (224 x 224 when none is found).
     """
-    from .config_utils import dataset_leaves
     dataset_cfg = cfg.train_dataloader.dataset
     pipeline = dataset_leaves(dataset_cfg, 'train_dataloader.dataset')[0][1]['pipeline']
     spec = sampler_spec(pipeline)

@@ -17,7 +17,6 @@ as JSON and a bar chart.
 import copy
 import json
 import math
-import os.path as osp
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
@@ -27,6 +26,7 @@ import torch
 from mmengine.config import Config
 from tqdm import tqdm
 
+from ..apis.inference import init_recognizer
 from .config_utils import sampler_spec, transform_type
 
 ORDER_CONDITIONS = ('original', 'reversed', 'shuffled', 'static')
@@ -313,32 +313,6 @@ def judge(conditions: Sequence[ConditionResult], num_frames: Dict[str, int], num
     return uses_time, ' '.join(notes)
 
 
-def load_model(cfg: Config, checkpoint: str, device: str) -> torch.nn.Module:
-    """Build ``cfg.model``, load ``checkpoint`` strictly, move it to ``device``, eval mode.
-
-    The backbone's ``pretrained`` file is not read: the checkpoint holds every weight.
-
-    Raises:
-        FileNotFoundError: no such checkpoint.
-        RuntimeError: the checkpoint does not fit the config's model (names the file).
-    """
-    from mmaction.registry import MODELS
-    from mmengine.registry import init_default_scope
-    from mmengine.runner import load_checkpoint
-    from mmengine.utils import import_modules_from_strings
-    if not osp.isfile(checkpoint):
-        raise FileNotFoundError(f'{checkpoint}: checkpoint not found')
-    if cfg.get('custom_imports'):
-        import_modules_from_strings(**cfg.custom_imports)
-    init_default_scope(cfg.get('default_scope', 'mmaction'))
-    model = MODELS.build(copy.deepcopy(cfg.model))
-    try:
-        load_checkpoint(model, checkpoint, map_location='cpu', strict=True, logger='current')
-    except RuntimeError as error:
-        raise RuntimeError(f'{checkpoint} does not fit the model of the config: {error}') from error
-    return model.to(device).eval()
-
-
 def _loader_cfg(cfg: Config, split: str, batch_size: Optional[int],
                 num_workers: Optional[int]) -> Dict:
     key = f'{split}_dataloader'
@@ -438,9 +412,8 @@ def run_temporal_probe(cfg: Config,
     """
     if not 0 <= tolerance < 1:
         raise ValueError(f'temporal probe: tolerance must be in [0, 1), got {tolerance!r}')
-    device = device or ('cuda' if torch.cuda.is_available() else 'cpu')
     loader_cfg = _loader_cfg(cfg, split, batch_size, num_workers)
-    model = load_model(cfg, checkpoint, device)
+    model = init_recognizer(cfg, checkpoint, device)
     labels, scores, orders = _evaluate(model, loader_cfg, ORDER_CONDITIONS, seed,
                                        'probe: frame orders', progress)
     if len(labels) == 0:

@@ -22,6 +22,8 @@ from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 from torch import nn
 
+from ..engine.checkpoint import CheckpointRefusedError
+
 #: Pipeline steps that open or decode a video: a window's frames are already decoded.
 LOADING_TRANSFORMS = frozenset({
     'DecordInit', 'SafeDecordInit', 'PyAVInit', 'OpenCVInit', 'FrameCacheInit', 'DecordDecode',
@@ -60,9 +62,14 @@ def load_config(config: ConfigLike, cfg_options: Optional[dict] = None) -> Confi
 def init_recognizer(config: ConfigLike,
                     checkpoint: Optional[str] = None,
                     device: Optional[str] = None,
-                    cfg_options: Optional[dict] = None) -> nn.Module:
+                    cfg_options: Optional[dict] = None,
+                    *,
+                    init_weights: bool = True) -> nn.Module:
     """Build ``config``'s model, load ``checkpoint`` strictly, and put it in eval mode.
 
+    The one place the plugin builds a recognizer from a config (inference, export, FLOP
+    counting, the temporal probe, the doctor). The config's ``custom_imports`` are imported
+    first, as ``Config.fromfile`` does, so that a config made in code finds its modules too.
     The checkpoint goes through mmengine's ``load_checkpoint`` (weights-only loading with the
     plugin's allow-list); every weight must match (``strict=True``), so a checkpoint of another
     model fails instead of leaving layers random. Without a checkpoint the model is initialised
@@ -74,22 +81,40 @@ def init_recognizer(config: ConfigLike,
         device (str, optional): ``'cpu'``, ``'cuda'``, ``'cuda:1'``... Defaults to
             :func:`default_device`.
         cfg_options (dict, optional): overrides merged into the config. Defaults to None.
+        init_weights (bool): without a checkpoint, run the model's ``init_weights`` (which
+            reads a backbone's ``pretrained`` file); False builds the architecture only and
+            reads no file, for inspecting a config whose files may be missing. Defaults to True.
 
     Returns:
         nn.Module: the model in eval mode, with the config as ``model.cfg``.
+
+    Raises:
+        FileNotFoundError: the config or the checkpoint does not exist.
+        RuntimeError: the checkpoint does not fit the model (names the file and the keys);
+            :class:`~hyperframes_mm.engine.CheckpointRefusedError` when it is damaged or holds
+            more than weights.
     """
     from mmaction.registry import MODELS
     from mmengine.runner import load_checkpoint
+    from mmengine.utils import import_modules_from_strings
     cfg = load_config(config, cfg_options)
+    if cfg.get('custom_imports'):
+        import_modules_from_strings(**cfg.custom_imports)
     init_default_scope(cfg.get('default_scope', 'mmaction'))
     model = MODELS.build(cfg.model)
-    if checkpoint is None:
-        model.init_weights()
-    else:
+    if checkpoint is not None:
         if not Path(checkpoint).is_file():
             raise FileNotFoundError(f'checkpoint file not found: {checkpoint}')
-        load_checkpoint(model, str(checkpoint), map_location='cpu', strict=True,
-                        logger='current')
+        try:
+            load_checkpoint(model, str(checkpoint), map_location='cpu', strict=True,
+                            logger='current')
+        except CheckpointRefusedError:
+            raise  # already names the file and says why
+        except RuntimeError as error:
+            raise RuntimeError(f'{checkpoint} does not fit the model of the config: '
+                               f'{error}') from error
+    elif init_weights:
+        model.init_weights()
     model.cfg = cfg
     return model.to(device or default_device()).eval()
 

@@ -1,10 +1,11 @@
 """Reliability of training runs: crash-safe checkpoints, exact resume, CPU multi-process."""
-from .checkpoint import CheckpointCorruptError, atomic_write_bytes, verify_checkpoint_file
+from .checkpoint import (CheckpointCorruptError, CheckpointRefusedError, atomic_write_bytes,
+                         verify_checkpoint_file)
 from .distributed import main_process_first
 from .hooks import EpochSeedHook, epoch_seed
 from .sync_bn import CPUSyncBatchNorm
 
 __all__ = [
-    'CPUSyncBatchNorm', 'CheckpointCorruptError', 'EpochSeedHook', 'atomic_write_bytes',
-    'epoch_seed', 'main_process_first', 'verify_checkpoint_file'
+    'CPUSyncBatchNorm', 'CheckpointCorruptError', 'CheckpointRefusedError', 'EpochSeedHook',
+    'atomic_write_bytes', 'epoch_seed', 'main_process_first', 'verify_checkpoint_file'
 ]

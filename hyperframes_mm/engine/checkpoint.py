@@ -17,26 +17,32 @@ mmengine 0.10.7 leaves three ways for a kill (SIGKILL, OOM killer, a pre-empted 
   newest intact checkpoint in the work dir, and says so in the log.
 
 :func:`verify_checkpoints_on_load` makes mmengine's local loader check a file before
-``torch.load`` reads it: torch reads a zip checkpoint without checking the CRC-32 each record
-carries, so a flipped byte in a tensor loads silently, and a truncated file fails with
-"failed finding central directory". Both now raise :class:`CheckpointCorruptError` naming the
-file. CRC-32 catches corruption (disk, copy, kill), not a deliberate forger who recomputes it;
-what protects against a malicious file is torch's weights-only loading, kept on by
-:mod:`hyperframes_mm.compat`.
+``torch.load`` reads it, and name the file when torch refuses it: torch reads a zip checkpoint
+without checking the CRC-32 each record carries, so a flipped byte in a tensor loads silently,
+and a truncated file fails with "failed finding central directory"; both now raise
+:class:`CheckpointCorruptError` naming the file. A file that weights-only loading refuses (it
+holds Python objects beyond tensors and what mmengine writes, possibly a code payload) raises
+:class:`CheckpointRefusedError` naming the file and the refused object. CRC-32 catches
+corruption (disk, copy, kill), not a deliberate forger who recomputes it; what protects against
+a malicious file is torch's weights-only loading, kept on by :mod:`hyperframes_mm.compat`.
+
+The four functions that install these fixes are entries of
+:func:`hyperframes_mm.compat.patch_table`, which applies them, says how each checks that it is
+needed, and lets each be turned off.
 """
 import builtins
 import glob
-import inspect
 import io
 import logging
 import os
 import os.path as osp
+import pickle
 import re
 import secrets
 import zipfile
 from typing import Callable, List, Optional, Union
 
-from ..compat import CheckpointRefusedError
+from ..patches import code_names
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +50,11 @@ logger = logging.getLogger(__name__)
 ZIP_MAGIC = b'PK\x03\x04'
 #: Checkpoint names CheckpointHook writes (``filename_tmpl`` defaults), best-first by step.
 CHECKPOINT_PATTERN = re.compile(r'^(epoch|iter)_(\d+)\.pth$')
+
+
+class CheckpointRefusedError(RuntimeError):
+    """A checkpoint file the loader refused: damaged, or holding objects that weights-only
+    loading does not allow (it may carry a code payload). Catch this one type for any refusal."""
 
 
 class CheckpointCorruptError(CheckpointRefusedError):
@@ -122,11 +133,11 @@ def make_checkpoint_writes_atomic() -> bool:
     """
     from mmengine.fileio.backends.local_backend import LocalBackend
     put = LocalBackend.put
-    if hasattr(put, '__wrapped__') or re.search(r'\bos\.(replace|rename)\(',
-                                                inspect.getsource(put)):
+    # Atomicity is only observable by killing a write half-way; the compiled put tells whether
+    # it renames a finished file into place (os.replace / os.rename).
+    if hasattr(put, '__wrapped__') or {'replace', 'rename'} & code_names(put):
         return False
     LocalBackend.put = _atomic_put(put)
-    logger.debug('mmengine LocalBackend.put now writes atomically')
     return True
 
 
@@ -160,18 +171,18 @@ def make_last_checkpoint_atomic() -> bool:
 
     Returns:
         bool: True when the hook's module got the atomic ``open``, False when this mmengine
-        does not write ``last_checkpoint`` with a bare ``open(save_file, 'w')``, or when the
-        fix is already in place.
+        does not write ``last_checkpoint`` with the module's ``open``, or when the fix is
+        already in place.
     """
     from mmengine.hooks import checkpoint_hook
     if vars(checkpoint_hook).get('open') is _open_text_atomically:
         return False
-    source = inspect.getsource(checkpoint_hook.CheckpointHook._save_checkpoint_with_step)
-    if "open(save_file, 'w')" not in source:
+    # The fix shadows the module's open, so it is needed exactly when the method that writes
+    # last_checkpoint looks up open; no write can be observed without running a training step.
+    if 'open' not in code_names(checkpoint_hook.CheckpointHook._save_checkpoint_with_step):
         return False
     # A module global shadows the builtin for this module only: the hook's one open() call.
     checkpoint_hook.open = _open_text_atomically
-    logger.debug('mmengine CheckpointHook now writes last_checkpoint atomically')
     return True
 
 
@@ -221,14 +232,32 @@ def _has_crc(records: List[zipfile.ZipInfo]) -> bool:
         not any(record.file_size > 0 for record in records)
 
 
+def _unpickler_reason(error: Exception) -> str:
+    """The one line of torch's long weights-only message that says what was refused."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for index, line in enumerate(lines):
+        if 'WeightsUnpickler error' in line:
+            reason = line.split('WeightsUnpickler error:', 1)[1].strip()
+            return reason or (lines[index + 1] if index + 1 < len(lines) else line)
+    return lines[0] if lines else repr(error)
+
+
 def _verified_loader(load_from_local: Callable) -> Callable:
-    """Wrap mmengine's local checkpoint loader so damaged files are refused by name."""
+    """Wrap mmengine's local checkpoint loader: damaged files and files that weights-only
+    loading refuses raise a :class:`CheckpointRefusedError` that names the file."""
 
     def load_from_local_verified(filename, map_location):
         path = osp.expanduser(filename)
         if osp.isfile(path):
             verify_checkpoint_file(path)
-        return load_from_local(filename, map_location)
+        try:
+            return load_from_local(filename, map_location)
+        except pickle.UnpicklingError as error:
+            raise CheckpointRefusedError(
+                f'{filename}: refused by torch weights-only loading. The file holds Python objects '
+                'that are not plain tensors or the values mmengine writes, so loading it could run '
+                'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
+                f'torch said: {_unpickler_reason(error)}') from error
 
     load_from_local_verified.__wrapped__ = load_from_local
     load_from_local_verified.verifies_integrity = True
@@ -236,7 +265,8 @@ def _verified_loader(load_from_local: Callable) -> Callable:
 
 
 def verify_checkpoints_on_load() -> bool:
-    """Check every local checkpoint mmengine loads (resume, ``load_from``, test, pretrained).
+    """Check, and name when refused, every local checkpoint mmengine loads (resume,
+    ``load_from``, test, pretrained).
 
     Returns:
         bool: True when the check was installed, False when it already was.

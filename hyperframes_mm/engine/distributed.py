@@ -12,11 +12,11 @@ its layers, or every batch norm with ``sync_bn='torch'``, become
 :class:`~hyperframes_mm.engine.sync_bn.CPUSyncBatchNorm` before the model is wrapped.
 """
 import copy
-import inspect
 import os
 from contextlib import contextmanager
 from typing import Callable, Iterator, Optional
 
+from ..patches import code_names
 from .sync_bn import convert_cpu_sync_batchnorm, count_cpu_sync_batchnorm
 
 
@@ -135,10 +135,11 @@ def enable_cpu_distributed() -> bool:
     upstream_init = dist_utils._init_dist_pytorch
     if hasattr(upstream_init, '__wrapped__'):
         return False
-    init_source = inspect.getsource(upstream_init)
-    wrap_source = inspect.getsource(Runner.wrap_model)
-    if 'torch.cuda.set_device(local_rank)' not in init_source or \
-            "device_ids=[int(os.environ['LOCAL_RANK'])]" not in wrap_source:
+    # Read from the compiled functions: the failure only shows once torchrun has started a
+    # process group, which an import cannot do. torch.cuda.set_device in the init, and
+    # LOCAL_RANK in wrap_model (device_ids=[int(os.environ['LOCAL_RANK'])]) are what fail.
+    if not {'cuda', 'set_device'} <= code_names(upstream_init) or \
+            'LOCAL_RANK' not in code_names(Runner.wrap_model):
         return False
     # init_dist looks the function up in its module at call time.
     dist_utils._init_dist_pytorch = _cpu_aware_init(upstream_init)

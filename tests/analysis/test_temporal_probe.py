@@ -245,7 +245,7 @@ def test_unchanged_interval_is_skipped(centre_model):
 
 
 def test_probe_errors(centre_model, tmp_path):
-    with pytest.raises(FileNotFoundError, match='missing.pth: checkpoint not found'):
+    with pytest.raises(FileNotFoundError, match='checkpoint file not found: .*missing.pth'):
         run_temporal_probe(probe_config(), str(tmp_path / 'missing.pth'), progress=False)
     with pytest.raises(RuntimeError, match='resnet_2d.pth does not fit the model of the config'):
         run_temporal_probe(probe_config(), str(centre_model.parent / 'resnet_2d.pth'),
