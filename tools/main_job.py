@@ -76,6 +76,8 @@ def parse_args(argv=None):
     parser.add_argument('--only', nargs='+', help='train only the rows whose name has one of '
                         'these words (the table still shows every finished row)')
     parser.add_argument('--force', action='store_true', help='retrain rows already done')
+    parser.add_argument('--readme', action='store_true',
+                        help='also put the table into README.md (between its main_job markers)')
     parser.add_argument('--jobs', type=int, default=2,
                         help='models trained at once (each on one thread: on a small CPU, two '
                         'single-thread runs beat one two-thread run, whose OpenMP threads spin '
@@ -430,6 +432,9 @@ def bar_chart(rows: List[Row], results: Dict[str, Dict], num_classes: int, path:
     plt.close(fig)
 
 
+README_BEGIN, README_END = '<!-- main_job:begin -->', '<!-- main_job:end -->'
+
+
 def main(argv=None) -> str:
     args = parse_args(argv)
     # Absolute, because the tools run in the repository, not in the caller's directory
@@ -498,6 +503,13 @@ def main(argv=None) -> str:
     (out / 'results.md').write_text(table + '\n')
     (out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
     bar_chart(rows, results, len(classes), out / 'results.png')
+    if args.readme:
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(
+            'zoo_table', REPO / 'tools' / 'analysis' / 'zoo_table.py')
+        zoo_table = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(zoo_table)
+        zoo_table.replace_table(REPO / 'README.md', table, README_BEGIN, README_END)
     print('\n' + table)
     print(f'\n[main job] wrote {out / "results.md"}, results.json and results.png; each model\'s '
           f'logs, checkpoints and predictions in {out}/<model>/ '

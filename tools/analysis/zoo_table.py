@@ -471,19 +471,22 @@ def measurement_note(rows: Sequence[ZooRow], repeats: int, warmup: int) -> str:
             f'average {load:.1f} when measured.\n')
 
 
-def replace_table(readme: Path, text: str) -> None:
-    """Put ``text`` between the table markers of ``readme``.
+def replace_table(readme: Path, text: str, start_marker: str = TABLE_START,
+                  end_marker: str = TABLE_END) -> None:
+    """Put ``text`` between the marker lines of ``readme`` (by default the zoo table's; the
+    main job and the benchmarks write their tables the same way with their own markers).
 
     Raises:
         ValueError: the markers are missing or out of order.
     """
-    content = readme.read_text()
-    start, end = content.find(TABLE_START), content.find(TABLE_END)
+    content = Path(readme).read_text()
+    start, end = content.find(start_marker), content.find(end_marker)
     if start < 0 or end < start:
-        raise ValueError(f'{readme}: needs the lines {TABLE_START} and {TABLE_END} around the '
-                         'table')
-    head = content[:start + len(TABLE_START)]
-    readme.write_text(f'{head}\n{text}{content[end:]}')
+        raise ValueError(f'{readme}: needs the lines {start_marker} and {end_marker} around '
+                         'the table')
+    head = content[:start + len(start_marker)]
+    text = text if text.endswith('\n') else text + '\n'
+    Path(readme).write_text(f'{head}\n{text}{content[end:]}')
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:

@@ -1,0 +1,592 @@
+"""UTD-MHAD depth, cross-subject: the family's models and the recipe's ablations, over seeds.
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad.py [--data data/utd_mhad] [--jobs 2]
+        [--rows NAME ...] [--seeds 0 1 2] [--part zoo|ablation|all]
+
+Every row is a config of ``configs/hyperframes/utd_mhad`` (the ``zoo`` part), or the recipe's
+config with the changes its ``ablation`` row lists, trained from scratch with ``tools/train.py``
+and tested with ``tools/test.py`` (mmaction2's own tools), once per seed. A run logs every
+training iteration, so the per-epoch training accuracy (the mean of the epoch's augmented
+batches) and loss come from its ``vis_data/scalars.json``, beside the test accuracy of the
+validations every few epochs; after training, the last checkpoint is also tested on the training
+clips with the test views. ``--jobs`` runs train at once, one thread each; a finished run (its
+``result.json``, newer than the converted dataset) is not trained again.
+
+Writes ``benchmarks/results/utd_mhad.{md,json}`` and ``utd_mhad_curves.png``, the results
+section of ``configs/hyperframes/utd_mhad/README.md`` (between its ``bench_utd_mhad`` markers)
+and ``configs/hyperframes/utd_mhad/results/<config>.json`` (the zoo rows' test metrics, mean
+over seeds, read by ``tools/analysis/zoo_table.py``).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from hyperframes_mm.utils import slug
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad'
+RESULTS = REPO / 'benchmarks' / 'results' / 'utd_mhad.md'
+FAMILY_README = FAMILY / 'README.md'
+BEGIN, END = '<!-- bench_utd_mhad:begin -->', '<!-- bench_utd_mhad:end -->'
+ABLATION_BEGIN, ABLATION_END = '<!-- bench_utd_mhad_ablation:begin -->', \
+    '<!-- bench_utd_mhad_ablation:end -->'
+BENCH_README = REPO / 'benchmarks' / 'README.md'
+README_BEGIN, README_END = '<!-- bench_utd_mhad_readme:begin -->', \
+    '<!-- bench_utd_mhad_readme:end -->'
+
+
+def family_config(prefix: str) -> Path:
+    """The family's one config whose name starts with ``prefix``."""
+    matches = sorted(FAMILY.glob(f'{prefix}_*.py'))
+    if len(matches) != 1:
+        raise FileNotFoundError(f'{FAMILY}: expected one {prefix}_*.py config, found '
+                                f'{[path.name for path in matches]}')
+    return matches[0]
+
+
+# ----------------------------------------------------------------------------- config edits
+def find(pipeline: List[dict], type_name: str) -> dict:
+    """The first step of ``type_name`` in a pipeline (it must exist)."""
+    return next(step for step in pipeline if step['type'] == type_name)
+
+
+def pipelines(cfg) -> List[List[dict]]:
+    return [cfg.train_dataloader.dataset.pipeline, cfg.val_dataloader.dataset.pipeline,
+            cfg.test_dataloader.dataset.pipeline]
+
+
+def backbone(**kwargs) -> Callable:
+    """Set backbone arguments."""
+    return lambda cfg: cfg.model.backbone.update(kwargs)
+
+
+def train_augment(**kwargs) -> Callable:
+    """Set the training ``ConsistentClipAugment``'s arguments."""
+    return lambda cfg: find(cfg.train_dataloader.dataset.pipeline,
+                            'ConsistentClipAugment').update(kwargs)
+
+
+def sampling(**kwargs) -> Callable:
+    """Set every pipeline's ``HyperframeSampleFrames`` arguments (``None`` drops one)."""
+    def change(cfg):
+        for pipeline in pipelines(cfg):
+            step = find(pipeline, 'HyperframeSampleFrames')
+            step.update(kwargs)
+            for key in [key for key, value in kwargs.items() if value is None]:
+                step.pop(key)
+    return change
+
+
+def stream(name: str, **kwargs) -> Callable:
+    """Set one stream's arguments in every pipeline's ``HyperframeSampleFrames`` (``None``
+    drops one)."""
+    def change(cfg):
+        for pipeline in pipelines(cfg):
+            spec = find(pipeline, 'HyperframeSampleFrames')['streams'][name]
+            spec.update(kwargs)
+            for key in [key for key, value in kwargs.items() if value is None]:
+                spec.pop(key)
+    return change
+
+
+def own_backbones(**frames_per_stream: int) -> Callable:
+    """One backbone per stream (not shared), each with its stream's T."""
+    def change(cfg):
+        shared = dict(cfg.model.backbone)
+        cfg.model.backbone = {name: dict(shared, num_frames=num_frames)
+                              for name, num_frames in frames_per_stream.items()}
+        cfg.model.share_backbone = False
+        for name, num_frames in frames_per_stream.items():
+            stream(name, num_frames=num_frames)(cfg)
+    return change
+
+
+def frames(num_frames: int) -> Callable:
+    """T picks (sampler and backbone)."""
+    def change(cfg):
+        cfg.model.backbone.num_frames = num_frames
+        sampling(num_frames=num_frames)(cfg)
+    return change
+
+
+def schedule_of(config: Path) -> Callable:
+    """Take another config's optimiser and schedule (e.g. the baselines' SGD)."""
+    def change(cfg):
+        from mmengine.config import Config
+        other = Config.fromfile(str(config))
+        for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'auto_scale_lr'):
+            cfg[key] = other[key]
+    return change
+
+
+class Row(NamedTuple):
+    """One model: a family config, or the recipe with ``edits`` (an ablation)."""
+    name: str
+    config: Path
+    note: str
+    seeds: Tuple[int, ...] = (0, )
+    edits: tuple = ()
+    #: training cost relative to one hyperframe model, to start the longest runs first
+    cost: float = 1.0
+
+
+RECIPE = family_config('hyperframe')
+SINGLE = family_config('singleframe')
+TSN = family_config('tsn')
+TSM = family_config('tsm')
+FASTSLOW = family_config('fastslow')
+I3D = family_config('i3d')
+HEADLINE_SEEDS = (0, 1, 2)
+TSM_ROW = 'TSM-5 (mmaction2)'
+RECIPE_ROW = 'hyperframe T=5 (recipe)'
+FASTSLOW_ROW = 'fast/slow T=5+5'
+SINGLE_ROW = 'single frame'
+ZOO_ROWS = [
+    Row(SINGLE_ROW, SINGLE, 'HyperResNet-18 on one frame (T=1), 3 test frames averaged',
+        HEADLINE_SEEDS, cost=0.9),
+    Row('TSN-5 (mmaction2)', TSN, 'ResNet-18 on 5 segments, scores averaged', HEADLINE_SEEDS,
+        cost=3.5),
+    Row(TSM_ROW, TSM, 'ResNetTSM-18 on 5 segments, 1/8 of the channels shifted',
+        HEADLINE_SEEDS, cost=4.0),
+    Row('I3D-R18 (mmaction2)', I3D, 'ResNet3d-18, 8 frames over the clip, every block 3D',
+        cost=3.8),
+    Row(RECIPE_ROW, RECIPE, 'one T=5 hyperframe: the plugin\'s recipe', HEADLINE_SEEDS),
+    Row(FASTSLOW_ROW, FASTSLOW, 'two T=5 hyperframes, shared HyperResNet-18', HEADLINE_SEEDS,
+        cost=1.9),
+]
+PLAIN = (backbone(input_encoding='frames', motion_products=False), )
+ABLATION_ROWS = [
+    Row('plain stacked frames', RECIPE, 'frames as they are, no motion products', edits=PLAIN),
+    Row('diff, gain 1', RECIPE, 'diff encoding with gain 1', edits=(backbone(diff_gain=1.0), )),
+    Row('diff, gain 2', RECIPE, 'gain 2', edits=(backbone(diff_gain=2.0), )),
+    Row('diff, gain 8', RECIPE, 'gain 8', edits=(backbone(diff_gain=8.0), )),
+    Row('no motion products', RECIPE, 'motion products off',
+        edits=(backbone(motion_products=False), )),
+    Row('T=3', RECIPE, '3 uniform picks', edits=(frames(3), )),
+    Row('T=8', RECIPE, '8 uniform picks', edits=(frames(8), ), cost=1.3),
+    Row('picks 4/30 s apart', RECIPE, 'T=5 at 4/30 s (a 0.53 s window)',
+        edits=(sampling(mode='interval', interval=4 / 30, time_based=True), )),
+    Row('picks 8/30 s apart', RECIPE, 'T=5 at 8/30 s (a 1.07 s window)',
+        edits=(sampling(mode='interval', interval=8 / 30, time_based=True), )),
+    Row('per-frame augmentation', RECIPE, 'one crop draw per frame (the seeds\' bug)',
+        edits=(train_augment(independent=True), )),
+    Row('flips + label map', RECIPE, 'horizontal flips, left/right swipes and circles swapped',
+        edits=(train_augment(flip_ratio=0.5, flip_label_map={0: 1, 1: 0, 8: 9, 9: 8}), )),
+    Row('SGD schedule of the baselines', RECIPE, 'the recipe trained with TSN/TSM\'s SGD',
+        edits=(schedule_of(TSM), )),
+    Row('fast/slow, fast picks 4/30 s', FASTSLOW, 'the fast stream\'s picks 4/30 s apart',
+        edits=(stream('fast', interval=4 / 30), ), cost=1.9),
+    Row('fast/slow, SlowFast-style', FASTSLOW, 'fast: 10 picks over the whole clip, slow: 5, '
+        'one backbone each (SlowFast: both pathways span the clip)',
+        edits=(stream('fast', mode='uniform', interval=None), own_backbones(fast=10, slow=5)),
+        cost=2.2),
+]
+ROWS = ZOO_ROWS + ABLATION_ROWS
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--data', default='data/utd_mhad',
+                        help='converted UTD-MHAD (tools/data/utd_mhad/convert_depth.py)')
+    parser.add_argument('--work-dir', default='work_dirs/bench_utd_mhad')
+    parser.add_argument('--jobs', type=int, default=2, help='runs trained at once (1 thread each)')
+    parser.add_argument('--part', choices=('zoo', 'ablation', 'all'), default='all')
+    parser.add_argument('--rows', nargs='+', help='only rows whose name contains one of these')
+    parser.add_argument('--seeds', type=int, nargs='+',
+                        help='train these seeds of every selected row (default: each row\'s own)')
+    parser.add_argument('--report-only', action='store_true',
+                        help='write the tables from the finished runs, train nothing')
+    return parser.parse_args(argv)
+
+
+# ------------------------------------------------------------------------------- one run
+def run_dir(args, row: Row, seed: int) -> Path:
+    return Path(args.work_dir) / slug(row.name) / f'seed{seed}'
+
+
+def finished(args, row: Row, seed: int) -> Optional[Dict]:
+    """A run's ``result.json`` when it is newer than the converted dataset and was made from
+    the config the row makes now, else None."""
+    result = run_dir(args, row, seed) / 'result.json'
+    meta = Path(args.data) / 'convert_meta.json'
+    if not result.is_file() or (meta.is_file() and
+                                result.stat().st_mtime <= meta.stat().st_mtime):
+        return None
+    done = json.loads(result.read_text())
+    return done if done.get('config_sha256') == config_digest(row, seed, args) else None
+
+
+def config_digest(row: Row, seed: int, args) -> str:
+    """SHA-256 of the config text :func:`run_config` writes for this row and seed."""
+    import hashlib
+    import tempfile
+    with tempfile.TemporaryDirectory() as folder:
+        text = run_config(row, seed, args, Path(folder)).read_text()
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
+    """The row's config for one seed, with every iteration logged, dumped into the run dir."""
+    from mmengine.config import Config
+    cfg = Config.fromfile(str(row.config))
+    for edit in row.edits:
+        edit(cfg)
+    data_root = str(Path(args.data).resolve())
+    for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
+        loader.dataset.ann_file = str(Path(data_root) / Path(loader.dataset.ann_file).name)
+        loader.dataset.data_prefix = dict(video=data_root)
+    cfg.randomness = dict(seed=seed)
+    # every iteration in the logs, unsmoothed: the epoch's training accuracy is their mean
+    cfg.default_hooks.logger = dict(type='LoggerHook', interval=1, ignore_last=False)
+    cfg.log_processor = dict(type='LogProcessor', window_size=1, by_epoch=True)
+    path = work_dir / 'config.py'
+    cfg.dump(str(path))
+    return path
+
+
+def run_tool(cmd: List[str], log: Path, what: str) -> None:
+    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONWARNINGS='ignore')
+    with open(log, 'w') as out:
+        code = subprocess.run(cmd, cwd=REPO, env=env, stdout=out,
+                              stderr=subprocess.STDOUT).returncode
+    if code:
+        tail = '\n'.join(log.read_text().splitlines()[-30:])
+        raise RuntimeError(f'{what}: {" ".join(cmd[1:3])} failed ({code}), {log}:\n{tail}')
+
+
+def test_metrics(config: Path, checkpoint: str, work_dir: Path, log: Path, what: str,
+                 ann_file: Optional[str] = None) -> Dict[str, float]:
+    """mmengine's test metrics of ``checkpoint`` (on ``ann_file`` instead of the test list)."""
+    cmd = [sys.executable, 'tools/test.py', str(config), checkpoint, '--work-dir', str(work_dir)]
+    if ann_file is not None:
+        cmd += ['--cfg-options', f'test_dataloader.dataset.ann_file={ann_file}']
+    run_tool(cmd, log, what)
+    metrics = max(work_dir.glob('*/*.json'), key=lambda path: path.stat().st_mtime)
+    return json.loads(metrics.read_text())
+
+
+def curves(work_dir: Path) -> Dict[str, Dict[str, float]]:
+    """Per epoch: ``train_top1`` and ``train_loss`` (means over the epoch's logged batches)
+    and, where validated, ``test_top1``, from the training run's ``scalars.json``."""
+    scalars = max(work_dir.glob('*/vis_data/scalars.json'), key=lambda p: p.stat().st_mtime)
+    train: Dict[int, List[Tuple[float, float]]] = {}
+    test: Dict[int, float] = {}
+    for line in scalars.read_text().splitlines():
+        entry = json.loads(line)
+        if 'acc/top1' in entry:
+            test[int(entry['step'])] = entry['acc/top1']
+        elif 'top1_acc' in entry:
+            train.setdefault(int(entry['epoch']), []).append((entry['top1_acc'], entry['loss']))
+    out = {}
+    for epoch, values in sorted(train.items()):
+        out[str(epoch)] = dict(train_top1=statistics.fmean(v[0] for v in values),
+                               train_loss=statistics.fmean(v[1] for v in values))
+        if epoch in test:
+            out[str(epoch)]['test_top1'] = test[epoch]
+    return out
+
+
+def train_run(row: Row, seed: int, args) -> Dict:
+    """Train one seed of a row, test it on the test and training lists; its result."""
+    done = finished(args, row, seed)
+    if done is not None:
+        return done
+    work_dir = run_dir(args, row, seed)
+    work_dir.mkdir(parents=True, exist_ok=True)
+    for stale in ('result.json', 'last_checkpoint'):
+        (work_dir / stale).unlink(missing_ok=True)
+    config = run_config(row, seed, args, work_dir)
+    what = f'{row.name} seed {seed}'
+    print(f'[bench_utd_mhad] {what}: training ({work_dir / "train.log"})', flush=True)
+    start = time.time()
+    run_tool([sys.executable, 'tools/train.py', str(config), '--work-dir', str(work_dir)],
+             work_dir / 'train.log', what)
+    train_seconds = time.time() - start
+    checkpoint = (work_dir / 'last_checkpoint').read_text().strip()
+    test = test_metrics(config, checkpoint, work_dir / 'test', work_dir / 'test.log', what)
+    train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')
+    fit = test_metrics(config, checkpoint, work_dir / 'test_train', work_dir / 'test_train.log',
+                       what, ann_file=train_list)
+    import hashlib
+    result = dict(row=row.name, seed=seed, top1=test['acc/top1'], top5=test['acc/top5'],
+                  mean_class=test['acc/mean1'], train_top1=fit['acc/top1'],
+                  train_min=train_seconds / 60, config=str(config), checkpoint=checkpoint,
+                  config_sha256=hashlib.sha256(config.read_bytes()).hexdigest(),
+                  curves=curves(work_dir))
+    (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
+    print(f'[bench_utd_mhad] {what}: top-1 {result["top1"]:.3f}, training clips '
+          f'{result["train_top1"]:.3f} ({result["train_min"]:.1f} min)', flush=True)
+    return result
+
+
+# ------------------------------------------------------------------------------- reporting
+def cost_of(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> Dict[str, Dict]:
+    """GFLOPs and params of one view, and the latency of one test sample (all its views,
+    batch 1, one thread, every row timed side by side) of each row's seed-0 config."""
+    import torch
+    from mmengine.config import Config
+    from hyperframes_mm.apis.complexity import compare_latency, model_complexity
+    torch.set_num_threads(1)
+    zoo_table = load_zoo_table()
+    configs, costs = {}, {}
+    for row in rows:
+        cfg = Config.fromfile(results[row.name][0]['config'])
+        configs[row.name] = cfg
+        view = model_complexity(cfg, video_size=(128, 128), cfg_options=zoo_table.view_options(cfg))
+        costs[row.name] = dict(gflops=view['flops'] / 1e9, params_m=view['params'] / 1e6)
+    latency = compare_latency(configs, repeats=20, warmup=3, video_size=(128, 128))
+    for name, timing in latency.items():
+        costs[name]['latency_ms'] = timing['median_ms']
+    return costs
+
+
+def load_zoo_table():
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        'zoo_table', REPO / 'tools' / 'analysis' / 'zoo_table.py')
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def summary(runs: List[Dict], key: str) -> Tuple[float, float]:
+    values = [run[key] for run in runs]
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def accuracy_cell(runs: List[Dict], key: str) -> str:
+    mean, spread = summary(runs, key)
+    if len(runs) == 1:
+        return f'{mean:.3f}'
+    seeds = ' / '.join(f'{run[key]:.3f}' for run in runs)
+    return f'**{mean:.3f}** ± {spread:.3f} ({seeds})'
+
+
+def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
+                   costs: Dict[str, Dict]) -> List[str]:
+    reference = costs[TSM_ROW]['latency_ms']
+    lines = ['| model | top-1 (mean ± sd; per seed) | mean class acc | top-1 on the training '
+             'clips | training time (min) | GFLOPs / view | params (M) | CPU latency vs TSM-5 |',
+             '|---|---|---|---:|---:|---:|---:|---:|']
+    for row in rows:
+        runs = results[row.name]
+        cost = costs[row.name]
+        lines.append(
+            f'| [{row.name}]({row.config.name}) | {accuracy_cell(runs, "top1")} | '
+            f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
+            f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
+            f'{cost["params_m"]:.2f} | {cost["latency_ms"] / reference:.2f}x |')
+    lines += ['', f'TSM-5: {reference:.1f} ms per test sample (3 clips, batch 1, one thread) on '
+              'this machine.']
+    return lines
+
+
+def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
+                 costs: Dict[str, Dict]) -> List[str]:
+    """The headline rows for the project README: mean top-1 (spread), latency vs TSM-5."""
+    reference = costs[TSM_ROW]['latency_ms']
+    lines = ['| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs TSM-5 | '
+             'training time (min) |', '|---|---:|---:|---:|---:|---:|']
+    for row in rows:
+        runs = results[row.name]
+        mean, spread = summary(runs, 'top1')
+        lines.append(f'| {row.name} | {mean:.3f} ± {spread:.3f} | {len(runs)} | '
+                     f'{costs[row.name]["gflops"]:.2f} | '
+                     f'{costs[row.name]["latency_ms"] / reference:.2f}x | '
+                     f'{summary(runs, "train_min")[0]:.0f} |')
+    return lines
+
+
+def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str]:
+    """Training / test top-1 by epoch of each row's seed 0, at the epochs validated."""
+    first = results[rows[0].name][0]['curves']
+    epochs = [epoch for epoch, point in first.items() if 'test_top1' in point]
+    lines = ['| model | ' + ' | '.join(f'ep {epoch}' for epoch in epochs) + ' |',
+             '|---|' + '---:|' * len(epochs)]
+    for row in rows:
+        points = results[row.name][0]['curves']
+        cells = [f'{points[e]["train_top1"]:.2f} / {points[e]["test_top1"]:.2f}'
+                 if e in points and 'test_top1' in points[e] else '' for e in epochs]
+        lines.append(f'| {row.name} | ' + ' | '.join(cells) + ' |')
+    return lines
+
+
+def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
+                   costs: Dict[str, Dict]) -> List[str]:
+    reference = costs[TSM_ROW]['latency_ms']
+    recipe = summary(results[RECIPE_ROW], 'top1')[0]
+    lines = ['| row | change to the recipe | top-1 | vs the recipe (points) | mean class acc | '
+             'top-1 on the training clips | training time (min) | CPU latency vs TSM-5 |',
+             '|---|---|---|---:|---:|---:|---:|---:|']
+    for row in rows:
+        runs = results[row.name]
+        lines.append(
+            f'| {row.name} | {row.note} | {accuracy_cell(runs, "top1")} | '
+            f'{100 * (summary(runs, "top1")[0] - recipe):+.1f} | '
+            f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
+            f'{summary(runs, "train_min")[0]:.1f} | '
+            f'{costs[row.name]["latency_ms"] / reference:.2f}x |')
+    return lines
+
+
+def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]:
+    """The real-data issue's targets on this run's numbers (means over seeds)."""
+    top1 = {name: summary(runs, 'top1')[0] for name, runs in results.items()}
+    if not {TSM_ROW, RECIPE_ROW, FASTSLOW_ROW, SINGLE_ROW} <= set(top1):
+        return []
+    tsm, latency = top1[TSM_ROW], costs[TSM_ROW]['latency_ms']
+
+    def verdict(ok: bool) -> str:
+        return '**met**' if ok else '**missed**'
+
+    recipe_ratio = costs[RECIPE_ROW]['latency_ms'] / latency
+    fastslow_ratio = costs[FASTSLOW_ROW]['latency_ms'] / latency
+    return [
+        'Targets (means over the seeds):',
+        f'- recipe {top1[RECIPE_ROW]:.3f} vs TSM-5 {tsm:.3f} at {recipe_ratio:.2f}x its latency '
+        f'(>= TSM-5 at <= 0.33x): {verdict(top1[RECIPE_ROW] >= tsm and recipe_ratio <= 1 / 3)}',
+        f'- fast/slow {top1[FASTSLOW_ROW]:.3f}, {100 * (top1[FASTSLOW_ROW] - tsm):+.1f} points '
+        f'vs TSM-5, at {fastslow_ratio:.2f}x its latency (>= +3 points at <= 0.5x): '
+        f'{verdict(top1[FASTSLOW_ROW] >= tsm + 0.03 and fastslow_ratio <= 0.5)}',
+        f'- single frame {top1[SINGLE_ROW]:.3f}, {100 * (top1[SINGLE_ROW] - tsm):+.1f} points vs '
+        f'TSM-5 and {100 * (top1[SINGLE_ROW] - top1[RECIPE_ROW]):+.1f} vs the recipe',
+    ]
+
+
+def plot_curves(rows: Sequence[Row], results: Dict[str, List[Dict]], path: Path) -> None:
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for index, row in enumerate(rows):
+        color = f'C{index}'
+        for run in results[row.name]:
+            points = run['curves']
+            epochs = [int(e) for e in points]
+            label = row.name if run is results[row.name][0] else None
+            axes[0].plot(epochs, [points[e]['train_top1'] for e in points], color=color,
+                         alpha=0.8, label=label)
+            tested = [e for e in points if 'test_top1' in points[e]]
+            axes[1].plot([int(e) for e in tested], [points[e]['test_top1'] for e in tested],
+                         color=color, marker='o', markersize=3, alpha=0.8, label=label)
+    axes[0].set_title('training clips (augmented, epoch mean)')
+    axes[1].set_title('test clips (cross-subject)')
+    for ax in axes:
+        ax.set_xlabel('epoch')
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel('top-1')
+    axes[1].legend(loc='center left', bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_zoo_results(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> None:
+    """``results/<config>.json`` per zoo row: the test metrics averaged over its seeds, in the
+    keys of mmengine's metrics file."""
+    out = FAMILY / 'results'
+    out.mkdir(exist_ok=True)
+    for row in rows:
+        runs = results[row.name]
+        metrics = {'acc/top1': summary(runs, 'top1')[0], 'acc/top5': summary(runs, 'top5')[0],
+                   'acc/mean1': summary(runs, 'mean_class')[0],
+                   'seeds': [run['seed'] for run in runs]}
+        (out / f'{row.config.stem}.json').write_text(json.dumps(metrics, indent=1) + '\n')
+
+
+def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
+    zoo = [row for row in ZOO_ROWS if row in rows and row.name in results]
+    ablation = [row for row in ABLATION_ROWS if row in rows and row.name in results]
+    if not any(row.name == TSM_ROW for row in zoo) or RECIPE_ROW not in results:
+        print(f'[bench_utd_mhad] no tables yet: they are relative to {TSM_ROW!r} and '
+              f'{RECIPE_ROW!r}, train those rows first', flush=True)
+        return ''
+
+    costs = cost_of(zoo + ablation, results)
+    meta = json.loads((Path(args.data) / 'convert_meta.json').read_text())
+    lists = meta['lists']
+    intro = (f'UTD-MHAD depth ({len(meta["classes"])} actions), cross-subject: '
+             f'{lists["cross_subject_train.txt"]} training clips (subjects 1, 3, 5, 7), '
+             f'{lists["cross_subject_test.txt"]} test clips (2, 4, 6, 8), chance '
+             f'{1 / len(meta["classes"]):.3f}. Every row from scratch at 96x96, tested on 3 '
+             'clips x the whole frame with its last checkpoint; training time with '
+             f'{args.jobs} runs at once, one thread each, validation included.')
+    headline = headline_table(zoo, results, costs)
+    section = [intro, '', *headline, '', *targets(results, costs), '',
+               'Training / test top-1 by epoch (seed 0; the training value is the mean over the '
+               'epoch\'s augmented batches; every seed in the plot):', '',
+               *curve_table(zoo, results), '',
+               '![training and test accuracy by epoch](../../../benchmarks/results/'
+               'utd_mhad_curves.png)']
+    text = ['# UTD-MHAD depth: the family and the recipe\'s ablations', '', *section]
+    if ablation:
+        text += ['', '## Ablations (the recipe with one change)', '',
+                 *ablation_table(ablation, results, costs)]
+    text += ['', 'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad.py` '
+             '(after tools/data/utd_mhad/README.md).']
+    markdown = '\n'.join(text) + '\n'
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(markdown)
+    (RESULTS.with_suffix('.json')).write_text(json.dumps(
+        dict(results=results, costs=costs), indent=1) + '\n')
+    plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
+    replace_table = load_zoo_table().replace_table
+    if len(zoo) == len(ZOO_ROWS):
+        replace_table(FAMILY_README, '\n'.join(section), BEGIN, END)
+        replace_table(REPO / 'README.md', '\n'.join(readme_table(zoo, results, costs)),
+                      README_BEGIN, README_END)
+        write_zoo_results(zoo, results)
+    if len(ablation) == len(ABLATION_ROWS):
+        replace_table(BENCH_README, '\n'.join(ablation_table(ablation, results, costs)),
+                      ABLATION_BEGIN, ABLATION_END)
+    return markdown
+
+
+def main(argv=None) -> str:
+    args = parse_args(argv)
+    import hyperframes_mm  # noqa: F401
+    from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
+    data = Path(args.data)
+    if not (data / 'convert_meta.json').is_file():
+        raise SystemExit(f'{data}: no converted UTD-MHAD (tools/data/utd_mhad/README.md)')
+    parts = dict(zoo=ZOO_ROWS, ablation=ABLATION_ROWS, all=ROWS)[args.part]
+    rows = [row for row in parts
+            if not args.rows or any(word.lower() in row.name.lower() for word in args.rows)]
+    jobs = [(row, seed) for row in rows for seed in (args.seeds or row.seeds)]
+    if not args.report_only:
+        summary_ = build_frame_cache(read_video_list(data / 'cross_subject_train.txt'), data,
+                                     data, workers=max(1, args.jobs))
+        print(f'[bench_utd_mhad] frame cache: {summary_}', flush=True)
+        jobs.sort(key=lambda job: (-job[0].cost, job[1]))
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            futures = [pool.submit(train_run, row, seed, args) for row, seed in jobs]
+            failures = []
+            for future in futures:
+                try:
+                    future.result()
+                except RuntimeError as error:  # the other runs go on; reported at the end
+                    failures.append(str(error))
+                    print(f'[bench_utd_mhad] {error}', flush=True)
+        if failures:
+            raise SystemExit(f'{len(failures)} runs failed:\n' + '\n'.join(failures))
+    # every finished seed of every row is in the tables, asked for this time or not
+    results = {}
+    for row in ROWS:
+        runs = [run for seed in sorted({*row.seeds, *(args.seeds or ())})
+                if (run := finished(args, row, seed)) is not None]
+        if runs:
+            results[row.name] = runs
+    markdown = report(ROWS, results, args)
+    print(markdown)
+    return markdown
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,37 @@
+# Two streams through one shared HyperResNet-18, features concatenated, one head: a fast
+# hyperframe (T=5 picks 2/30 s apart: the direction of the quick arm movements) at a random
+# place in the clip, and a slow one (T=5 spread over the whole clip: the course of the action),
+# the same augmentation draw for both. Test: 3 clips of each stream, paired.
+_base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
+model = dict(
+    type='FastSlowRecognizer',
+    streams=('fast', 'slow'),
+    share_backbone=True,
+    fusion='concat',
+    cls_head=dict(in_channels=1024))
+hyperframe_sampler = dict(
+    type='HyperframeSampleFrames',
+    num_frames=5,
+    time_based=True,
+    streams=dict(fast=dict(interval=2 / 30), slow=dict(mode='uniform')))
+pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
+train_pipeline = [
+    {{_base_.frame_cache_init}},
+    hyperframe_sampler,
+    {{_base_.frame_cache_decode}},
+    {{_base_.augment}},
+    dict(type='HyperframeStack'),
+    pack
+]
+test_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(hyperframe_sampler, num_clips=3, test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(96, 96), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    pack
+]
+val_pipeline = test_pipeline
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+test_dataloader = val_dataloader

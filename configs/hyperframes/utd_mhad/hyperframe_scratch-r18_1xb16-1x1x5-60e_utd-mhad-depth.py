@@ -1,0 +1,9 @@
+_base_ = [
+    '../../_base_/models/hyper_r18.py', '../../_base_/datasets/utd_mhad_depth.py',
+    '../../_base_/schedules/adamw_cosine_60e_synthetic.py', '../../_base_/default_runtime.py'
+]
+model = dict(
+    backbone=dict(num_frames=5, input_encoding='diff', diff_gain=4.0, motion_products=True),
+    cls_head=dict(num_classes=27, dropout_ratio=0.4))
+train_cfg = dict(val_interval=5)
+default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))

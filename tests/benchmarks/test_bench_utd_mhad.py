@@ -1,0 +1,143 @@
+"""benchmarks/bench_utd_mhad.py: each ablation row's config differs from the recipe by its
+listed change only; curves, tables and targets are computed from the numbers given."""
+import importlib.util
+import json
+
+import pytest
+from mmengine.config import Config
+
+from ..conftest import REPO
+
+SPEC = importlib.util.spec_from_file_location('bench_utd_mhad',
+                                              REPO / 'benchmarks/bench_utd_mhad.py')
+bench = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(bench)
+ROWS = {row.name: row for row in bench.ROWS}
+
+
+@pytest.fixture(scope='module')
+def written(tmp_path_factory):
+    """Every row's seed-0 config, written for a fake data root (nothing is read)."""
+    root = tmp_path_factory.mktemp('bench_utd_mhad')
+    args = bench.parse_args(['--data', str(root / 'data'), '--work-dir', str(root / 'work')])
+    configs = {}
+    for row in bench.ROWS:
+        folder = root / bench.slug(row.name)
+        folder.mkdir()
+        configs[row.name] = Config.fromfile(str(bench.run_config(row, 0, args, folder)))
+    return root / 'data', args, configs
+
+
+def _flat(cfg) -> dict:
+    """The config as nested plain dicts, without the parts a row never changes by itself."""
+    return json.loads(json.dumps(cfg.to_dict(), default=str))
+
+
+def _diff(a, b, path=''):
+    """Dotted paths where two nested structures differ."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = []
+        for key in sorted(set(a) | set(b)):
+            out += _diff(a.get(key), b.get(key), f'{path}.{key}' if path else str(key))
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [p for i, (x, y) in enumerate(zip(a, b)) for p in _diff(x, y, f'{path}[{i}]')]
+    return [] if a == b else [path]
+
+
+def test_every_run_logs_each_iteration_and_reads_the_given_data(written):
+    data, _, configs = written
+    for name, cfg in configs.items():
+        assert cfg.default_hooks.logger.interval == 1, name
+        assert cfg.log_processor.window_size == 1, name
+        assert cfg.randomness == dict(seed=0), name
+        for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+            assert cfg[loader].dataset.data_prefix == dict(video=str(data.resolve())), name
+            assert cfg[loader].dataset.ann_file.startswith(str(data.resolve())), name
+
+
+@pytest.mark.parametrize('name, changed', [
+    ('plain stacked frames', {'model.backbone.input_encoding', 'model.backbone.motion_products'}),
+    ('diff, gain 1', {'model.backbone.diff_gain'}),
+    ('no motion products', {'model.backbone.motion_products'}),
+    ('per-frame augmentation', {'train_dataloader.dataset.pipeline[3].independent'}),
+])
+def test_ablation_rows_change_only_what_they_say(written, name, changed):
+    _, _, configs = written
+    recipe, row = _flat(configs[bench.RECIPE_ROW]), _flat(configs[name])
+    differ = {path for path in _diff(recipe, row)
+              if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
+    assert differ == changed
+
+
+def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
+    _, _, configs = written
+    t8 = configs['T=8']
+    assert t8.model.backbone.num_frames == 8
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        sampler = bench.find(t8[loader].dataset.pipeline, 'HyperframeSampleFrames')
+        assert sampler['num_frames'] == 8
+        picks = bench.find(configs['picks 8/30 s apart'][loader].dataset.pipeline,
+                           'HyperframeSampleFrames')
+        assert (picks['mode'], picks['interval'], picks['time_based']) == \
+            ('interval', 8 / 30, True)
+    flips = bench.find(configs['flips + label map'].train_dataloader.dataset.pipeline,
+                       'ConsistentClipAugment')
+    assert flips['flip_ratio'] == 0.5 and flips['flip_label_map'] == {0: 1, 1: 0, 8: 9, 9: 8}
+    sgd = configs['SGD schedule of the baselines']
+    assert sgd.optim_wrapper.optimizer.type == 'SGD'
+    assert sgd.optim_wrapper == Config.fromfile(str(bench.TSM)).optim_wrapper
+
+
+def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
+    data, args, _ = written
+    data.mkdir(exist_ok=True)
+    row = ROWS['no motion products']
+    folder = bench.run_dir(args, row, 0)
+    folder.mkdir(parents=True)
+    result = dict(top1=0.5, config_sha256=bench.config_digest(row, 0, args))
+    (folder / 'result.json').write_text(json.dumps(result))
+    assert bench.finished(args, row, 0) == result
+    result['config_sha256'] = 'another config'
+    (folder / 'result.json').write_text(json.dumps(result))
+    assert bench.finished(args, row, 0) is None
+
+
+def test_curves_average_the_epochs_batches(tmp_path):
+    scalars = tmp_path / '20260101_000000' / 'vis_data' / 'scalars.json'
+    scalars.parent.mkdir(parents=True)
+    lines = [dict(epoch=1, iter=1, top1_acc=0.25, loss=3.0),
+             dict(epoch=1, iter=2, top1_acc=0.75, loss=2.0),
+             dict(epoch=2, iter=3, top1_acc=1.0, loss=1.0),
+             {'acc/top1': 0.4, 'step': 2}]
+    scalars.write_text('\n'.join(json.dumps(line) for line in lines) + '\n')
+    assert bench.curves(tmp_path) == {
+        '1': dict(train_top1=0.5, train_loss=2.5),
+        '2': dict(train_top1=1.0, train_loss=1.0, test_top1=0.4)}
+
+
+def _runs(*top1):
+    curves = {'5': dict(train_top1=0.5, train_loss=1.0, test_top1=0.4)}
+    return [dict(seed=seed, top1=value, top5=0.9, mean_class=value - 0.01, train_top1=0.99,
+                 train_min=10.0, curves=curves) for seed, value in enumerate(top1)]
+
+
+def test_tables_and_targets_from_given_numbers():
+    results = {bench.TSM_ROW: _runs(0.60, 0.62, 0.64), bench.RECIPE_ROW: _runs(0.70, 0.72, 0.74),
+               bench.FASTSLOW_ROW: _runs(0.66, 0.66, 0.66), bench.SINGLE_ROW: _runs(0.3)}
+    costs = {bench.TSM_ROW: dict(gflops=1.7, params_m=11.2, latency_ms=100.0),
+             bench.RECIPE_ROW: dict(gflops=0.4, params_m=11.2, latency_ms=30.0),
+             bench.FASTSLOW_ROW: dict(gflops=0.8, params_m=11.2, latency_ms=55.0),
+             bench.SINGLE_ROW: dict(gflops=0.3, params_m=11.2, latency_ms=25.0)}
+    lines = bench.targets(results, costs)
+    assert lines[1] == ('- recipe 0.720 vs TSM-5 0.620 at 0.30x its latency (>= TSM-5 at '
+                        '<= 0.33x): **met**')
+    assert lines[2] == ('- fast/slow 0.660, +4.0 points vs TSM-5, at 0.55x its latency '
+                        '(>= +3 points at <= 0.5x): **missed**')
+    rows = [row for row in bench.ZOO_ROWS if row.name in results]
+    table = bench.headline_table(rows, results, costs)
+    recipe = next(line for line in table if line.startswith(f'| [{bench.RECIPE_ROW}]'))
+    assert '**0.720** ± 0.020 (0.700 / 0.720 / 0.740)' in recipe and '| 0.30x |' in recipe
+    single = next(line for line in table if line.startswith(f'| [{bench.SINGLE_ROW}]'))
+    assert '| 0.300 | 0.290 |' in single
+    assert bench.curve_table(rows, results)[2].endswith('| 0.50 / 0.40 |')
