@@ -131,6 +131,7 @@ ROWS = [
 
 #: the row the table is relative to
 TSM_ROW = 'TSM-5 (mmaction2)'
+PLAIN_ROW = 'plain stacked'
 #: trained first: plain stacking, what consistent augmentation adds, what the encoding adds
 FIRST = ('plain stacked', '+ consistent augmentation', '+ diff encoding (ours)')
 
@@ -280,41 +281,38 @@ def render(rows: List[Row], results: Dict[str, Dict], latency: Dict[str, float],
                      f'| {r["fast"]:.3f} | {r["slow"]:.3f} | {r["train_min"] / tsm_train:.2f}x '
                      f'| {latency[row.name] / reference:.2f}x |')
     lines += ['', f'TSM-5: {reference:.0f} ms per clip at 224x224 on this machine.', '']
-    lines += targets(rows, results, latency)
+    lines += targets(rows, results)
     lines += ['', f'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_accuracy.py --epochs '
               f'{args.epochs}` (about an hour on 2 cores).']
     return '\n'.join(lines) + '\n'
 
 
-def targets(rows: List[Row], results: Dict[str, Dict], latency: Dict[str, float]) -> List[str]:
-    """The accuracy issue's targets, checked on this run's numbers against the better of the
-    TSM rows (TSN-style segments, or the recipe's picks)."""
-    tsm = max((row.name for row in rows if row.config in (TSM, TSM_DENSE)),
-              key=lambda name: results[name]['top1'])
-    single_stream = [row.name for row in rows if row.config not in (TSN, TSM, TSM_DENSE, FASTSLOW)
-                     and row.name != 'single frame']
-    lines = [f'Targets (top-1 points against the better TSM-5 row, {tsm}; latency relative to '
-             'it):']
+def targets(rows: List[Row], results: Dict[str, Dict]) -> List[str]:
+    """What this table can claim: the hyperframe rows against plain stacking, the stock baseline
+    that these clips can tell apart from the recipe. TSN-5 and TSM-5 stay near chance here on
+    the shared schedule, so a comparison with them would measure a baseline that has not
+    learnt; the one against a converged TSM-5 is UTD-MHAD's (``bench_utd_mhad.py``)."""
+    lines = ['TSN-5 and TSM-5 do not learn these clips on this schedule (near chance on test), '
+             'so no claim against them is drawn from this table: UTD-MHAD '
+             '(`benchmarks/bench_utd_mhad.py`) compares the recipe with a converged TSM-5.']
+    if PLAIN_ROW not in results:
+        return lines
+    baselines = (TSN, TSM, TSM_DENSE, FASTSLOW)
+    single_stream = [row.name for row in rows if row.config not in baselines
+                     and row.name not in ('single frame', PLAIN_ROW)]
+    named = []
     if single_stream:
         best = max(single_stream, key=lambda name: results[name]['top1'])
-        gap = 100 * (results[tsm]['top1'] - results[best]['top1'])
-        ratio = latency[best] / latency[tsm]
-        met = gap <= 3 and ratio <= 1 / 3
-        lines.append(f'- best single-stream hyperframe model ({best}): {points(gap)} TSM-5 at '
-                     f'{ratio:.2f}x its latency; target within 3 points at <= 0.33x: '
-                     f'**{"met" if met else "missed"}**')
-    fastslow = [row.name for row in rows if row.config == FASTSLOW]
-    for name in fastslow:
-        gap = 100 * (results[tsm]['top1'] - results[name]['top1'])
-        ratio = latency[name] / latency[tsm]
-        met = gap <= 0 and ratio <= 1 / 2
-        lines.append(f'- {name}: {points(gap)} TSM-5 at {ratio:.2f}x its latency; '
-                     f'target at or above TSM-5 at <= 0.5x: **{"met" if met else "missed"}**')
+        named.append((f'best single-stream hyperframe model ({best})', best))
+    named += [(row.name, row.name) for row in rows if row.config == FASTSLOW]
+    for label, name in named:
+        gap = 100 * (results[PLAIN_ROW]['top1'] - results[name]['top1'])
+        lines.append(f'- {label}: {points(gap)} plain stacked frames')
     return lines
 
 
 def points(gap: float) -> str:
-    """``gap`` (TSM's top-1 minus the row's, in points) in words."""
+    """``gap`` (the reference's top-1 minus the row's, in points) in words."""
     return f'{abs(gap):.1f} points {"below" if gap > 0 else "above"}'
 
 
