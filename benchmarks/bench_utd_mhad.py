@@ -212,24 +212,35 @@ def run_dir(args, row: Row, seed: int) -> Path:
 
 
 def finished(args, row: Row, seed: int) -> Optional[Dict]:
-    """A run's ``result.json`` when it is newer than the converted dataset and was made from
-    the config the row makes now, else None."""
-    result = run_dir(args, row, seed) / 'result.json'
-    meta = Path(args.data) / 'convert_meta.json'
+    """A run's ``result.json`` when it is newer than the converted dataset and its config is
+    the one the row makes now, else None."""
+    folder = run_dir(args, row, seed)
+    result, meta = folder / 'result.json', Path(args.data) / 'convert_meta.json'
     if not result.is_file() or (meta.is_file() and
                                 result.stat().st_mtime <= meta.stat().st_mtime):
         return None
-    done = json.loads(result.read_text())
-    return done if done.get('config_sha256') == config_digest(row, seed, args) else None
+    return json.loads(result.read_text()) if same_config(folder, row, seed, args) else None
 
 
-def config_digest(row: Row, seed: int, args) -> str:
-    """SHA-256 of the config text :func:`run_config` writes for this row and seed."""
-    import hashlib
+#: keys tools/train.py adds when it dumps the config it ran over the run dir's ``config.py``
+TRAIN_ADDED_KEYS = ('launcher', 'work_dir')
+
+
+def same_config(folder: Path, row: Row, seed: int, args) -> bool:
+    """Whether the config a run trained with (``config.py``, as tools/train.py rewrote it) is
+    the one :func:`run_config` makes for this row and seed now. Compared as dicts, not text:
+    the runner's rewrite adds keys and may reorder nothing else."""
     import tempfile
-    with tempfile.TemporaryDirectory() as folder:
-        text = run_config(row, seed, args, Path(folder)).read_text()
-    return hashlib.sha256(text.encode()).hexdigest()
+    from mmengine.config import Config
+    saved = folder / 'config.py'
+    if not saved.is_file():
+        return False
+    with tempfile.TemporaryDirectory() as tmp:
+        expected = Config.fromfile(str(run_config(row, seed, args, Path(tmp)))).to_dict()
+    ran = Config.fromfile(str(saved)).to_dict()
+    for key in TRAIN_ADDED_KEYS:
+        ran.pop(key, None)
+    return ran == expected
 
 
 def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
@@ -314,11 +325,9 @@ def train_run(row: Row, seed: int, args) -> Dict:
     train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')
     fit = test_metrics(config, checkpoint, work_dir / 'test_train', work_dir / 'test_train.log',
                        what, ann_file=train_list)
-    import hashlib
     result = dict(row=row.name, seed=seed, top1=test['acc/top1'], top5=test['acc/top5'],
                   mean_class=test['acc/mean1'], train_top1=fit['acc/top1'],
                   train_min=train_seconds / 60, config=str(config), checkpoint=checkpoint,
-                  config_sha256=hashlib.sha256(config.read_bytes()).hexdigest(),
                   curves=curves(work_dir))
     (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
     print(f'[bench_utd_mhad] {what}: top-1 {result["top1"]:.3f}, training clips '

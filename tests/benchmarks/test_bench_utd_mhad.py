@@ -95,11 +95,17 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     row = ROWS['no motion products']
     folder = bench.run_dir(args, row, 0)
     folder.mkdir(parents=True)
-    result = dict(top1=0.5, config_sha256=bench.config_digest(row, 0, args))
+    config = bench.run_config(row, 0, args, folder)
+    result = dict(top1=0.5)
     (folder / 'result.json').write_text(json.dumps(result))
+    # tools/train.py dumps the config it ran over config.py, with the keys it adds
+    config.write_text(config.read_text() + f"launcher = 'none'\nwork_dir = '{folder}'\n")
     assert bench.finished(args, row, 0) == result
-    result['config_sha256'] = 'another config'
-    (folder / 'result.json').write_text(json.dumps(result))
+    # another row's config in that folder (here: motion products on) is not this run
+    other = bench.run_config(ROWS['plain stacked frames'], 0, args, tmp_path)
+    config.write_text(other.read_text())
+    assert bench.finished(args, row, 0) is None
+    config.unlink()
     assert bench.finished(args, row, 0) is None
 
 
