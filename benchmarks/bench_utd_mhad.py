@@ -528,7 +528,11 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
              'clips x the whole frame with its last checkpoint; training time with '
              f'{args.jobs} runs at once, one thread each, validation included.')
     headline = headline_table(zoo, results, costs)
-    section = [intro, '', *headline, '', *targets(results, costs), '',
+    missing = [row for row in ZOO_ROWS if row not in zoo]
+    untrained = ([f'Not trained yet: {", ".join(row.name for row in missing)} (`python '
+                  'benchmarks/bench_utd_mhad.py --part zoo` trains what is missing).', '']
+                 if missing else [])
+    section = [intro, '', *headline, '', *untrained, *targets(results, costs), '',
                'Training / test top-1 by epoch (seed 0; the training value is the mean over the '
                'epoch\'s augmented batches; every seed in the plot):', '',
                *curve_table(zoo, results), '',
@@ -547,13 +551,18 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
         dict(results=results, costs=costs), indent=1) + '\n')
     plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
     replace_table = load_zoo_table().replace_table
-    if len(zoo) == len(ZOO_ROWS):
-        replace_table(FAMILY_README, '\n'.join(section), BEGIN, END)
-        replace_table(REPO / 'README.md', '\n'.join(readme_table(zoo, results, costs)),
-                      README_BEGIN, README_END)
-        write_zoo_results(zoo, results)
-    if len(ablation) == len(ABLATION_ROWS):
-        replace_table(BENCH_README, '\n'.join(ablation_table(ablation, results, costs)),
+    # the tables show the rows trained so far and name the rest: a missing row never hides
+    # the others, and is never shown with a number it does not have
+    replace_table(FAMILY_README, '\n'.join(section), BEGIN, END)
+    replace_table(REPO / 'README.md', '\n'.join(readme_table(zoo, results, costs)),
+                  README_BEGIN, README_END)
+    write_zoo_results(zoo, results)
+    if ablation:
+        not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
+        note = ([f'Not trained yet: {", ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
+                 '--part ablation`).'] if not_run else [])
+        replace_table(BENCH_README, '\n'.join(ablation_table(ablation, results, costs)
+                                               + ([''] + note if note else [])),
                       ABLATION_BEGIN, ABLATION_END)
     return markdown
 

@@ -33,18 +33,20 @@ class ExportWrapper(nn.Module):
     Args:
         model (nn.Module): an mmaction2 recognizer (``Recognizer2D``, ``FastSlowRecognizer``)
             whose data preprocessor is ``HyperframeDataPreprocessor``, or one of mmaction2's
-            2D models (TSN, TSM) with its ``ActionDataPreprocessor(format_shape='NCHW')``, so
-            that baselines can be measured alike (K is then the segments).
+            own models with its ``ActionDataPreprocessor``: 2D (TSN, TSM:
+            ``format_shape='NCHW'``, K is then the segments) or 3D (I3D, X3D:
+            ``'NCTHW'``, inputs ``[B, K, 3, T, H, W]``), so that baselines are measured alike.
     """
 
     def __init__(self, model: nn.Module) -> None:
         super().__init__()
         preprocessor = getattr(model, 'data_preprocessor', None)
-        if not (hasattr(preprocessor, '_normalise') or _is_nchw_action_preprocessor(preprocessor)):
+        if not (hasattr(preprocessor, '_normalise') or _is_action_preprocessor(preprocessor)):
             raise TypeError(f'ExportWrapper: the model\'s data preprocessor is '
                             f'{type(preprocessor).__name__}; export needs '
                             'HyperframeDataPreprocessor (its normalisation goes into the graph) '
-                            'or mmaction2\'s ActionDataPreprocessor with format_shape=\'NCHW\'')
+                            'or mmaction2\'s ActionDataPreprocessor with format_shape '
+                            f'in {ACTION_FORMATS}')
         self.model = model
         self.keys = stream_keys(model)
 
@@ -52,9 +54,10 @@ class ExportWrapper(nn.Module):
         preprocessor = self.model.data_preprocessor
         if hasattr(preprocessor, '_normalise'):
             return preprocessor._normalise(pixels)
-        # mmaction2's ActionDataPreprocessor on [B, K, 3, H, W], as its forward does it
+        # mmaction2's ActionDataPreprocessor on [B, K, 3, H, W] or [B, K, 3, T, H, W], as its
+        # forward does it: the channel axis is the third
         if preprocessor.to_rgb:
-            pixels = pixels[..., [2, 1, 0], :, :]
+            pixels = pixels[:, :, [2, 1, 0]]
         if preprocessor._enable_normalize:
             return (pixels - preprocessor.mean) / preprocessor.std
         return pixels.float()
@@ -70,9 +73,13 @@ class ExportWrapper(nn.Module):
         return self.model.cls_head.average_clip(scores, num_segs=scores.shape[0] // batch)
 
 
-def _is_nchw_action_preprocessor(preprocessor) -> bool:
+#: the layouts of mmaction2's ActionDataPreprocessor the wrapper normalises like it
+ACTION_FORMATS = ('NCHW', 'NCTHW')
+
+
+def _is_action_preprocessor(preprocessor) -> bool:
     return (type(preprocessor).__name__ == 'ActionDataPreprocessor'
-            and getattr(preprocessor, 'format_shape', None) == 'NCHW')
+            and getattr(preprocessor, 'format_shape', None) in ACTION_FORMATS)
 
 
 def as_tuple(model: nn.Module, inputs: Inputs) -> tuple:

@@ -266,6 +266,10 @@ def predict_scores(model: nn.Module, packed: Sequence[Dict]) -> torch.Tensor:
     return torch.stack([sample.pred_score for sample in samples]).float().cpu()
 
 
+#: length of the blank video :func:`example_inputs` samples when the picks span the whole video
+WHOLE_VIDEO_FRAMES = 64
+
+
 def example_inputs(config: ConfigLike, video_size: Tuple[int, int] = (256, 340),
                    window: Optional[int] = None, fps: float = 30.0,
                    pipeline_key: str = 'test_pipeline') -> Union[torch.Tensor,
@@ -275,7 +279,9 @@ def example_inputs(config: ConfigLike, video_size: Tuple[int, int] = (256, 340),
     Args:
         config (str | Path | Config): the config.
         video_size (tuple[int, int]): decoded frame size ``(H, W)``. Defaults to (256, 340).
-        window (int, optional): frames of the virtual video. Defaults to the pipeline's own.
+        window (int, optional): frames of the virtual video. Defaults to the pipeline's own
+            window, or :data:`WHOLE_VIDEO_FRAMES` for a sampler that spreads its picks over
+            the whole video (the input's shape does not depend on the video's length).
         fps (float): frame rate for time-based samplers. Defaults to 30.
         pipeline_key (str): the config's pipeline. Defaults to ``'test_pipeline'``.
 
@@ -287,7 +293,11 @@ def example_inputs(config: ConfigLike, video_size: Tuple[int, int] = (256, 340),
         raise KeyError(f'{getattr(cfg, "filename", "config")} has no {pipeline_key}')
     init_default_scope(cfg.get('default_scope', 'mmaction'))
     pipeline = WindowPipeline(cfg[pipeline_key])
-    window = window or pipeline.default_window(fps)
+    if window is None:
+        try:
+            window = pipeline.default_window(fps)
+        except ValueError:  # uniform picks: any length gives the same shapes
+            window = WHOLE_VIDEO_FRAMES
     indices = pipeline.frame_indices(window, fps)
     blank = np.zeros(tuple(video_size) + (3, ), np.uint8)
     inputs = pipeline([blank] * len(indices), window, fps)['inputs']

@@ -66,6 +66,25 @@ def test_example_inputs_follow_the_test_pipeline(api_models):
     assert single.shape == (1, 2, 9, 32, 32) and single.dtype == torch.uint8
 
 
+def test_example_inputs_of_mmaction2_baselines():
+    from ..conftest import REPO
+    tsn = REPO / 'configs/hyperframes/synthetic/tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'
+    assert example_inputs(tsn, (40, 48)).shape == (1, 5, 3, 32, 32)
+    # uniform picks over the whole video, 3 test clips of 8 frames, 96x96 crops
+    i3d = REPO / 'configs/hyperframes/utd_mhad/i3d_scratch-r18_1xb16-1x1x8-60e_utd-mhad-depth.py'
+    assert example_inputs(i3d, (128, 128)).shape == (1, 3, 3, 8, 96, 96)
+
+
+def test_example_inputs_of_uniform_picks(api_models, tmp_path):
+    # picks spread over the whole video have no window of their own; the shape needs none
+    uniform = tmp_path / 'uniform.py'
+    uniform.write_text(api_models['single'].read_text() + (
+        "\ntest_pipeline[1] = dict(type='HyperframeSampleFrames', num_frames=3, "
+        "mode='uniform', num_clips=2, test_mode=True)\n"))
+    assert example_inputs(uniform, (48, 64)).shape == (1, 2, 9, 32, 32)
+    assert example_inputs(uniform, (48, 64), window=7).shape == (1, 2, 9, 32, 32)
+
+
 def test_export_errors(api_models, tmp_path):
     model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
     pixels = random_pixels((1, 2, 9, 32, 32), 1)
@@ -94,22 +113,25 @@ def test_check_parity_fails_on_another_model(api_models, tmp_path):
         check_parity(model, path, pixels)
 
 
-@pytest.mark.parametrize('name', ['tsn', 'tsm'])
-def test_wrapper_runs_mmaction2_baselines_as_their_test_step(name):
-    """TSN/TSM with mmaction2's ActionDataPreprocessor: the wrapper (used for FLOPs and
+@pytest.mark.parametrize('config, shape', [
+    ('synthetic/tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py', (2, 5, 3, 32, 32)),
+    ('synthetic/tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py', (2, 5, 3, 32, 32)),
+    # 3D: one clip of 8 frames, [B, K, 3, T, H, W]
+    ('utd_mhad/i3d_scratch-r18_1xb16-1x1x8-60e_utd-mhad-depth.py', (2, 1, 3, 8, 32, 32))])
+def test_wrapper_runs_mmaction2_baselines_as_their_test_step(config, shape):
+    """TSN/TSM/I3D with mmaction2's ActionDataPreprocessor: the wrapper (used for FLOPs and
     latency side by side with hyperframe models) gives the test step's scores."""
     from mmaction.structures import ActionDataSample
 
     from ..conftest import REPO
-    config = REPO / f'configs/hyperframes/synthetic/{name}_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'
+    config = REPO / 'configs/hyperframes' / config
     torch.manual_seed(0)
     model = init_recognizer(config, None, 'cpu').eval()
     model.data_preprocessor.to_rgb = True  # exercised too: BGR -> RGB before normalising
-    pixels = torch.randint(0, 256, (2, 5, 3, 32, 32), dtype=torch.uint8)
+    pixels = torch.randint(0, 256, shape, dtype=torch.uint8)
     with torch.no_grad():
         wrapped = ExportWrapper(model)(pixels.float())
         expected = torch.stack([
             sample.pred_score for sample in model.test_step(dict(
                 inputs=list(pixels), data_samples=[ActionDataSample() for _ in range(2)]))])
     torch.testing.assert_close(wrapped, expected, rtol=1e-5, atol=1e-6)
-    assert example_inputs(config, (40, 48)).shape == (1, 5, 3, 32, 32)

@@ -70,28 +70,37 @@ def test_metafile_is_derived_from_the_configs(zoo_table, family):
         assert ('Results' in model) == (folder / 'results' / f'{path.stem}.json').is_file()
 
 
-def test_synthetic_metafile_is_derived_from_its_configs_and_results(zoo_table):
-    """The synthetic family (hyperframe models and mmaction2's TSN/TSM baselines, from
-    scratch): metafile current, accuracy exactly where a test-metrics file is committed."""
-    folder = CONFIG_ROOT / 'synthetic'
+@pytest.mark.parametrize('family, data, modality, tsn', [
+    ('synthetic', 'Synthetic motion benchmark', 'RGB',
+     'tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb'),
+    ('utd_mhad', 'UTD-MHAD', 'Depth', 'tsn_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth')])
+def test_scratch_family_metafile_is_derived_from_its_configs_and_results(zoo_table, family, data,
+                                                                         modality, tsn):
+    """The from-scratch families (hyperframe models and mmaction2's baselines): metafile
+    current, accuracy exactly where a test-metrics file is committed."""
+    folder = CONFIG_ROOT / family
     assert zoo_table.main([str(folder), '--check']) == 0
     models = {model['Name']: model
               for model in yaml.safe_load((folder / 'metafile.yml').read_text())['Models']}
     assert sorted(models) == sorted(path.stem for path in folder.glob('*.py'))
     for name, model in models.items():
         assert model['Metadata']['Pretrained'] == 'None'
-        assert model['Metadata']['Training Data'] == 'Synthetic motion benchmark'
+        assert model['Metadata']['Training Data'] == data
+        assert model['Modality'] == modality
         metrics = folder / 'results' / f'{name}.json'
         assert ('Results' in model) == metrics.is_file()
         if metrics.is_file():
             top1 = json.loads(metrics.read_text())['acc/top1']
             assert model['Results'][0]['Metrics']['Top 1 Accuracy'] == round(100 * top1, 2)
-    # TSN/TSM: one view is the 5 segments
-    tsn = models['tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb']['Metadata']
-    assert (tsn['Frames'], tsn['Architecture']) == (1, 'ResNet-18')
+    # TSN: one view is the 5 segments, whether 5 one-frame test clips or one clip of 5 frames
+    metadata = models[tsn]['Metadata']
+    assert (metadata['Frames'], metadata['Architecture']) == (1, 'ResNet-18')
+    clips = 3 if family == 'utd_mhad' else 1
+    assert f'| [{tsn}]({tsn}.py) | ResNet-18 | None | 5 segments | {clips} clips' \
+        in (folder / 'README.md').read_text()
 
 
-@pytest.mark.parametrize('family', FAMILIES + ('synthetic', ))
+@pytest.mark.parametrize('family', FAMILIES + ('synthetic', 'utd_mhad'))
 def test_readme_table_matches_the_metafile(family):
     folder = CONFIG_ROOT / family
     readme = (folder / 'README.md').read_text()

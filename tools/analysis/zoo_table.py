@@ -252,14 +252,17 @@ def family_configs(folder) -> List[Path]:
 
 
 def segments_per_view(cfg) -> int:
-    """Clips of the sampler that make one view: 1, or a TSN-style model's segments
-    (mmaction2's ``SampleFrames`` with ``clip_len=1``: its training ``num_clips`` frames are one
-    input of the model, not separate views)."""
+    """Clips of the test sampler that make one view: 1, or for a TSN-style model (mmaction2's
+    ``SampleFrames`` with ``clip_len=1`` in training: its ``num_clips`` frames are one input of
+    the model, not separate views) as many test clips as hold its segments: 5 one-frame clips,
+    or one clip of 5 frames."""
     from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
     leaves = dataloader_datasets(cfg, ('train_dataloader', ))
     spec = sampler_spec(leaves[0][1]['pipeline']) if leaves else None
     if spec is not None and spec.type == 'SampleFrames' and spec.streams[0].num_frames == 1:
-        return spec.num_clips
+        test = sampler_spec(cfg.test_pipeline)
+        frames = test.streams[0].num_frames if test is not None else 1
+        return max(1, spec.num_clips // frames)
     return 1
 
 
