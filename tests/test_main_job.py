@@ -6,6 +6,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from .conftest import REPO
 
 sys.path.insert(0, str(REPO / 'tools'))
@@ -98,6 +100,7 @@ def test_a_failing_tool_reports_its_log_tail_and_path(tmp_path):
     assert message.splitlines()[-1] == '99' and '\n69\n' not in message
 
 
+@pytest.mark.slow
 def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     command = [sys.executable, 'tools/main_job.py', '--preset', 'tiny', '--epochs', '1',
                '--only', 'single', '--jobs', '1', '--work-dir', str(tmp_path / 'work'),

@@ -99,6 +99,7 @@ def test_metafile_metadata_is_readable_by_mim_search():
                      'write them as strings:\n' + '\n'.join(bad))
 
 
+@pytest.mark.slow
 def test_mim_runs_the_plugin_from_a_non_editable_install():
     """sdist -> wheel -> fresh venv (no editable install) -> mim train / test / search."""
     result = subprocess.run(['bash', 'scripts/check_mim.sh', sys.prefix], cwd=REPO,

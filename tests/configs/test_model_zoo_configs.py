@@ -161,6 +161,7 @@ def _views(batch, keys):
     return shapes, sorted(int(sample.gt_label) for sample in batch['data_samples'])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('path', REAL_CONFIGS, ids=_id)
 def test_real_config_trains_and_tests_on_standin_videos(path, standin_videos):
     cfg = _config(path)
