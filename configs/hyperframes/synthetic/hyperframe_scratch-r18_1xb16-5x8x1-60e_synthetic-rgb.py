@@ -8,8 +8,7 @@ _base_ = [
     '../../_base_/schedules/adamw_cosine_60e_synthetic.py', '../../_base_/default_runtime.py'
 ]
 # Motion products: the errors left at 8/30 s were sign errors (approach <-> recede), which
-# frame differences alone cannot show; with them 0.907 / 0.933 / 0.847 / 0.913 / 0.907 over
-# seeds 0-4 against 0.840 / 0.853 / 0.900 without (seeds 0-2); training time unchanged (~5 min).
+# frame differences alone cannot show (the seeds with and without them: benchmarks/README.md).
 model = dict(
     backbone=dict(num_frames=5, input_encoding='diff', diff_gain=4.0, motion_products=True),
     cls_head=dict(num_classes=10, dropout_ratio=0.2))
