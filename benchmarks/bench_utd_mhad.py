@@ -406,7 +406,8 @@ def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
     for row in rows:
         runs = results[row.name]
         mean, spread = summary(runs, 'top1')
-        lines.append(f'| {row.name} | {mean:.3f} ± {spread:.3f} | {len(runs)} | '
+        cell = f'{mean:.3f} ± {spread:.3f}' if len(runs) > 1 else f'{mean:.3f}'
+        lines.append(f'| {row.name} | {cell} | {len(runs)} | '
                      f'{costs[row.name]["gflops"]:.2f} | '
                      f'{costs[row.name]["latency_ms"] / reference:.2f}x | '
                      f'{summary(runs, "train_min")[0]:.0f} |')
@@ -529,7 +530,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
              f'{args.jobs} runs at once, one thread each, validation included.')
     headline = headline_table(zoo, results, costs)
     missing = [row for row in ZOO_ROWS if row not in zoo]
-    untrained = ([f'Not trained yet: {", ".join(row.name for row in missing)} (`python '
+    untrained = ([f'Not trained yet: {"; ".join(row.name for row in missing)} (`python '
                   'benchmarks/bench_utd_mhad.py --part zoo` trains what is missing).', '']
                  if missing else [])
     section = [intro, '', *headline, '', *untrained, *targets(results, costs), '',
@@ -559,7 +560,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     write_zoo_results(zoo, results)
     if ablation:
         not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
-        note = ([f'Not trained yet: {", ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
+        note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
                  '--part ablation`).'] if not_run else [])
         replace_table(BENCH_README, '\n'.join(ablation_table(ablation, results, costs)
                                                + ([''] + note if note else [])),

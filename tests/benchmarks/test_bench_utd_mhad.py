@@ -147,3 +147,7 @@ def test_tables_and_targets_from_given_numbers():
     single = next(line for line in table if line.startswith(f'| [{bench.SINGLE_ROW}]'))
     assert '| 0.300 | 0.290 |' in single
     assert bench.curve_table(rows, results)[2].endswith('| 0.50 / 0.40 |')
+    # the README's rows: a spread only where there are seeds to spread
+    readme = bench.readme_table(rows, results, costs)
+    assert f'| {bench.RECIPE_ROW} | 0.720 ± 0.020 | 3 | 0.40 | 0.30x |' in readme[4]
+    assert readme[2].startswith(f'| {bench.SINGLE_ROW} | 0.300 | 1 | 0.30 | 0.25x |')
