@@ -57,9 +57,9 @@ def test_every_run_logs_each_iteration_and_reads_the_given_data(written):
 
 
 @pytest.mark.parametrize('name, changed', [
-    ('plain stacked frames', {'model.backbone.input_encoding', 'model.backbone.motion_products'}),
+    ('plain stacked frames', {'model.backbone.input_encoding'}),
     ('diff, gain 1', {'model.backbone.diff_gain'}),
-    ('no motion products', {'model.backbone.motion_products'}),
+    ('motion products on', {'model.backbone.motion_products'}),
     ('per-frame augmentation', {'train_dataloader.dataset.pipeline[3].independent'}),
 ])
 def test_ablation_rows_change_only_what_they_say(written, name, changed):
@@ -92,7 +92,7 @@ def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
 def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     data, args, _ = written
     data.mkdir(exist_ok=True)
-    row = ROWS['no motion products']
+    row = ROWS['motion products on']
     folder = bench.run_dir(args, row, 0)
     folder.mkdir(parents=True)
     config = bench.run_config(row, 0, args, folder)
@@ -101,7 +101,7 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     # tools/train.py dumps the config it ran over config.py, with the keys it adds
     config.write_text(config.read_text() + f"launcher = 'none'\nwork_dir = '{folder}'\n")
     assert bench.finished(args, row, 0) == result
-    # another row's config in that folder (here: motion products on) is not this run
+    # another row's config in that folder (here: raw frames, no motion products) is not this run
     other = bench.run_config(ROWS['plain stacked frames'], 0, args, tmp_path)
     config.write_text(other.read_text())
     assert bench.finished(args, row, 0) is None

@@ -1,13 +1,15 @@
 # Two streams through one shared HyperResNet-18, features concatenated, one head: a fast
 # hyperframe (T=5 picks 2/30 s apart: the direction of the quick arm movements) at a random
 # place in the clip, and a slow one (T=5 spread over the whole clip: the course of the action),
-# the same augmentation draw for both. Test: 3 clips of each stream, paired.
+# the same augmentation draw for both. Test: 3 clips of each stream, paired. It keeps motion
+# products, with which it was trained (not yet without them, as the single stream is).
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
     fusion='concat',
+    backbone=dict(motion_products=True),
     cls_head=dict(in_channels=1024))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
