@@ -512,6 +512,17 @@ def write_zoo_results(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> No
         (out / f'{row.config.stem}.json').write_text(json.dumps(metrics, indent=1) + '\n')
 
 
+def portable(results: Dict[str, List[Dict]]) -> Dict[str, List[Dict]]:
+    """The runs with their ``config`` and ``checkpoint`` paths relative to the repository
+    where they lie inside it, so that the committed results name no machine's folders."""
+    def relative(path: str) -> str:
+        resolved = Path(path).resolve()
+        return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else path
+    return {name: [dict(run, config=relative(run['config']),
+                        checkpoint=relative(run['checkpoint'])) for run in runs]
+            for name, runs in results.items()}
+
+
 def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     zoo = [row for row in ZOO_ROWS if row in rows and row.name in results]
     ablation = [row for row in ABLATION_ROWS if row in rows and row.name in results]
@@ -550,7 +561,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(markdown)
     (RESULTS.with_suffix('.json')).write_text(json.dumps(
-        dict(results=results, costs=costs), indent=1) + '\n')
+        dict(results=portable(results), costs=costs), indent=1) + '\n')
     plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
     replace_table = load_zoo_table().replace_table
     # the tables show the rows trained so far and name the rest: a missing row never hides

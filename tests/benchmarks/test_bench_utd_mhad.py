@@ -151,3 +151,12 @@ def test_tables_and_targets_from_given_numbers():
     readme = bench.readme_table(rows, results, costs)
     assert f'| {bench.RECIPE_ROW} | 0.720 ± 0.020 | 3 | 0.40 | 0.30x |' in readme[4]
     assert readme[2].startswith(f'| {bench.SINGLE_ROW} | 0.300 | 1 | 0.30 | 0.25x |')
+
+
+def test_committed_results_name_paths_relative_to_the_repository():
+    inside = str(bench.REPO / 'work_dirs/bench_utd_mhad/x/seed0/config.py')
+    runs = {'x': [dict(top1=0.5, config=inside, checkpoint='/elsewhere/epoch_60.pth')]}
+    (run, ) = bench.portable(runs)['x']
+    assert run == dict(top1=0.5, config='work_dirs/bench_utd_mhad/x/seed0/config.py',
+                       checkpoint='/elsewhere/epoch_60.pth')
+    assert runs['x'][0]['config'] == inside  # the runs themselves are left as they are
