@@ -10,7 +10,8 @@ training iteration, so the per-epoch training accuracy (the mean of the epoch's 
 batches) and loss come from its ``vis_data/scalars.json``, beside the test accuracy of the
 validations every few epochs; after training, the last checkpoint is also tested on the training
 clips with the test views. ``--jobs`` runs train at once, one thread each; a finished run (its
-``result.json``, newer than the converted dataset) is not trained again.
+``result.json``, newer than the converted dataset) is not trained again, and one that was
+stopped (its config unchanged, a checkpoint saved) resumes from its last checkpoint.
 
 Writes ``benchmarks/results/utd_mhad.{md,json}`` and ``utd_mhad_curves.png``, the results
 section of ``configs/hyperframes/utd_mhad/README.md`` (between its ``bench_utd_mhad`` markers)
@@ -20,10 +21,11 @@ over seeds, read by ``tools/analysis/zoo_table.py``).
 import argparse
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -263,9 +265,12 @@ def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
     return path
 
 
-def run_tool(cmd: List[str], log: Path, what: str) -> None:
+def run_tool(cmd: List[str], log: Path, what: str, keep: str = '') -> None:
+    """Run a tool, its output into ``log`` after ``keep`` (an earlier start's output)."""
     env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONWARNINGS='ignore')
     with open(log, 'w') as out:
+        out.write(keep)
+        out.flush()
         code = subprocess.run(cmd, cwd=REPO, env=env, stdout=out,
                               stderr=subprocess.STDOUT).returncode
     if code:
@@ -284,18 +289,32 @@ def test_metrics(config: Path, checkpoint: str, work_dir: Path, log: Path, what:
     return json.loads(metrics.read_text())
 
 
+def train_starts(work_dir: Path) -> List[Path]:
+    """The timestamp folders of a run's ``tools/train.py`` starts, oldest first (more than one
+    when it was resumed)."""
+    return sorted(path for path in work_dir.glob('[0-9]*_[0-9]*') if path.is_dir())
+
+
 def curves(work_dir: Path) -> Dict[str, Dict[str, float]]:
     """Per epoch: ``train_top1`` and ``train_loss`` (means over the epoch's logged batches)
-    and, where validated, ``test_top1``, from the training run's ``scalars.json``."""
-    scalars = max(work_dir.glob('*/vis_data/scalars.json'), key=lambda p: p.stat().st_mtime)
+    and, where validated, ``test_top1``, from the training run's ``scalars.json`` files. A
+    resumed run's later start redoes the epochs after its checkpoint: its values replace the
+    earlier start's for every epoch it logged."""
     train: Dict[int, List[Tuple[float, float]]] = {}
     test: Dict[int, float] = {}
-    for line in scalars.read_text().splitlines():
-        entry = json.loads(line)
-        if 'acc/top1' in entry:
-            test[int(entry['step'])] = entry['acc/top1']
-        elif 'top1_acc' in entry:
-            train.setdefault(int(entry['epoch']), []).append((entry['top1_acc'], entry['loss']))
+    for start in train_starts(work_dir):
+        scalars = start / 'vis_data' / 'scalars.json'
+        if not scalars.is_file():
+            continue
+        epochs: Dict[int, List[Tuple[float, float]]] = {}
+        for line in scalars.read_text().splitlines():
+            entry = json.loads(line)
+            if 'acc/top1' in entry:
+                test[int(entry['step'])] = entry['acc/top1']
+            elif 'top1_acc' in entry:
+                epochs.setdefault(int(entry['epoch']), []).append((entry['top1_acc'],
+                                                                   entry['loss']))
+        train.update(epochs)
     out = {}
     for epoch, values in sorted(train.items()):
         out[str(epoch)] = dict(train_top1=statistics.fmean(v[0] for v in values),
@@ -305,22 +324,68 @@ def curves(work_dir: Path) -> Dict[str, Dict[str, float]]:
     return out
 
 
+LOG_TIME = re.compile(r'^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) - mmengine')
+
+
+def training_seconds(work_dir: Path) -> float:
+    """Wall time of a run's training from its mmengine logs: each start from its first line to
+    its last, except that a start which a later one resumed counts only up to the checkpoint
+    that was resumed (the epochs after it were trained again)."""
+    from datetime import datetime
+    starts = [next(start.glob('*.log')) for start in train_starts(work_dir)
+              if any(start.glob('*.log'))]
+    total = 0.0
+    for index, log in enumerate(starts):
+        stamped = [(datetime.strptime(match.group(1), '%Y/%m/%d %H:%M:%S'), line)
+                   for line in log.read_text().splitlines()
+                   for match in [LOG_TIME.match(line)] if match]
+        end = stamped[-1][0]
+        if index + 1 < len(starts):
+            resumed = re.search(r'resumed epoch: (\d+)', starts[index + 1].read_text())
+            saved = [stamp for stamp, line in stamped
+                     if resumed and f'Saving checkpoint at {resumed.group(1)} epochs' in line]
+            end = saved[-1] if saved else end
+        total += (end - stamped[0][0]).total_seconds()
+    return total
+
+
+def resumable(work_dir: Path, row: Row, seed: int, args) -> bool:
+    """Whether a stopped run of this very config left a checkpoint to resume from."""
+    pointer = work_dir / 'last_checkpoint'
+    return (pointer.is_file() and Path(pointer.read_text().strip()).is_file() and
+            same_config(work_dir, row, seed, args))
+
+
 def train_run(row: Row, seed: int, args) -> Dict:
-    """Train one seed of a row, test it on the test and training lists; its result."""
+    """Train one seed of a row (or resume it), test it on the test and training lists; its
+    result."""
     done = finished(args, row, seed)
     if done is not None:
         return done
     work_dir = run_dir(args, row, seed)
     work_dir.mkdir(parents=True, exist_ok=True)
-    for stale in ('result.json', 'last_checkpoint'):
-        (work_dir / stale).unlink(missing_ok=True)
-    config = run_config(row, seed, args, work_dir)
+    (work_dir / 'result.json').unlink(missing_ok=True)
     what = f'{row.name} seed {seed}'
+    command = [sys.executable, 'tools/train.py']
+    if resumable(work_dir, row, seed, args):
+        config = work_dir / 'config.py'
+        command += [str(config), '--work-dir', str(work_dir), '--resume']
+        print(f'[bench_utd_mhad] {what}: resuming from '
+              f'{(work_dir / "last_checkpoint").read_text().strip()}', flush=True)
+    else:
+        # another config's (or an unsaved) run: nothing of it may leak into this one's curves
+        (work_dir / 'last_checkpoint').unlink(missing_ok=True)
+        for stale in train_starts(work_dir):
+            shutil.rmtree(stale)
+        for stale in work_dir.glob('*.pth'):
+            stale.unlink()
+        config = run_config(row, seed, args, work_dir)
+        command += [str(config), '--work-dir', str(work_dir)]
     print(f'[bench_utd_mhad] {what}: training ({work_dir / "train.log"})', flush=True)
-    start = time.time()
-    run_tool([sys.executable, 'tools/train.py', str(config), '--work-dir', str(work_dir)],
-             work_dir / 'train.log', what)
-    train_seconds = time.time() - start
+    log = work_dir / 'train.log'
+    previous = log.read_text() if log.is_file() else ''
+    run_tool(command, log, what, keep=previous)
+    train_seconds = training_seconds(work_dir)
     checkpoint = (work_dir / 'last_checkpoint').read_text().strip()
     test = test_metrics(config, checkpoint, work_dir / 'test', work_dir / 'test.log', what)
     train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')

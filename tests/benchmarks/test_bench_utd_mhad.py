@@ -122,6 +122,51 @@ def test_curves_average_the_epochs_batches(tmp_path):
         '2': dict(train_top1=1.0, train_loss=1.0, test_top1=0.4)}
 
 
+def _log(folder, lines):
+    folder.mkdir(parents=True)
+    (folder / f'{folder.name}.log').write_text(
+        ''.join(f'2026/01/01 {stamp} - mmengine - INFO - {text}\n' for stamp, text in lines))
+
+
+def test_a_resumed_run_counts_the_epochs_it_trained_again_once(tmp_path):
+    # stopped 10 min after its epoch-5 checkpoint; the resumed start redoes epochs 6..
+    _log(tmp_path / '20260101_100000', [('10:00:00', 'start'),
+                                        ('10:30:00', 'Saving checkpoint at 5 epochs'),
+                                        ('10:40:00', 'Epoch(train) [6][3/27]')])
+    _log(tmp_path / '20260101_110000', [('11:00:00', 'start'),
+                                        ('11:00:05', 'resumed epoch: 5, iter: 135'),
+                                        ('11:20:00', 'Saving checkpoint at 10 epochs')])
+    assert bench.training_seconds(tmp_path) == 30 * 60 + 20 * 60
+    # the later start's epochs replace the earlier one's, validations of both are kept
+    for start, entries in (('20260101_100000', [dict(epoch=5, top1_acc=0.5, loss=2.0),
+                                                dict(epoch=6, top1_acc=0.1, loss=9.0),
+                                                {'acc/top1': 0.3, 'step': 5}]),
+                           ('20260101_110000', [dict(epoch=6, top1_acc=0.75, loss=1.0),
+                                                {'acc/top1': 0.6, 'step': 10}])):
+        scalars = tmp_path / start / 'vis_data' / 'scalars.json'
+        scalars.parent.mkdir()
+        scalars.write_text(''.join(json.dumps(entry) + '\n' for entry in entries))
+    assert bench.curves(tmp_path) == {
+        '5': dict(train_top1=0.5, train_loss=2.0, test_top1=0.3),
+        '6': dict(train_top1=0.75, train_loss=1.0)}
+
+
+def test_only_a_stopped_run_of_the_same_config_resumes(written, tmp_path):
+    _, args, _ = written
+    row = ROWS['motion products on']
+    folder = tmp_path / 'run'
+    folder.mkdir()
+    bench.run_config(row, 0, args, folder)
+    assert not bench.resumable(folder, row, 0, args)  # no checkpoint saved
+    checkpoint = folder / 'epoch_5.pth'
+    (folder / 'last_checkpoint').write_text(str(checkpoint))
+    assert not bench.resumable(folder, row, 0, args)  # pointer to a missing file
+    checkpoint.write_bytes(b'')
+    assert bench.resumable(folder, row, 0, args)
+    assert not bench.resumable(folder, row, 1, args)  # another seed's config
+    assert not bench.resumable(folder, ROWS['plain stacked frames'], 0, args)
+
+
 def _runs(*top1):
     curves = {'5': dict(train_top1=0.5, train_loss=1.0, test_top1=0.4)}
     return [dict(seed=seed, top1=value, top5=0.9, mean_class=value - 0.01, train_top1=0.99,
