@@ -7,6 +7,7 @@ from mmaction.models.recognizers.base import BaseRecognizer
 from mmaction.registry import MODELS
 from mmaction.utils import ConfigType, OptConfigType, SampleList
 from torch import nn
+from torch.nn import functional as F
 
 FUSIONS = ('concat', 'sum')
 
@@ -67,6 +68,11 @@ class FastSlowRecognizer(BaseRecognizer):
         stream_dropout (float): training-time probability of dropping a whole stream's feature for
             a sample (see :func:`stream_dropout_mask`), so that neither stream dominates. Defaults
             to 0.
+        stream_downsample (dict[str, int], optional): stream name -> integer factor by which that
+            stream's hyperframes are average-pooled (``factor x factor`` pixels to one) before its
+            backbone: a stream at half size costs about a quarter, so a stream that carries
+            coarse motion can be added for a fraction of a full backbone pass. Streams not named
+            keep the input size. Defaults to None (every stream at full size).
         train_cfg, test_cfg (dict, optional): as mmaction2's recognizers.
         data_preprocessor (dict, optional): defaults to ``HyperframeDataPreprocessor`` without
             normalisation.
@@ -79,6 +85,7 @@ class FastSlowRecognizer(BaseRecognizer):
                  share_backbone: bool = True,
                  fusion: str = 'concat',
                  stream_dropout: float = 0.0,
+                 stream_downsample: Optional[Dict[str, int]] = None,
                  train_cfg: OptConfigType = None,
                  test_cfg: OptConfigType = None,
                  data_preprocessor: OptConfigType = None) -> None:
@@ -91,6 +98,15 @@ class FastSlowRecognizer(BaseRecognizer):
         if not 0.0 <= stream_dropout < 1.0:
             raise ValueError(f'FastSlowRecognizer: stream_dropout must be in [0, 1), got '
                              f'{stream_dropout}')
+        stream_downsample = dict(stream_downsample or {})
+        unknown = sorted(set(stream_downsample) - set(streams))
+        if unknown:
+            raise ValueError(f'FastSlowRecognizer: stream_downsample names {unknown}, which are '
+                             f'not among the streams {streams}')
+        for name, factor in stream_downsample.items():
+            if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
+                raise ValueError(f'FastSlowRecognizer: stream_downsample[{name!r}] must be a '
+                                 f'positive int, got {factor!r}')
         per_stream = self._per_stream_configs(backbone, streams)
         if share_backbone and any(cfg != per_stream[streams[0]] for cfg in per_stream.values()):
             raise ValueError('FastSlowRecognizer: share_backbone=True needs one backbone config '
@@ -109,6 +125,7 @@ class FastSlowRecognizer(BaseRecognizer):
         self.share_backbone = share_backbone
         self.fusion = fusion
         self.stream_dropout = stream_dropout
+        self.stream_downsample = stream_downsample
 
     @staticmethod
     def _per_stream_configs(backbone: ConfigType, streams: Tuple[str, ...]) -> Dict[str, dict]:
@@ -157,7 +174,15 @@ class FastSlowRecognizer(BaseRecognizer):
                 raise ValueError(f'FastSlowRecognizer: every stream needs the same number of '
                                  f'hyperframes per sample; imgs_{name} has {clips.shape[1]}, '
                                  f'imgs_{self.streams[0]} has {num_segs}')
-            features.append(pool_features(self.stream_backbone(name)(clips.flatten(0, 1))))
+            hyperframes = clips.flatten(0, 1)
+            factor = self.stream_downsample.get(name, 1)
+            if factor > 1:
+                if min(hyperframes.shape[-2:]) < factor:
+                    raise ValueError(f'FastSlowRecognizer: imgs_{name} of size '
+                                     f'{tuple(hyperframes.shape[-2:])} cannot be downsampled '
+                                     f'{factor}x')
+                hyperframes = F.avg_pool2d(hyperframes, factor)
+            features.append(pool_features(self.stream_backbone(name)(hyperframes)))
         if self.training and self.stream_dropout > 0:
             mask = stream_dropout_mask(features[0].shape[0], len(features), self.stream_dropout,
                                        features[0].device)

@@ -62,6 +62,27 @@ def test_separate_backbones_may_differ_in_frames():
     assert model.stream_backbone('slow').conv1.conv.in_channels == 15
 
 
+def test_a_downsampled_stream_is_its_average_pooled_hyperframes_through_the_backbone():
+    model = build(stream_downsample=dict(fast=2)).eval()
+    data = model.data_preprocessor(batch(), False)
+    feats, _ = model.extract_feat(data['inputs'], stage='backbone')
+    fast = data['inputs']['imgs_fast'].flatten(0, 1)
+    # 2x2 means by hand: the backbone sees a 16x16 fast stream, the slow one at full size
+    pooled = fast.unflatten(-1, (SIZE // 2, 2)).unflatten(-3, (SIZE // 2, 2)).mean((-1, -3))
+    with torch.no_grad():
+        expected_fast = pool_features(model.backbone(pooled))
+        expected_slow = pool_features(model.backbone(data['inputs']['imgs_slow'].flatten(0, 1)))
+    torch.testing.assert_close(feats, torch.cat([expected_fast, expected_slow], dim=1))
+    full = build(stream_downsample=None).eval()
+    full.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        full_feats, _ = full.extract_feat(data['inputs'], stage='backbone')
+    torch.testing.assert_close(full_feats[:, 512:], feats[:, 512:])
+    assert not torch.allclose(full_feats[:, :512], feats[:, :512])
+    with pytest.raises(ValueError, match=r'imgs_fast of size \(32, 32\) cannot be downsampled'):
+        build(stream_downsample=dict(fast=64)).eval().extract_feat(data['inputs'])
+
+
 def count(module):
     return sum(p.numel() for p in module.parameters())
 
@@ -130,6 +151,9 @@ def test_pool_features_shapes():
     (dict(share=True, backbone=dict(fast=backbone_cfg(3), slow=backbone_cfg(5))),
      'share_backbone=True needs one backbone'),
     (dict(share=False, backbone=dict(fast=backbone_cfg(3))), 'exactly the streams'),
+    (dict(stream_downsample=dict(mid=2)), r"stream_downsample names \['mid'\]"),
+    (dict(stream_downsample=dict(fast=1.5)), r"stream_downsample\['fast'\] must be a positive"),
+    (dict(stream_downsample=dict(fast=0)), r"stream_downsample\['fast'\] must be a positive"),
 ])
 def test_bad_configs_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):

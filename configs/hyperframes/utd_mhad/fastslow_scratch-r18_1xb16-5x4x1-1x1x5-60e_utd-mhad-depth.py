@@ -1,21 +1,24 @@
 # Two streams through one shared HyperResNet-18, features concatenated, one head: a fast
-# hyperframe (T=5 picks 2/30 s apart: the direction of the quick arm movements) at a random
-# place in the clip, and a slow one (T=5 spread over the whole clip: the course of the action),
-# the same augmentation draw for both. Test: 3 clips of each stream, paired. It keeps motion
-# products, with which it was trained (not yet without them, as the single stream is).
+# hyperframe (T=5 picks 4/30 s apart: the direction of the quick arm movements) at a random
+# place in the clip, average-pooled to half size so that it costs about a quarter of a full
+# pass, and a slow one (T=5 spread over the whole clip: the course of the action, the single
+# stream's recipe) at full size; the same augmentation draw for both. Test: 3 clips of each
+# stream, paired. It keeps motion products, with which its streams were chosen (the UTD-MHAD
+# fast/slow ablation in benchmarks/README.md).
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
     fusion='concat',
+    stream_downsample=dict(fast=2),
     backbone=dict(motion_products=True),
     cls_head=dict(in_channels=1024))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=5,
     time_based=True,
-    streams=dict(fast=dict(interval=2 / 30), slow=dict(mode='uniform')))
+    streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
 pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
 train_pipeline = [
     {{_base_.frame_cache_init}},
