@@ -22,10 +22,10 @@ import argparse
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
@@ -363,6 +363,19 @@ def resumable(work_dir: Path, row: Row, seed: int, args) -> bool:
             same_config(work_dir, row, seed, args))
 
 
+def set_aside(work_dir: Path, what: str) -> None:
+    """Move a run folder that cannot be resumed (another config's run, finished or not, or one
+    stopped before its first checkpoint) to ``<folder>.replaced-<time>``: a fresh run must not
+    mix with it, and a finished result is never deleted."""
+    if not work_dir.exists():
+        return
+    stamp = time.strftime('%Y%m%d_%H%M%S', time.localtime(work_dir.stat().st_mtime))
+    target = work_dir.with_name(f'{work_dir.name}.replaced-{stamp}')
+    work_dir.rename(target)
+    print(f'[bench_utd_mhad] {what}: the earlier run there is not this config\'s; moved to '
+          f'{target}', flush=True)
+
+
 def train_run(row: Row, seed: int, args) -> Dict:
     """Train one seed of a row (or resume it), test it on the test and training lists; its
     result."""
@@ -370,27 +383,23 @@ def train_run(row: Row, seed: int, args) -> Dict:
     if done is not None:
         return done
     work_dir = run_dir(args, row, seed)
-    work_dir.mkdir(parents=True, exist_ok=True)
-    (work_dir / 'result.json').unlink(missing_ok=True)
     what = f'{row.name} seed {seed}'
     command = [sys.executable, 'tools/train.py']
+    log = work_dir / 'train.log'
     if resumable(work_dir, row, seed, args):
+        (work_dir / 'result.json').unlink(missing_ok=True)
         config = work_dir / 'config.py'
         command += [str(config), '--work-dir', str(work_dir), '--resume']
         print(f'[bench_utd_mhad] {what}: resuming from '
               f'{(work_dir / "last_checkpoint").read_text().strip()}', flush=True)
+        previous = log.read_text() if log.is_file() else ''
     else:
-        # another config's (or an unsaved) run: nothing of it may leak into this one's curves
-        (work_dir / 'last_checkpoint').unlink(missing_ok=True)
-        for stale in train_starts(work_dir):
-            shutil.rmtree(stale)
-        for stale in work_dir.glob('*.pth'):
-            stale.unlink()
+        set_aside(work_dir, what)
+        work_dir.mkdir(parents=True)
         config = run_config(row, seed, args, work_dir)
         command += [str(config), '--work-dir', str(work_dir)]
-    print(f'[bench_utd_mhad] {what}: training ({work_dir / "train.log"})', flush=True)
-    log = work_dir / 'train.log'
-    previous = log.read_text() if log.is_file() else ''
+        previous = ''
+    print(f'[bench_utd_mhad] {what}: training ({log})', flush=True)
     run_tool(command, log, what, keep=previous)
     train_seconds = training_seconds(work_dir)
     checkpoint = (work_dir / 'last_checkpoint').read_text().strip()

@@ -183,6 +183,20 @@ def test_only_a_stopped_run_of_the_same_config_resumes(written, tmp_path):
     assert not bench.resumable(folder, ROWS['plain stacked frames'], 0, args)
 
 
+def test_a_run_that_cannot_resume_is_moved_aside_whole(tmp_path):
+    folder = tmp_path / 'seed0'
+    bench.set_aside(folder, 'row seed 0')  # nothing there: nothing to do
+    assert list(tmp_path.iterdir()) == []
+    (folder / '20260101_000000').mkdir(parents=True)
+    (folder / 'result.json').write_text('{"top1": 0.5}')
+    bench.set_aside(folder, 'row seed 0')
+    assert not folder.exists()
+    (moved, ) = tmp_path.iterdir()
+    assert moved.name.startswith('seed0.replaced-')
+    assert (moved / 'result.json').read_text() == '{"top1": 0.5}'
+    assert (moved / '20260101_000000').is_dir()
+
+
 def _runs(*top1):
     curves = {'5': dict(train_top1=0.5, train_loss=1.0, test_top1=0.4)}
     return [dict(seed=seed, top1=value, top5=0.9, mean_class=value - 0.01, train_top1=0.99,
