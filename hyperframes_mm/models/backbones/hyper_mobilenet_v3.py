@@ -86,22 +86,9 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             mmpretrain layout (``layer0.conv.weight``, bare or under ``backbone.``) or
             torchvision's ``mobilenet_v3_{small,large}`` layout (``features.0.0.weight``).
             Defaults to None.
-        extra_bn (bool): a batch norm between the stem conv and its pretrained norm, as in
-            :class:`HyperResNet`. Defaults to False.
-        frame_attention (bool): re-weight the input frames with a :class:`FrameAttention`.
-            Defaults to False.
-        input_encoding (str): ``'frames'`` feeds the stacked frames as they are; ``'diff'``
-            feeds the centre frame plus ``diff_gain`` times the differences of consecutive
-            frames (see :mod:`.encoding`), which makes motion as loud as appearance and trains
-            much faster from scratch. A 2D checkpoint is inflated in the frame basis, then moved
-            to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
-        diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
-            to 4.
-        motion_products (bool): add a learnt map of the products of each frame difference
-            with the spatial gradient (``I_t I_x``, ``I_t I_y``: the sign of motion, which
-            differences alone lack) to the stem conv's output; see :mod:`.motion_products`.
-            Zero at start, so nothing changes until it is trained. Needs T >= 2.
-            Defaults to False.
+        extra_bn, frame_attention, input_encoding, diff_gain, motion_products: the
+            :class:`~.stem.HyperframeStem`'s, which runs around ``layer0`` (``extra_bn``
+            between its conv and norm). Defaults: False, False, ``'frames'``, 4, False.
         conv_cfg (dict, optional): conv layer config. Defaults to None (Conv2d).
         norm_cfg (dict): norm layer config. Defaults to
             ``dict(type='BN', eps=0.001, momentum=0.01)`` (torchvision's values).
@@ -156,9 +143,9 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             with_cp=with_cp,
             init_cfg=init_cfg)
         resize_conv_input(self.layer0.conv, 3 * num_frames)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention,
-                               input_encoding=input_encoding, diff_gain=diff_gain,
-                               motion_products=motion_products)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn=extra_bn,
+                               frame_attention=frame_attention, input_encoding=input_encoding,
+                               diff_gain=diff_gain, motion_products=motion_products)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmpretrain and torchvision MobileNetV3 layouts."""
@@ -171,7 +158,6 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""
-        x = self.hyperframe_frames(x)
         outs = []
         for index, layer_name in enumerate(self.layers):
             x = self.stem_forward(x) if index == 0 else getattr(self, layer_name)(x)

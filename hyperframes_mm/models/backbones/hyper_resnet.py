@@ -68,24 +68,9 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
         pretrained (str, optional): path of a 2D (3-channel conv1) or hyperframe (3T) checkpoint
             in mmaction2, torchvision or mmpretrain key layout, bare or under ``state_dict``,
             with or without ``backbone.``/``module.`` prefixes. Defaults to None.
-        extra_bn (bool): put a batch norm between conv1 and its pretrained norm, initialised
-            from that norm's statistics so that it is the identity in eval mode and, in train
-            mode, restores the per-channel statistics the pretrained norm expects (see
-            :meth:`HyperframeBackboneMixin._init_extra_bn`). Defaults to False.
-        frame_attention (bool): re-weight the frames of the input with a
-            :class:`FrameAttention` (identity at start). Defaults to False.
-        input_encoding (str): ``'frames'`` feeds the stacked frames as they are; ``'diff'``
-            feeds the centre frame plus ``diff_gain`` times the differences of consecutive
-            frames (see :mod:`.encoding`), which makes motion as loud as appearance and trains
-            much faster from scratch. A 2D checkpoint is inflated in the frame basis, then moved
-            to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
-        diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
-            to 4.
-        motion_products (bool): add a learnt map of the products of each frame difference
-            with the spatial gradient (``I_t I_x``, ``I_t I_y``: the sign of motion, which
-            differences alone lack) to the stem conv's output; see :mod:`.motion_products`.
-            Zero at start, so nothing changes until it is trained. Needs T >= 2.
-            Defaults to False.
+        extra_bn, frame_attention, input_encoding, diff_gain, motion_products: the
+            :class:`~.stem.HyperframeStem`'s, which runs around conv1 (``extra_bn`` between
+            conv1 and its norm). Defaults: False, False, ``'frames'``, 4, False.
         num_stages (int): ResNet stages. Defaults to 4.
         out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
             several a tuple. Defaults to ``(3, )``.
@@ -96,10 +81,11 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             Defaults to ``'pytorch'``.
         frozen_stages (int): stages to freeze; 0 freezes the stem (conv1, ``extra_bn``, frame
             attention), -1 nothing. Defaults to -1.
-        conv_cfg (dict): conv layer config. Defaults to ``dict(type='PadAwareConv2d')``: a
-            ``Conv2d`` that skips the kernel taps which only read zero padding (the same
-            outputs; a ResNet-18 training step is 1.2-1.4x faster at 32x32, where layer4's
-            maps are 1x1; see :mod:`.pad_aware_conv`).
+        conv_cfg (dict): conv layer config. Defaults to ``dict(type='Conv')``, mmaction2's
+            ``ResNet`` default. ``dict(type='PadAwareConv2d')`` computes the same function
+            without the kernel taps that only read zero padding: it pays at inputs so small that
+            layer4's maps are 1x1 (the 32x32 synthetic configs turn it on) and is nothing but
+            overhead at ImageNet sizes (see :mod:`.pad_aware_conv`).
         norm_cfg (dict): norm layer config. Defaults to ``dict(type='BN2d', requires_grad=True)``.
         act_cfg (dict): activation config. Defaults to ``dict(type='ReLU', inplace=True)``.
         norm_eval (bool): keep the pretrained batch norms in eval mode while training
@@ -130,7 +116,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
                  dilations: Sequence[int] = (1, 1, 1, 1),
                  style: str = 'pytorch',
                  frozen_stages: int = -1,
-                 conv_cfg: Dict = dict(type='PadAwareConv2d'),
+                 conv_cfg: Dict = dict(type='Conv'),
                  norm_cfg: Dict = dict(type='BN2d', requires_grad=True),
                  act_cfg: Dict = dict(type='ReLU', inplace=True),
                  norm_eval: bool = False,
@@ -159,9 +145,9 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             partial_bn=partial_bn,
             with_cp=with_cp,
             init_cfg=init_cfg)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn, frame_attention,
-                               input_encoding=input_encoding, diff_gain=diff_gain,
-                               motion_products=motion_products)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn=extra_bn,
+                               frame_attention=frame_attention, input_encoding=input_encoding,
+                               diff_gain=diff_gain, motion_products=motion_products)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmaction2, torchvision and mmpretrain ResNet layouts."""
@@ -174,7 +160,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` stages."""
-        x = self.maxpool(self.stem_forward(self.hyperframe_frames(x)))
+        x = self.maxpool(self.stem_forward(x))
         outs = []
         for index, layer_name in enumerate(self.res_layers):
             x = getattr(self, layer_name)(x)

@@ -87,15 +87,9 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
         pretrained (str, optional): a checkpoint of the wrapped 2D backbone (its own key layout,
             bare or under ``backbone.``; classifier keys are reported and ignored), or of this
             wrapper (``model.*`` keys, C or C*T channels). Defaults to None.
-        frame_attention (bool): re-weight the input frames with a :class:`FrameAttention`.
-            Defaults to False.
-        input_encoding (str): ``'frames'`` feeds the stacked frames as they are; ``'diff'``
-            feeds the centre frame plus ``diff_gain`` times the differences of consecutive
-            frames (see :mod:`.encoding`), which makes motion as loud as appearance and trains
-            much faster from scratch. A 2D checkpoint is inflated in the frame basis, then moved
-            to the encoded one, so every inflation guarantee holds. Defaults to ``'frames'``.
-        diff_gain (float): amplification of the frame differences for ``'diff'``. Defaults
-            to 4.
+        frame_attention, input_encoding, diff_gain: the :class:`~.stem.HyperframeStem`'s,
+            which runs on the input before the wrapped backbone (no conv stem to put
+            ``extra_bn`` or motion products in). Defaults: False, ``'frames'``, 4.
         init_cfg (dict, optional): initialisation of the wrapper. Defaults to None.
     """
 
@@ -120,8 +114,9 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
                              f'{conv.in_channels} channels; build the 2D backbone at 3')
         self.first_conv_name = f'model.{conv_path}'
         resize_conv_input(conv, 3 * num_frames)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, False, frame_attention,
-                               input_encoding=input_encoding, diff_gain=diff_gain)
+        self._setup_hyperframe(num_frames, inflate_init, pretrained,
+                               frame_attention=frame_attention, input_encoding=input_encoding,
+                               diff_gain=diff_gain)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A checkpoint of the wrapped backbone gets the ``model.`` prefix; one of this wrapper
@@ -137,7 +132,7 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
 
     def forward(self, x: torch.Tensor) -> Any:
         """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""
-        out = self.model(self.hyperframe_input(x))
+        out = self.model(self.stem_forward(x))
         if isinstance(out, (tuple, list)) and len(out) == 1:
             out = out[0]
         if isinstance(out, torch.Tensor) and out.dim() == 2:

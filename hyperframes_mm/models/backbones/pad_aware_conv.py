@@ -2,9 +2,9 @@
 
 A ResNet trained on small inputs (32x32 on the CPU, the synthetic benchmark) reaches its last
 stage with 1x1 feature maps: there a 3x3 conv with padding 1 multiplies eight of its nine taps by
-padding for every output, yet the convolution kernels still compute them — on one CPU thread,
-skipping those taps makes a batch-16 ResNet-18 training step at 32x32 1.2-1.4x faster
-(``benchmarks/bench_train_step.py``).
+padding for every output, yet the convolution kernels still compute them; skipping those taps
+shortens a CPU training step at such sizes (``benchmarks/bench_train_step.py`` times both). At
+ImageNet sizes nothing is skipped, so it is opt-in (``conv_cfg``), not a default.
 :class:`PadAwareConv2d` computes the same outputs from the taps that can touch the input only
 (the output is mathematically identical; dead taps get the zero gradient they would get anyway),
 and is a plain ``nn.Conv2d`` otherwise: same parameters, same state dict, same module type for

@@ -104,11 +104,11 @@ def test_built_by_conv_cfg_from_any_scope():
         assert type(conv) is PadAwareConv2d
 
 
-def test_hyper_resnet_uses_it_and_matches_plain_convs_at_32px():
+def test_hyper_resnet_uses_it_when_asked_and_matches_plain_convs_at_32px():
     torch.manual_seed(0)
     cfg = dict(type='HyperResNet', depth=18, num_frames=5, norm_eval=False)
-    model = MODELS.build(cfg).eval()
-    plain = MODELS.build(dict(cfg, conv_cfg=dict(type='Conv'))).eval()
+    model = MODELS.build(dict(cfg, conv_cfg=dict(type='PadAwareConv2d'))).eval()
+    plain = MODELS.build(cfg).eval()  # the default: mmcv's plain convs, as mmaction2's ResNet
     plain.load_state_dict(model.state_dict())
     assert type(model.layer4[1].conv2.conv) is PadAwareConv2d
     assert not isinstance(plain.layer4[1].conv2.conv, PadAwareConv2d)

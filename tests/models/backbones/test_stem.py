@@ -1,0 +1,126 @@
+"""HyperframeStem: the composition order, where its parts live, checkpoints from before it."""
+import pickle
+
+import pytest
+import torch
+import torch.nn.functional as F
+from mmaction.registry import MODELS
+
+from hyperframes_mm.models.backbones import HyperResNet
+from hyperframes_mm.models.backbones.encoding import encode_frames
+from hyperframes_mm.models.backbones.stem import HyperframeStem, upgrade_stem_keys
+
+from .helpers import randomise_norms, save_checkpoint
+
+T, SIZE = 4, 32
+PARTS = dict(extra_bn=True, frame_attention=True, motion_products=True, input_encoding='diff')
+
+
+def trained_resnet(seed=0, **parts):
+    """A HyperResNet-18 whose stem parts all do something (none at its identity start)."""
+    torch.manual_seed(seed)
+    model = HyperResNet(18, num_frames=T, **parts)
+    model.init_weights()
+    randomise_norms(model, seed)
+    with torch.no_grad():
+        for param in model.hyperframe_stem.parameters():
+            param.normal_(0, 0.1)
+    return model.eval()
+
+
+@torch.no_grad()
+def test_the_stem_composes_its_parts_around_the_conv_stem_in_order():
+    model = trained_resnet(**PARTS)
+    stem, conv1 = model.hyperframe_stem, model.conv1
+    x = torch.rand(2, 3 * T, SIZE, SIZE) * 4 - 2
+    frames = stem.frame_attention(x)
+    out = conv1.conv(encode_frames(frames, T, 'diff', 4.0, 3)) + stem.motion_products(frames)
+    expected = F.relu(conv1.bn(stem.extra_bn(out)))
+    torch.testing.assert_close(model.stem_forward(x), expected, rtol=0, atol=0)
+    torch.testing.assert_close(model(x), model.layer4(model.layer3(model.layer2(model.layer1(
+        model.maxpool(expected))))), rtol=0, atol=0)
+
+
+def test_the_parts_live_in_the_stem_and_the_2d_layers_keep_their_keys():
+    keys = list(trained_resnet(**PARTS).state_dict())
+    assert 'conv1.conv.weight' in keys and 'conv1.bn.running_var' in keys
+    assert {key.split('.')[1] for key in keys if key.startswith('hyperframe_stem.')} == {
+        'frame_attention', 'extra_bn', 'motion_products'}
+    assert not [key for key in keys if key.startswith(('extra_bn.', 'motion_products.',
+                                                       'frame_attention.'))]
+
+
+def test_upgrade_moves_top_level_parts_under_the_stem_only():
+    state = {'backbone.extra_bn.weight': 1, 'backbone.conv1.conv.weight': 2,
+             'backbone.layer1.0.extra_bn.weight': 3, 'cls_head.fc_cls.weight': 4}
+    upgrade_stem_keys(state, 'backbone.')
+    assert state == {'backbone.hyperframe_stem.extra_bn.weight': 1,
+                     'backbone.conv1.conv.weight': 2, 'backbone.layer1.0.extra_bn.weight': 3,
+                     'cls_head.fc_cls.weight': 4}
+
+
+def _old_layout(state_dict, prefix=''):
+    """A state dict as backbones saved it before the stem: its parts at the top level."""
+    return {key.replace(f'{prefix}hyperframe_stem.', prefix): value
+            for key, value in state_dict.items()}
+
+
+@torch.no_grad()
+def test_checkpoints_saved_before_the_stem_still_load(tmp_path):
+    trained = trained_resnet(**PARTS)
+    clip = torch.rand(2, 3 * T, SIZE, SIZE)
+    # a recognizer checkpoint through load_state_dict (what mmengine's load_checkpoint does)
+    recognizer = MODELS.build(dict(
+        type='Recognizer2D', backbone=dict(type='HyperResNet', depth=18, num_frames=T, **PARTS),
+        cls_head=dict(type='TSNHead', num_classes=3, in_channels=512)))
+    old = _old_layout({f'backbone.{k}': v for k, v in trained.state_dict().items()},
+                      'backbone.')
+    old.update({f'cls_head.{k}': v for k, v in recognizer.cls_head.state_dict().items()})
+    assert 'backbone.extra_bn.weight' in old
+    recognizer.load_state_dict(old, strict=True)
+    assert torch.equal(recognizer.backbone.eval()(clip), trained(clip))
+    # a hyperframe checkpoint given as pretrained=
+    path = save_checkpoint(tmp_path / 'old.pth', _old_layout(trained.state_dict()))
+    loaded = HyperResNet(18, num_frames=T, pretrained=path, **PARTS)
+    loaded.init_weights()
+    assert torch.equal(loaded.eval()(clip), trained(clip))
+
+
+def test_a_stem_part_without_a_conv_stem_is_an_error():
+    with pytest.raises(ValueError, match='Owner has no conv-norm stem to put extra_bn in'):
+        HyperframeStem(T, 'Owner', None, extra_bn=True)
+    stem = HyperframeStem(T, 'Owner', None, input_encoding='diff')
+    x = torch.rand(1, 3 * T, 8, 8)
+    assert torch.equal(stem(x), encode_frames(x, T, 'diff', 4.0, 3))
+    with pytest.raises(ValueError, match=r'Owner\(num_frames=4\) expects 12 input channels, '
+                       r'got 9 \(3 frames\)'):
+        stem(torch.rand(1, 9, 8, 8))
+
+
+def test_a_hyperframe_backbone_pickles():
+    model = trained_resnet(**PARTS)
+    copy = pickle.loads(pickle.dumps(model))
+    clip = torch.rand(1, 3 * T, SIZE, SIZE)
+    with torch.no_grad():
+        assert torch.equal(copy(clip), model(clip))
+
+
+@torch.no_grad()
+def test_load_inflated_checkpoint_inflates_a_widened_torchvision_network(tmp_path):
+    import torchvision
+
+    from hyperframes_mm.models.backbones import load_inflated_checkpoint
+    torch.manual_seed(0)
+    net2d = randomise_norms(torchvision.models.resnet18(num_classes=5)).eval()
+    path = save_checkpoint(tmp_path / 'r18.pth', net2d.state_dict())
+    widened = torchvision.models.resnet18(num_classes=5)
+    widened.conv1 = torch.nn.Conv2d(3 * T, 64, 7, 2, 3, bias=False)
+    loaded = load_inflated_checkpoint(widened, path, first_conv='conv1')
+    assert loaded == set(net2d.state_dict())
+    frame = torch.rand(2, 3, SIZE, SIZE)
+    # 'replicate' divides the 2D kernel by T: T identical frames give the 2D output
+    torch.testing.assert_close(widened.eval()(frame.repeat(1, T, 1, 1)), net2d(frame))
+    with pytest.raises(ValueError, match='name its first conv'):
+        load_inflated_checkpoint(widened, path)
+    with pytest.raises(ValueError, match="HyperResNet's first conv is 'conv1.conv', not 'conv1'"):
+        load_inflated_checkpoint(HyperResNet(18, num_frames=T), path, first_conv='conv1')
