@@ -1,8 +1,8 @@
 """One training step of HyperResNet-18 with mmcv's plain convs vs PadAwareConv2d, side by side.
 
 At small inputs ResNet's last stage works on 1x1 maps, where a 3x3 conv with padding 1 spends
-eight of its nine taps on padding; ``PadAwareConv2d`` (HyperResNet's default ``conv_cfg``)
-skips them with the same outputs. This times a full step — forward, cross-entropy, backward,
+eight of its nine taps on padding; ``PadAwareConv2d`` (``conv_cfg`` of the 32x32 synthetic
+configs) skips them with the same outputs. This times a full step — forward, cross-entropy, backward,
 fused AdamW update — of the synthetic recipe's model (T=5, 10 classes, batch 16) at each input
 size, both conv types in interleaved rounds (each round runs every row once, rotating the
 order), on one thread unless ``--threads``. Prints the median step times and their ratio, checks

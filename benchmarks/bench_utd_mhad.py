@@ -232,14 +232,21 @@ def finished(args, row: Row, seed: int) -> Optional[Dict]:
     return json.loads(result.read_text()) if same_config(folder, row, seed, args) else None
 
 
-#: keys tools/train.py adds when it dumps the config it ran over the run dir's ``config.py``
-TRAIN_ADDED_KEYS = ('launcher', 'work_dir')
+#: what mmengine's ``Runner.from_cfg`` reads from a config, but for the keys tools/train.py
+#: sets from its command line (``launcher``, ``work_dir``, ``resume``): what makes the run.
+#: A config's other top-level names (``train_pipeline``, ...) are its own variables, which
+#: only reach the run through these.
+RUN_KEYS = ('model', 'train_dataloader', 'val_dataloader', 'test_dataloader', 'train_cfg',
+            'val_cfg', 'test_cfg', 'optim_wrapper', 'param_scheduler', 'auto_scale_lr',
+            'val_evaluator', 'test_evaluator', 'default_hooks', 'custom_hooks',
+            'data_preprocessor', 'load_from', 'env_cfg', 'log_processor', 'log_level',
+            'visualizer', 'default_scope', 'randomness', 'experiment_name')
 
 
 def same_config(folder: Path, row: Row, seed: int, args) -> bool:
     """Whether the config a run trained with (``config.py``, as tools/train.py rewrote it) is
-    the one :func:`run_config` makes for this row and seed now. Compared as dicts, not text:
-    the runner's rewrite adds keys and may reorder nothing else."""
+    the one :func:`run_config` makes for this row and seed now, in every key the runner reads
+    (:data:`RUN_KEYS`). Compared as dicts, not text: the rewrite reorders and adds keys."""
     import tempfile
     from mmengine.config import Config
     saved = folder / 'config.py'
@@ -248,9 +255,7 @@ def same_config(folder: Path, row: Row, seed: int, args) -> bool:
     with tempfile.TemporaryDirectory() as tmp:
         expected = Config.fromfile(str(run_config(row, seed, args, Path(tmp)))).to_dict()
     ran = Config.fromfile(str(saved)).to_dict()
-    for key in TRAIN_ADDED_KEYS:
-        ran.pop(key, None)
-    return ran == expected
+    return all(ran.get(key) == expected.get(key) for key in RUN_KEYS)
 
 
 def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:

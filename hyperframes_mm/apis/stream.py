@@ -546,7 +546,8 @@ def should_confirm(deferred: int, batch_size: int, queue_empty: bool, waited: fl
     """Whether to run the confirmer on the deferred flagged windows now.
 
     Flagged windows are few, so confirming each screening batch's share alone would run the
-    confirmer at batch 1 or 2 (here ~3.7x its batch-8 cost per window). They wait for a full
+    confirmer at batch 1 or 2, at several times its batch-8 cost per window
+    (``benchmarks/bench_streaming.py``). They wait for a full
     batch, but not when no more input is waiting (nothing to gain; a live stream's alert
     would only be late) nor longer than ``max_wait`` seconds.
     """

@@ -114,9 +114,16 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     config = bench.run_config(row, 0, args, folder)
     result = dict(top1=0.5)
     (folder / 'result.json').write_text(json.dumps(result))
-    # tools/train.py dumps the config it ran over config.py, with the keys it adds
-    config.write_text(config.read_text() + f"launcher = 'none'\nwork_dir = '{folder}'\n")
+    # tools/train.py dumps the config it ran over config.py, with the keys it sets from its
+    # command line; a top-level variable the runner never reads does not make another run
+    config.write_text(config.read_text() + f"launcher = 'none'\nwork_dir = '{folder}'\n"
+                      "resume = True\ntrain_pipeline = []\n")
     assert bench.finished(args, row, 0) == result
+    # ... but anything the runner reads does
+    ran = config.read_text()
+    config.write_text(ran + "train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=1)\n")
+    assert bench.finished(args, row, 0) is None
+    config.write_text(ran)
     # another row's config in that folder (here: raw frames, no motion products) is not this run
     other = bench.run_config(ROWS['plain stacked frames'], 0, args, tmp_path)
     config.write_text(other.read_text())

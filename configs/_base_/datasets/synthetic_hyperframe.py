@@ -14,8 +14,8 @@ num_classes = 10
 flip_label_map = {0: 1, 1: 0, 5: 6, 6: 5}
 # Training reads the frames through the plugin's frame cache (FrameCacheInit/FrameCacheDecode):
 # each video decoded once into <video>.hfc beside it, then memory-mapped; the same frames as
-# decord's, without a container open and a decode from the keyframe per sample (~35 % of a
-# training step on these clips). tools/main_job.py builds the entries first; a plain
+# decord's, without a container open and a decode from the keyframe per sample (a large part of
+# a training step on clips this small: benchmarks/README.md). tools/main_job.py builds the entries first; a plain
 # tools/train.py builds them during the first epoch. Validation and test (and inference on other
 # videos) decode the videos.
 frame_cache_init = dict(type='FrameCacheInit', on_stale='rebuild')
@@ -43,10 +43,10 @@ val_pipeline = [
 # validation and test: the same 3 clips of the whole 32x32 frame
 test_pipeline = val_pipeline
 
-# From the frame cache a training sample loads in ~1 ms: on a 2-core CPU, loader worker
+# From the frame cache a training sample is a memory-mapped read: on a 2-core CPU, loader worker
 # processes cost more (inter-process copies, scheduling against the training thread) than they
-# save, so training loads in the main process (0.17-0.19 s per step instead of 0.23 with 2
-# workers, two trainings at once). Raise num_workers on a bigger machine.
+# save, so training loads in the main process (bench_pipeline.py times both). Raise
+# num_workers on a bigger machine.
 train_dataloader = dict(
     batch_size=16,
     num_workers=0,

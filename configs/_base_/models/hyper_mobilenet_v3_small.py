@@ -1,6 +1,6 @@
 # Recognizer2D over hyperframes with mmpretrain's MobileNetV3-small, its stem conv widened to
-# 3T channels; the last layer gives 576 channels. The CPU-first backbone: ~0.06 GFLOPs per
-# 224x224 view at any T (only the 3x3 stem grows).
+# 3T channels; the last layer gives 576 channels. The CPU-first backbone: its cost hardly grows
+# with T (only the 3x3 stem does; GFLOPs in the family model-zoo tables).
 model = dict(
     type='Recognizer2D',
     backbone=dict(

@@ -99,10 +99,11 @@ def test_train_step_lowers_loss_and_test_step_gives_probabilities():
     torch.manual_seed(0)
     model = build()
     from mmengine.optim import OptimWrapper
-    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9))
+    wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9))
     data = batch(batch_size=4)
-    losses = [float(model.train_step(data, wrapper)['loss']) for _ in range(6)]
-    assert losses[-1] < losses[0]
+    # four samples are memorised within a few steps at this rate (at 0.05 the loss oscillates)
+    losses = [float(model.train_step(data, wrapper)['loss']) for _ in range(8)]
+    assert losses[-1] < 0.1 * losses[0]
     model.eval()
     predictions = model.test_step(batch(batch_size=3, clips=2))
     assert len(predictions) == 3
