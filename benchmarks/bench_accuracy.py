@@ -10,7 +10,7 @@ tested with ``tools/test.py`` (mmaction2's own tools) — same data, same schedu
 family's AdamW/cosine, ``--epochs``), seed 0. To keep the CPU budget, data is read from a frame
 cache of the same videos (``tools/build_frame_cache.py``; bit-identical frames) and ``--jobs``
 rows train at once, one thread each. Inference latency is for one clip at 224x224, batch 1,
-every row's model timed side by side (``hyperframes_mm.apis.complexity.compare_latency``), and
+every row's model timed side by side (``hyperframes_mm.analysis.complexity.compare_latency``), and
 given relative to TSM-5. A finished row (its ``result.json``, newer than the dataset) is not retrained. Results:
 ``benchmarks/results/accuracy.md`` and, when every row ran, the accuracy section of
 ``benchmarks/README.md``.
@@ -236,7 +236,7 @@ def train_row(row: Row, args, single_frame_checkpoint: str = '') -> Dict:
 def latency_224(rows: List[Row], results: Dict[str, Dict]) -> Dict[str, float]:
     """Median ms of one clip at 224x224, batch 1, every row's model side by side."""
     from mmengine.config import Config
-    from hyperframes_mm.apis.complexity import compare_latency
+    from hyperframes_mm.analysis.complexity import compare_latency
     configs = {}
     for row in rows:
         cfg = Config.fromfile(results[row.name]['config'])

@@ -72,9 +72,9 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     from hyperframes_mm.apis import init_recognizer, predict_scores
-    from hyperframes_mm.apis.dynamic_frames import (DEFAULT_THRESHOLDS, DynamicFrameStage,
+    from hyperframes_mm.deploy.dynamic_frames import (DEFAULT_THRESHOLDS, DynamicFrameStage,
                                                     choose_num_frames, window_motion_score)
-    from hyperframes_mm.apis.export import ExportWrapper
+    from hyperframes_mm.deploy.export import ExportWrapper
     torch.set_num_threads(args.threads)
     MMLogger.get_current_instance().setLevel(logging.WARNING)
     thresholds = tuple(args.thresholds or DEFAULT_THRESHOLDS)

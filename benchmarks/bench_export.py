@@ -1,7 +1,7 @@
 """PyTorch vs onnxruntime CPU latency of an exported hyperframe model, side by side in one run.
 
 Exports the whole test-time model (normalisation, HyperResNet-18 T=5, a 400-class TSN head)
-with ``hyperframes_mm.apis.export_onnx`` and times, in interleaved rounds (each round calls
+with ``hyperframes_mm.deploy.export_onnx`` and times, in interleaved rounds (each round calls
 both runtimes once, alternating which goes first), PyTorch (``inference_mode``) and an
 onnxruntime CPU session on the same pixels at each thread count (1 and 2 by default). Prints the
 median latencies, their ratios and the target (onnxruntime <= PyTorch), checks parity, writes
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     from hyperframes_mm.apis import example_inputs, init_recognizer
-    from hyperframes_mm.apis.export import (ExportWrapper, as_tuple, check_parity, export_onnx,
+    from hyperframes_mm.deploy.export import (ExportWrapper, as_tuple, check_parity, export_onnx,
                                             onnx_session, random_pixels, run_onnx)
     init_default_scope('mmaction')
     # Random initialisation logs every layer at INFO; the numbers are what matters here.

@@ -550,10 +550,10 @@ def train_row(row: Row, cfg, args: argparse.Namespace, device: torch.device,
 
 
 def cast_wrapper(model, dtype: torch.dtype):
-    """:class:`~hyperframes_mm.apis.export.ExportWrapper` (pixels in, scores out) whose
+    """:class:`~hyperframes_mm.deploy.export.ExportWrapper` (pixels in, scores out) whose
     normalised input is cast to the weights' dtype: the preprocessors normalise in float32, and
     fp16 weights need fp16 activations."""
-    from hyperframes_mm.apis.export import ExportWrapper
+    from hyperframes_mm.deploy.export import ExportWrapper
 
     class CastWrapper(ExportWrapper):
 

@@ -7,7 +7,7 @@ centre-frame head ablation.
         [--seeds 0 1] [--rows fast slow alerting accuracy recipe aux] [--epochs N]
 
 ``cost``: GFLOPs (mmengine's count, multiply-adds) and parameters of the whole test-time model
-(``hyperframes_mm.apis.complexity.model_complexity``) on one view of each scenario config (its
+(``hyperframes_mm.analysis.complexity.model_complexity``) on one view of each scenario config (its
 ``val_pipeline`` with one clip: one centre crop at the scenario's input size), and the CPU
 latency of that view at batch 1, timed side by side in interleaved rounds
 (``compare_latency``); test views from the ``test_pipeline``.
@@ -154,7 +154,7 @@ def run_cost(args) -> str:
     """The cost section: GFLOPs, parameters, latency of one view of every scenario."""
     import torch
     from hyperframes_mm.analysis.config_utils import sampler_spec
-    from hyperframes_mm.apis.complexity import compare_latency, model_complexity
+    from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
     torch.set_num_threads(args.threads)
     load_before = os.getloadavg()
     rows, configs = [], {}

@@ -135,7 +135,7 @@ def pick_videos(args, folder: Path) -> List[str]:
 
 
 def decode_alone(paths, backend) -> Dict:
-    from hyperframes_mm.apis import VideoSource
+    from hyperframes_mm.deploy import VideoSource
     frames = [None] * len(paths)
 
     def run(index):
@@ -189,7 +189,7 @@ def model_alone(stage, prepared, batch_size) -> float:
 def throughput(args) -> str:
     from tqdm import tqdm
 
-    from hyperframes_mm.apis import ModelStage, StreamEngine, VideoSource
+    from hyperframes_mm.deploy import ModelStage, StreamEngine, VideoSource
     config = args.config or default_config()
     stage = ModelStage.from_config(config, args.checkpoint, args.device)
     with tempfile.TemporaryDirectory() as folder:
@@ -246,8 +246,8 @@ def throughput(args) -> str:
 def cascade(args) -> str:
     from tqdm import tqdm
 
-    from hyperframes_mm.apis import AlertRule, ModelStage, StreamEngine
-    from hyperframes_mm.apis.cascade import (compare_with_confirmer, make_event_stream,
+    from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine
+    from hyperframes_mm.deploy.cascade import (compare_with_confirmer, make_event_stream,
                                              windows_with_event)
     screen = ModelStage.from_config(args.screen_config, args.screen_checkpoint, args.device,
                                     name='screen', cfg_options=args.screen_cfg_options)

@@ -428,7 +428,7 @@ def cost_of(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> Dict[str, Di
     batch 1, one thread, every row timed side by side) of each row's seed-0 config."""
     import torch
     from mmengine.config import Config
-    from hyperframes_mm.apis.complexity import compare_latency, model_complexity
+    from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
     torch.set_num_threads(1)
     zoo_table = load_zoo_table()
     configs, costs = {}, {}

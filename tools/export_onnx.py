@@ -39,7 +39,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
     from hyperframes_mm.apis import example_inputs, init_recognizer
-    from hyperframes_mm.apis.export import check_parity, export_onnx, random_pixels
+    from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
     example = example_inputs(model.cfg, tuple(args.video_size), fps=args.fps)
     shapes = ({key: tuple(value.shape) for key, value in example.items()}

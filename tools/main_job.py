@@ -473,7 +473,7 @@ def main(argv=None) -> str:
     train_rows(selected, args, env, epochs, display)
 
     import torch
-    from hyperframes_mm.apis.complexity import compare_latency, model_complexity
+    from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
     torch.set_num_threads(1)
     done = [row for row in rows if written_after_dataset(
         Path(args.work_dir) / slug(row.name) / 'predictions.pkl', data_root)]

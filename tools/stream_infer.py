@@ -76,10 +76,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def build_engine(args: argparse.Namespace, sink):
     """The :class:`StreamEngine` the arguments describe."""
-    from hyperframes_mm.apis import AlertRule, ModelStage, StreamEngine, init_recognizer
+    from hyperframes_mm.apis import init_recognizer
+    from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine
     model = init_recognizer(args.config, args.checkpoint, args.device, args.cfg_options)
     if args.dynamic_frames:
-        from hyperframes_mm.apis.dynamic_frames import DEFAULT_THRESHOLDS, DynamicFrameStage
+        from hyperframes_mm.deploy.dynamic_frames import DEFAULT_THRESHOLDS, DynamicFrameStage
         stage = DynamicFrameStage(model, tuple(args.dynamic_frames),
                                   tuple(args.motion_thresholds or DEFAULT_THRESHOLDS),
                                   name='screen' if args.confirm_config else 'dynamic')
@@ -104,7 +105,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     import torch
 
     import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
-    from hyperframes_mm.apis import report_dict
+    from hyperframes_mm.deploy import report_dict
     if args.threads:
         torch.set_num_threads(args.threads)
     out = open(args.out, 'w', encoding='utf-8') if args.out else sys.stdout

@@ -1,5 +1,4 @@
 """The doctor: one small config per finding triggers exactly that finding; a sound one is clean."""
-import importlib.util
 import json
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from hyperframes_mm.analysis.memory import (BACKWARD_FACTOR, GIB, MIB, MemoryEst
 
 from hyperframes_mm.apis.inference import init_recognizer
 
-from ..conftest import REPO, run_tool
+from ..conftest import REPO, load_script, run_tool
 
 CONFIGS = REPO / 'tests/analysis/configs/doctor'
 TINY_CLASSES = {0: 'swipe_left', 1: 'swipe_right', 2: 'drift_left', 3: 'drift_right'}
@@ -376,10 +375,7 @@ def test_repository_configs_have_no_errors(path):
 
 # -------------------------------------------------------------------------- command line
 def _doctor_main():
-    spec = importlib.util.spec_from_file_location('doctor_tool', REPO / 'tools/doctor.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+    return load_script('tools/doctor.py').main
 
 
 def test_exit_status(tiny_root, capsys):

@@ -1,17 +1,14 @@
 """benchmarks/bench_accuracy.py: every row's config differs from its base by exactly the
 listed change, builds, and keeps the shared schedule; the targets and README section are
 computed from the numbers given."""
-import importlib.util
 
 import pytest
 from mmaction.registry import MODELS
 from mmengine.config import Config
 
-from ..conftest import REPO
+from ..conftest import load_script
 
-SPEC = importlib.util.spec_from_file_location('bench_accuracy', REPO / 'benchmarks/bench_accuracy.py')
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
+bench = load_script('benchmarks/bench_accuracy.py')
 ROWS = {row.name: row for row in bench.ROWS}
 
 
@@ -148,7 +145,8 @@ def test_readme_section_is_replaced_between_markers(tmp_path):
 def test_latency_inputs_follow_each_row(configs, monkeypatch, tmp_path):
     """Latency is timed on what each row's model takes: one clip at 224 (T=3: 9 channels;
     TSM: its 5 segments), not on the base config's top-level test pipeline."""
-    from hyperframes_mm.apis import complexity, example_inputs
+    from hyperframes_mm.analysis import complexity
+    from hyperframes_mm.apis import example_inputs
     seen = {}
     monkeypatch.setattr(complexity, 'compare_latency',
                         lambda configs, **kwargs: seen.update(configs) or

@@ -1,7 +1,6 @@
 """benchmarks/bench_gpu.py in its ``--tiny`` CPU mode: it runs end to end in a subprocess and
 writes under ``$OUT`` a JSON and a markdown report with every row, mode and key, positive
 timings, and ratios and targets computed from that run's own numbers. Timings are not judged."""
-import importlib.util
 import json
 import math
 import os
@@ -12,11 +11,9 @@ import time
 import pytest
 import torch
 
-from ..conftest import REPO
+from ..conftest import REPO, load_script
 
-SPEC = importlib.util.spec_from_file_location('bench_gpu', REPO / 'benchmarks/bench_gpu.py')
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
+bench = load_script('benchmarks/bench_gpu.py')
 NAMES = [row.name for row in bench.ROWS]
 
 

@@ -1,17 +1,13 @@
 """benchmarks/bench_utd_mhad.py: each ablation row's config differs from the recipe by its
 listed change only; curves, tables and targets are computed from the numbers given."""
-import importlib.util
 import json
 
 import pytest
 from mmengine.config import Config
 
-from ..conftest import REPO
+from ..conftest import REPO, load_script
 
-SPEC = importlib.util.spec_from_file_location('bench_utd_mhad',
-                                              REPO / 'benchmarks/bench_utd_mhad.py')
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
+bench = load_script('benchmarks/bench_utd_mhad.py')
 ROWS = {row.name: row for row in bench.ROWS}
 
 

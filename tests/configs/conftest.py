@@ -1,5 +1,4 @@
 """Fixtures for the config tests: the zoo_table tool as a module, a stand-in video dataset."""
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
@@ -7,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ..conftest import REPO
+from ..conftest import REPO, load_script
 
 CONFIG_ROOT = REPO / 'configs/hyperframes'
 #: the real-dataset families, each with README.md and metafile.yml
@@ -26,11 +25,7 @@ def one_torch_thread():
 @pytest.fixture(scope='session')
 def zoo_table() -> ModuleType:
     """tools/analysis/zoo_table.py, imported as a module."""
-    path = REPO / 'tools/analysis/zoo_table.py'
-    spec = importlib.util.spec_from_file_location('tool_zoo_table', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('tools/analysis/zoo_table.py')
 
 
 @pytest.fixture(scope='session')

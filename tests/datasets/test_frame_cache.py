@@ -1,6 +1,5 @@
 """The frame cache holds decord's frames bit for bit, refuses stale or damaged entries, and is
 written atomically."""
-import importlib.util
 import logging
 import multiprocessing
 import os
@@ -23,7 +22,7 @@ from hyperframes_mm.datasets.frame_cache import (
 from hyperframes_mm.datasets.transforms import FrameCacheDecode, FrameCacheInit
 from hyperframes_mm.datasets.video_io import write_video
 
-from ..conftest import REPO
+from ..conftest import REPO, load_script
 
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
 
@@ -518,11 +517,7 @@ def test_frame_cache_in_dataloader_workers(videos, tmp_path):
 
 
 def _load_tool():
-    spec = importlib.util.spec_from_file_location('build_frame_cache_tool',
-                                                  REPO / 'tools' / 'build_frame_cache.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('tools/build_frame_cache.py')
 
 
 def test_command_line_tool(videos, tmp_path, capsys):

@@ -1,5 +1,4 @@
 """The synthetic motion benchmark: classes, rendering, generation, determinism and the probes."""
-import importlib.util
 import json
 import os
 
@@ -18,7 +17,7 @@ from hyperframes_mm.datasets.synthetic import render
 from hyperframes_mm.datasets.synthetic.probe import (SoftmaxProbe, motion_features,
                                                      probe_accuracies, single_frame_features)
 
-from ..conftest import REPO
+from ..conftest import load_script
 
 TINY = ['swipe_left', 'swipe_right', 'drift_left', 'drift_right']
 
@@ -335,11 +334,7 @@ def test_odd_frame_size_and_missing_meta_errors(tmp_path, monkeypatch):
 # ---- command line --------------------------------------------------------------------------
 
 def _tool():
-    spec = importlib.util.spec_from_file_location('make_synthetic_dataset_tool',
-                                                  REPO / 'tools/make_synthetic_dataset.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('tools/make_synthetic_dataset.py')
 
 
 def test_cli_writes_and_probes(tiny_dataset, tmp_path, capsys):

@@ -1,17 +1,13 @@
 """benchmarks/bench_scenarios.py: the synthetic rows are the scenario recipes, schedules scale,
 results keep their sections; one real training run and one real cost row."""
-import importlib.util
 import json
 
 import pytest
 from mmengine.config import Config
 
-from ..conftest import REPO
+from ..conftest import load_script
 
-SPEC = importlib.util.spec_from_file_location('bench_scenarios',
-                                              REPO / 'benchmarks/bench_scenarios.py')
-bench = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench)
+bench = load_script('benchmarks/bench_scenarios.py')
 
 
 @pytest.mark.parametrize('row, frames, interval, backbone', [

@@ -1,5 +1,4 @@
 """tools/data/utd_mhad/convert_depth.py on small generated .mat files (scipy writes them)."""
-import importlib.util
 import json
 import subprocess
 import sys
@@ -7,19 +6,12 @@ import sys
 import numpy as np
 import pytest
 
-from ..conftest import REPO
+from ..conftest import REPO, load_script
 
 TOOL = REPO / 'tools/data/utd_mhad/convert_depth.py'
 
 
-def _load_tool():
-    spec = importlib.util.spec_from_file_location('utd_mhad_convert_depth', TOOL)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-convert_depth = _load_tool()
+convert_depth = load_script('tools/data/utd_mhad/convert_depth.py')
 SMALL = convert_depth.Mapping(crop=(2, 4, 16), size=32)
 
 

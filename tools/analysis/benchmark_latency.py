@@ -36,7 +36,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     import torch
 
     import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
-    from hyperframes_mm.apis.complexity import measure_latency
+    from hyperframes_mm.analysis.complexity import measure_latency
     if args.threads:
         torch.set_num_threads(args.threads)
     result = measure_latency(args.config, args.checkpoint, args.device, args.batch,

@@ -321,7 +321,7 @@ def zoo_row(path: Path, results_dir: Optional[Path] = None) -> ZooRow:
         ValueError: the config's name disagrees with the config (:func:`check_name`).
     """
     from hyperframes_mm.analysis.config_utils import load_config
-    from hyperframes_mm.apis.complexity import model_complexity
+    from hyperframes_mm.analysis.complexity import model_complexity
     path = Path(path)
     cfg = load_config(str(path))
     problems = check_name(path, cfg)
@@ -348,7 +348,7 @@ def interleaved_latency(paths: Sequence[Path], repeats: int = 10,
     """Median CPU latency (ms) of one view of each config, batch 1, random pixels.
 
     The models are timed round by round, one call each per round in a rotating order, as
-    :func:`~hyperframes_mm.apis.complexity.measure_latency` times one model (whole test-time
+    :func:`~hyperframes_mm.analysis.complexity.measure_latency` times one model (whole test-time
     model: normalisation, backbone(s), head, clip averaging).
     """
     import statistics
@@ -356,7 +356,7 @@ def interleaved_latency(paths: Sequence[Path], repeats: int = 10,
 
     import torch
     from hyperframes_mm.analysis.config_utils import load_config
-    from hyperframes_mm.apis.export import ExportWrapper, as_tuple
+    from hyperframes_mm.deploy.export import ExportWrapper, as_tuple
     from hyperframes_mm.apis.inference import example_inputs, init_recognizer
     generator = torch.Generator().manual_seed(0)
     calls = []

@@ -148,7 +148,7 @@ def test_mobilenet_stem_takes_the_products():
 def test_onnx_export_keeps_the_products(tmp_path):
     pytest.importorskip('onnxruntime')
     from hyperframes_mm.apis import init_recognizer
-    from hyperframes_mm.apis.export import check_parity, export_onnx, random_pixels
+    from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     config = ('configs/hyperframes/synthetic/'
               'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py')
     model = init_recognizer(config, device='cpu',

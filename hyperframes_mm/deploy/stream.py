@@ -12,7 +12,7 @@ Windows end on frames ``stride - 1, 2 * stride - 1, ...`` of a stream (from the 
 a whole window before it). A window ending at frame ``f`` is the virtual video
 ``f - window + 1 .. f``; its frames are the ones the test sampler picks from a video of
 ``window`` frames, so the prediction equals offline testing given the same frame indices
-(``tests/apis/test_stream.py`` checks it to 1e-5). In a cascade each model takes its own
+(``tests/deploy/test_stream.py`` checks it to 1e-5). In a cascade each model takes its own
 window length, ending at the same frame.
 
 Cascade (``confirm=...``): the screening stage runs on every window; the confirming stage only

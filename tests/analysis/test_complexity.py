@@ -1,9 +1,9 @@
 """FLOP counting and latency of configs, single-stream and fast/slow (dict inputs)."""
 import pytest
 
-from hyperframes_mm.apis.complexity import measure_latency, model_complexity
+from hyperframes_mm.analysis.complexity import measure_latency, model_complexity
 
-from .conftest import load_tool
+from ..conftest import load_script
 
 
 def test_flops_grow_by_exactly_the_inflated_conv1(api_models):
@@ -30,10 +30,10 @@ def test_fast_slow_flops_count_both_streams(api_models):
 
 
 def test_tools_and_latency(api_models, capsys):
-    flops = load_tool('analysis/get_flops.py')
+    flops = load_script('tools/analysis/get_flops.py')
     assert flops.main([str(api_models['fast_slow']), '--video-size', '32', '32']) == 0
     assert 'GFLOPs: ' in capsys.readouterr().out
-    latency = load_tool('analysis/benchmark_latency.py')
+    latency = load_script('tools/analysis/benchmark_latency.py')
     assert latency.main([str(api_models['single']), '--device', 'cpu', '--repeats', '2',
                          '--warmup', '0', '--batch', '2', '--video-size', '32', '32']) == 0
     assert 'ms per call' in capsys.readouterr().out

@@ -4,11 +4,11 @@ import json
 import numpy as np
 import pytest
 
-from hyperframes_mm.apis import AlertRule, ModelStage, StreamEngine, should_confirm
-from hyperframes_mm.apis.cascade import (build_cascade, compare_with_confirmer,
+from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine, should_confirm
+from hyperframes_mm.deploy.cascade import (build_cascade, compare_with_confirmer,
                                          make_event_stream, windows_with_event)
 
-from .conftest import load_tool
+from ..conftest import load_script
 
 
 def _records(report):
@@ -70,7 +70,7 @@ def test_build_cascade_and_tool(api_models, api_videos, tmp_path):
     report = engine.run([str(api_videos['a'])])
     assert report.windows == 4 and report.confirm_windows == 0  # 1.1 flags nothing
     out = tmp_path / 'cascade.jsonl'
-    tool = load_tool('stream_infer.py')
+    tool = load_script('tools/stream_infer.py')
     code = tool.main([str(api_models['single']), str(api_models['single_ckpt']),
                       str(api_videos['a']), '--device', 'cpu', '--stride', '8', '--out',
                       str(out), '--alert-classes', '1', '--threshold', '0.5',

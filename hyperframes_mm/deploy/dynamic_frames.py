@@ -27,7 +27,7 @@ from torch import nn
 
 from ..models.backbones import reinflate_backbone
 from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
-from .inference import WindowPipeline, predict_scores
+from ..apis.inference import WindowPipeline, predict_scores
 from .stages import ModelStage
 
 #: Default thresholds (grey levels, 0-255) between T'=3, the trained T, and T'=7: the motion

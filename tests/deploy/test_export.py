@@ -3,11 +3,12 @@ import numpy as np
 import pytest
 import torch
 
-from hyperframes_mm.apis import ModelStage, StreamEngine, example_inputs, init_recognizer
-from hyperframes_mm.apis.export import (ExportWrapper, check_parity, export_onnx, onnx_session,
+from hyperframes_mm.apis import example_inputs, init_recognizer
+from hyperframes_mm.deploy import ModelStage, StreamEngine
+from hyperframes_mm.deploy.export import (ExportWrapper, check_parity, export_onnx, onnx_session,
                                         pytorch_scores, random_pixels, run_onnx)
 
-from .conftest import load_tool
+from ..conftest import load_script
 
 
 def _stream_inputs(stage, video, stride=3):
@@ -51,7 +52,7 @@ def test_onnx_matches_pytorch_on_stream_windows(api_models, api_videos, tmp_path
 
 
 def test_export_tool_verifies(api_models, tmp_path, capsys):
-    tool = load_tool('export_onnx.py')
+    tool = load_script('tools/export_onnx.py')
     out = tmp_path / 'fs.onnx'
     assert tool.main([str(api_models['fast_slow']), str(api_models['fast_slow_ckpt']), '--out',
                       str(out), '--video-size', '48', '64', '--verify']) == 0

@@ -20,7 +20,7 @@ import numpy as np
 from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 
-from .inference import ConfigLike, load_config
+from ..apis.inference import ConfigLike, load_config
 
 PIPELINES = ('train', 'test', 'val')
 

@@ -5,7 +5,7 @@ The engine hands a stage the last ``window_length(fps)`` frames of a stream; :me
 turns them into one packed sample (in a reader thread) and :meth:`predict` scores a batch of
 them (in the model thread). ``prepare`` also returns a key: samples are batched only with
 samples of the same key (a dynamic-frame stage keys them by T, see
-:mod:`hyperframes_mm.apis.dynamic_frames`).
+:mod:`hyperframes_mm.deploy.dynamic_frames`).
 """
 from typing import Dict, Hashable, Optional, Sequence, Tuple
 
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .inference import ConfigLike, WindowPipeline, init_recognizer, predict_scores
+from ..apis.inference import ConfigLike, WindowPipeline, init_recognizer, predict_scores
 
 
 class ModelStage:

@@ -1,6 +1,6 @@
 """FLOPs, parameters and latency of a config's model, on the input its test pipeline makes.
 
-Both measure the whole test-time model, :class:`~hyperframes_mm.apis.export.ExportWrapper`:
+Both measure the whole test-time model, :class:`~hyperframes_mm.deploy.export.ExportWrapper`:
 normalisation, backbone(s), head and clip averaging, on one sample of ``[1, K, 3T, H, W]``
 per stream (K, T, H, W from the test pipeline applied to frames of ``video_size``), so
 single-stream and fast/slow models (dict inputs) are counted alike.
@@ -17,8 +17,8 @@ from typing import Callable, Dict, Iterator, Optional, Tuple, Union
 import torch
 
 from ..utils.timing import interleaved_timing
-from .export import ExportWrapper, as_tuple
-from .inference import ConfigLike, example_inputs, init_recognizer, stream_keys
+from ..deploy.export import ExportWrapper, as_tuple
+from ..apis.inference import ConfigLike, example_inputs, init_recognizer, stream_keys
 
 
 def _shapes(inputs) -> Dict[str, Tuple[int, ...]]:

@@ -3,8 +3,9 @@ import numpy as np
 import pytest
 import torch
 
-from hyperframes_mm.apis import ModelStage, StreamEngine, init_recognizer
-from hyperframes_mm.apis.dynamic_frames import (DynamicFrameStage, backbone_num_frames,
+from hyperframes_mm.apis import init_recognizer
+from hyperframes_mm.deploy import ModelStage, StreamEngine
+from hyperframes_mm.deploy.dynamic_frames import (DynamicFrameStage, backbone_num_frames,
                                                 choose_num_frames, motion_score,
                                                 reinflated_copies, sampler_overrides)
 

@@ -5,15 +5,15 @@ import cv2
 import numpy as np
 import pytest
 
-from hyperframes_mm.apis.visualize import (augmented_frames, describe_augment, frame_grid,
+from hyperframes_mm.analysis.visualize import (augmented_frames, describe_augment, frame_grid,
                                            plot_scores, read_score_series)
 
-from .conftest import load_tool
+from ..conftest import load_script
 
 
 @pytest.mark.parametrize('kind', ['single', 'fast_slow'])
 def test_grid_holds_the_pipeline_frames_exactly(api_models, api_videos, tmp_path, kind):
-    tool = load_tool('visualize_hyperframe.py')
+    tool = load_script('tools/visualize_hyperframe.py')
     out = tmp_path / 'grid.png'
     assert tool.main([str(api_models[kind]), str(api_videos['a']), '--out', str(out),
                       '--seed', '3']) == 0

@@ -10,11 +10,10 @@ import torch
 from mmaction.registry import TRANSFORMS
 from mmengine.dataset import Compose
 
-from hyperframes_mm.apis import (AlertRule, Hysteresis, ModelStage, SourceError, StreamEngine,
-                                 VideoSource, WindowPipeline, alert_events, init_recognizer,
-                                 load_config)
+from hyperframes_mm.apis import WindowPipeline, init_recognizer, load_config
+from hyperframes_mm.deploy import AlertRule, Hysteresis, ModelStage, SourceError, StreamEngine, VideoSource, alert_events
 
-from .conftest import load_tool
+from ..conftest import load_script
 
 
 def _stage(api_models, kind='single'):
@@ -300,7 +299,7 @@ def test_alerts_in_stream_records(api_models, api_videos):
 
 # ---------------------------------------------------------------------------------- tool
 def test_stream_infer_tool(api_models, api_videos, tmp_path, capsys):
-    tool = load_tool('stream_infer.py')
+    tool = load_script('tools/stream_infer.py')
     out = tmp_path / 'preds.jsonl'
     code = tool.main([str(api_models['single']), str(api_models['single_ckpt']),
                       str(api_videos['a']), str(api_videos['b']), str(tmp_path / 'gone.mp4'),

@@ -1,6 +1,6 @@
 """Cascade alerting: a cheap screening model on every window, a confirming model on few.
 
-The cascade itself runs inside :class:`~hyperframes_mm.apis.stream.StreamEngine`
+The cascade itself runs inside :class:`~hyperframes_mm.deploy.stream.StreamEngine`
 (``confirm=`` and ``screen_threshold=``). This module builds it from two configs
 (:func:`build_cascade`), checks it against the confirmer alone (:func:`compare_with_confirmer`),
 and writes test streams in which a known fraction of the time holds an event

@@ -21,7 +21,7 @@ import torch
 from mmengine.logging import print_log
 from torch import nn
 
-from .inference import stream_keys
+from ..apis.inference import stream_keys
 
 INPUT_DTYPES = ('float32', 'uint8')
 Inputs = Union[torch.Tensor, Dict[str, torch.Tensor]]
