@@ -63,16 +63,14 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
 
 def probe_video(path: str) -> VideoInfo:
     """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them."""
-    import decord
-
-    from ..datasets.bad_video import _bad_video_errors, _first_line
+    from ..datasets.video_io import _bad_video_errors, _first_line, open_video
     if not osp.isfile(path):
         return VideoInfo(path, error='file not found')
     try:
-        reader = decord.VideoReader(path, num_threads=1)
+        reader = open_video(path)
         return VideoInfo(path, len(reader), float(reader.get_avg_fps()))
     except _bad_video_errors() as error:
-        return VideoInfo(path, error=_first_line(error))
+        return VideoInfo(path, error=_first_line(error.__cause__ or error))
 
 
 def probe_videos(paths: Sequence[str], progress: bool = True,

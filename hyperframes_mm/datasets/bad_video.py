@@ -5,6 +5,8 @@ Upstream, a broken video surfaces as decord's ``RuntimeError: Error reading 3026
 and a malformed annotation line as ``ValueError: not enough values to unpack``. This module
 provides:
 
+* (from :mod:`.video_io`) :func:`open_video`, the one place the plugin opens a video to read
+  its frames, and :class:`BadVideoError`, which names the file.
 * :func:`validate_video_annotations`: checks a ``VideoDataset`` list line by line and raises
   :class:`AnnotationError` naming ``file:line`` (bad label, missing or extra field, blank line);
   it returns the lines whose video does not exist.
@@ -28,23 +30,11 @@ from mmcv.transforms import BaseTransform
 from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
+from .video_io import BadVideoError, _bad_video_errors, _first_line, open_video
+
 ON_BAD_VIDEO = ('raise', 'skip')
 #: Lines of missing videos listed in one error or warning before "and N more".
 _LIST_LIMIT = 10
-
-
-class BadVideoError(RuntimeError):
-    """A video that cannot be loaded; the message names the file (and the sample index).
-
-    Attributes:
-        filename (str): the video.
-        index (int, optional): the sample index in its dataset.
-    """
-
-    def __init__(self, message: str, filename: str = '', index: Optional[int] = None) -> None:
-        super().__init__(message)
-        self.filename = filename
-        self.index = index
 
 
 class AnnotationError(ValueError):
@@ -59,35 +49,6 @@ class AnnotationError(ValueError):
         super().__init__(message)
         self.ann_file = ann_file
         self.line = line
-
-
-def _bad_video_errors() -> Tuple[type, ...]:
-    """Exceptions that mean "this sample's data is broken", as opposed to a bug in the code.
-
-    decord raises ``RuntimeError`` / ``DECORDError``, PyAV ``av.error.FFmpegError`` (an
-    ``OSError`` / ``ValueError``), file access ``OSError``; the plugin's transforms raise
-    ``ValueError`` naming the file and ``IndexError`` for frames a cache does not have.
-    """
-    errors: List[type] = [BadVideoError, OSError, EOFError, RuntimeError, ValueError, IndexError]
-    try:
-        from decord._ffi.base import DECORDError
-        errors.append(DECORDError)
-    except ImportError:
-        pass
-    try:
-        import av
-        errors.append(av.error.FFmpegError)
-    except ImportError:
-        pass
-    return tuple(errors)
-
-
-def _first_line(error: BaseException) -> str:
-    """The first non-empty line of an error message (decord's run over many lines)."""
-    for line in str(error).splitlines():
-        if line.strip():
-            return f'{type(error).__name__}: {line.strip()}'
-    return type(error).__name__
 
 
 def validate_video_annotations(ann_file: str,
@@ -206,17 +167,10 @@ class SafeDecordInit(BaseTransform):
 
     def transform(self, results: Dict) -> Dict:
         """Open the video and add its reader, frame count and frame rate."""
-        import decord
         filename = results['filename']
         if osp.splitext(filename)[0] == filename:
             filename = filename + '.mp4'
-        source = self._source(filename)
-        try:
-            reader = decord.VideoReader(source, num_threads=self.num_threads)
-        except _bad_video_errors() as error:
-            raise BadVideoError(f'{filename}: decord cannot read it as a video (truncated, not '
-                                f'a video, or no video stream): {_first_line(error)}',
-                                filename) from error
+        reader = open_video(self._source(filename), self.num_threads, filename)
         total = len(reader)
         if total == 0:
             raise BadVideoError(f'{filename}: the video has no frames', filename)

@@ -33,6 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..utils.processes import worker_pool
+from .video_io import BadVideoError, open_video
 
 FORMAT_VERSION = 1
 MAGIC = b'HFCACHE\0'
@@ -403,10 +404,11 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
     # Stamp before decoding: a source modified during the build then reads as stale.
     size, mtime_ns = source_stamp(source)
     try:
-        reader = decord.VideoReader(str(source), num_threads=1)
+        reader = open_video(str(source))
         num_frames, fps = len(reader), float(reader.get_avg_fps())
     except (decord.DECORDError, RuntimeError) as error:
-        raise FrameCacheError(f'{source}: cannot open the video: {error}') from error
+        detail = error.__cause__ if isinstance(error, BadVideoError) else error
+        raise FrameCacheError(f'{source}: cannot open the video: {detail}') from error
     entry.parent.mkdir(parents=True, exist_ok=True)
     remove_orphan_temps(entry)
     temp = _temp_name(entry)

@@ -1,12 +1,77 @@
-"""Write real video files (H.264 through PyAV, mp4v as the fallback), atomically."""
+"""Video files in and out: :func:`open_video` is the one place the plugin opens a video to read
+its frames (decord, as mmaction2's ``DecordInit``; a file it cannot read is a
+:class:`BadVideoError` naming it), :func:`write_video` writes real video files (H.264 through
+PyAV, mp4v as the fallback), atomically. Kept free of mmaction2 imports, so that frame-cache
+build workers load it cheaply."""
+import io
 import os
 import tempfile
 from pathlib import Path
-from typing import Union
+from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
 _CODECS = ('libx264', 'mpeg4')
+
+
+class BadVideoError(RuntimeError):
+    """A video that cannot be loaded; the message names the file (and the sample index).
+
+    Attributes:
+        filename (str): the video.
+        index (int, optional): the sample index in its dataset.
+    """
+
+    def __init__(self, message: str, filename: str = '', index: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.filename = filename
+        self.index = index
+
+
+def _bad_video_errors() -> Tuple[type, ...]:
+    """Exceptions that mean "this sample's data is broken", as opposed to a bug in the code.
+
+    decord raises ``RuntimeError`` / ``DECORDError``, PyAV ``av.error.FFmpegError`` (an
+    ``OSError`` / ``ValueError``), file access ``OSError``; the plugin's transforms raise
+    ``ValueError`` naming the file and ``IndexError`` for frames a cache does not have.
+    """
+    errors: List[type] = [BadVideoError, OSError, EOFError, RuntimeError, ValueError, IndexError]
+    try:
+        from decord._ffi.base import DECORDError
+        errors.append(DECORDError)
+    except ImportError:
+        pass
+    try:
+        import av
+        errors.append(av.error.FFmpegError)
+    except ImportError:
+        pass
+    return tuple(errors)
+
+
+def _first_line(error: BaseException) -> str:
+    """The first non-empty line of an error message (decord's run over many lines)."""
+    for line in str(error).splitlines():
+        if line.strip():
+            return f'{type(error).__name__}: {line.strip()}'
+    return type(error).__name__
+
+
+def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
+               name: Optional[str] = None):
+    """A ``decord.VideoReader`` on ``source`` (a path, or an in-memory file named ``name``).
+
+    Every reader the plugin makes comes from here, so that a broken file fails the same way
+    everywhere: as a :class:`BadVideoError` naming the file, not as decord's many-line
+    ``RuntimeError`` naming neither file nor sample.
+    """
+    import decord
+    name = name or str(source)
+    try:
+        return decord.VideoReader(source, num_threads=num_threads)
+    except _bad_video_errors() as error:
+        raise BadVideoError(f'{name}: decord cannot read it as a video (truncated, not a video, '
+                            f'or no video stream): {_first_line(error)}', name) from error
 
 
 def write_video(path: Union[str, Path], frames: np.ndarray, fps: float = 25.0,

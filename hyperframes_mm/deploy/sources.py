@@ -97,8 +97,8 @@ class VideoSource:
         self.fps = self.fps_override or fps
 
     def _open_decord(self) -> Optional[float]:
-        import decord
-        self._reader = decord.VideoReader(self.uri, num_threads=1)
+        from ..datasets.video_io import open_video
+        self._reader = open_video(self.uri, name=self.name)
         if len(self._reader) == 0:
             raise SourceError(f'{self.name}: the video has no frames: {self.uri}')
         return float(self._reader.get_avg_fps())

@@ -167,14 +167,14 @@ def probe_accuracies(train: Sequence[Tuple[np.ndarray, float, int]],
 
 def read_split(root: Union[str, Path], split: str) -> List[Tuple[np.ndarray, float, int]]:
     """Decode every clip of ``split`` of a generated dataset with decord, as mmaction2 does."""
-    import decord
+    from ..video_io import open_video
     from .generate import load_meta
     root = Path(root)
     meta = load_meta(root)
     clips = []
     for line in (root / meta['annotations'][split]).read_text().splitlines():
         relative, label = line.rsplit(' ', 1)
-        reader = decord.VideoReader(str(root / relative))
+        reader = open_video(str(root / relative))
         frames = reader.get_batch(list(range(len(reader)))).asnumpy()
         clips.append((frames, meta['videos'][relative]['fps'], int(label)))
     return clips
