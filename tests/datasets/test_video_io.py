@@ -8,12 +8,12 @@ from ..conftest import REPO
 
 
 def test_open_video_reads_what_write_video_wrote(tmp_path):
-    frames = np.zeros((7, 16, 24, 3), np.uint8)
+    frames = np.zeros((7, 16, 32, 3), np.uint8)
     path = tmp_path / 'clip.mp4'
     write_video(path, frames, fps=10)
     reader = open_video(str(path))
     assert len(reader) == 7
-    assert reader.get_batch([0, 6]).asnumpy().shape == (2, 16, 24, 3)
+    assert reader.get_batch([0, 6]).asnumpy().shape == (2, 16, 32, 3)
     assert float(reader.get_avg_fps()) == 10.0
 
 
