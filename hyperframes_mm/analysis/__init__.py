@@ -9,7 +9,8 @@ from .temporal_probe import (ORDER_CONDITIONS, ConditionResult, ProbeReport, fra
                              scale_sampling_interval, write_probe_outputs)
 
 __all__ = [
-    'compare_latency', 'measure_latency', 'model_complexity', 'Finding', 'diagnose', 'MemoryEstimate', 'estimate_memory', 'ORDER_CONDITIONS',
+    'compare_latency', 'measure_latency', 'model_complexity', 'Finding', 'diagnose',
+    'MemoryEstimate', 'estimate_memory', 'ORDER_CONDITIONS',
     'ConditionResult', 'ProbeReport', 'frame_order', 'perturb_inputs', 'reorder_frames',
     'run_temporal_probe', 'scale_sampling_interval', 'write_probe_outputs'
 ]

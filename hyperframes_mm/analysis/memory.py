@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 from mmengine.config import Config
 
+from ..datasets.transforms.stacking import stream_key
 from .config_utils import dataset_leaves, model_streams, sampler_spec, transform_type
 from .findings import Finding
 
@@ -139,10 +140,6 @@ def _optimizer_slots(cfg: Config) -> int:
     return 1
 
 
-def _stream_key(name: Optional[str]) -> str:
-    return 'imgs' if name is None else f'imgs_{name}'
-
-
 def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, int]],
                           from_data: bool) -> Tuple[Dict[str, Tuple[int, ...]], str]:
     """Input name -> one training sample's shape ``[K, 3T, H, W]``, and how it was found.
@@ -156,7 +153,7 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
     dataset_cfg = cfg.train_dataloader.dataset
     pipeline = dataset_leaves(dataset_cfg, 'train_dataloader.dataset')[0][1]['pipeline']
     spec = sampler_spec(pipeline)
-    frames = {_stream_key(name): backbone.num_frames
+    frames = {stream_key(name): backbone.num_frames
               for name, backbone in model_streams(model).items()}
     if from_data and input_size is None:
         from mmaction.registry import DATASETS
@@ -166,7 +163,7 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
         return {key: shape[:1] + ((3 * frames[key], ) if key in frames else shape[1:2]) + shape[2:]
                 for key, shape in shapes.items()}, 'a real sample'
     if not frames and spec is not None:
-        frames = {_stream_key(stream.name): stream.num_frames for stream in spec.streams}
+        frames = {stream_key(stream.name): stream.num_frames for stream in spec.streams}
     crops = 1
     for transform in pipeline:
         crops *= {'ThreeCrop': 3, 'TenCrop': 10}.get(transform_type(transform), 1)

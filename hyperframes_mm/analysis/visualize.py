@@ -21,6 +21,7 @@ from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 
 from ..apis.inference import ConfigLike, load_config
+from ..datasets.transforms.stacking import stream_key
 
 PIPELINES = ('train', 'test', 'val')
 
@@ -67,7 +68,7 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
     names = [stream['name'] for stream in streams] if streams else [None]
     frames = {}
     for name in names:
-        stacked = np.asarray(results['imgs' if name is None else f'imgs_{name}'])
+        stacked = np.asarray(results[stream_key(name)])
         count, channels, height, width = stacked.shape
         split = stacked.reshape(count, channels // 3, 3, height, width).transpose(0, 1, 3, 4, 2)
         frames[name or 'imgs'] = np.clip(np.rint(split), 0, 255).astype(np.uint8)

@@ -22,6 +22,7 @@ from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 from torch import nn
 
+from ..datasets.transforms.stacking import stream_key
 from ..engine.checkpoint import CheckpointRefusedError
 
 #: Pipeline steps that open or decode a video: a window's frames are already decoded.
@@ -310,4 +311,4 @@ def stream_keys(model: nn.Module) -> List[str]:
     """Input names of a model: ``['imgs_fast', 'imgs_slow']`` for a multi-stream recognizer,
     ``['imgs']`` otherwise."""
     streams = getattr(model, 'streams', None)
-    return [f'imgs_{name}' for name in streams] if streams else ['imgs']
+    return [stream_key(name) for name in streams] if streams else [stream_key()]

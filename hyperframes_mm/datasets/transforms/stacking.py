@@ -6,6 +6,13 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 
 
+def stream_key(name=None) -> str:
+    """The results / input key of a stream's hyperframes: ``imgs`` for a single-stream sample,
+    ``imgs_<name>`` for stream ``name`` (what ``PackActionInputs(collect_keys=...)`` packs and
+    ``FastSlowRecognizer`` reads). The one place the rule is written."""
+    return 'imgs' if name is None else f'imgs_{name}'
+
+
 def stack_hyperframes(frames: np.ndarray, clip_len: int) -> np.ndarray:
     """Stack ``[N, H, W, C]`` frames into ``[N // clip_len, C * clip_len, H, W]``.
 
@@ -95,7 +102,7 @@ class HyperframeStack(BaseTransform):
         else:
             results.pop('imgs')
             for stream, array in zip(streams, stacked):
-                results[f'imgs_{stream["name"]}'] = array
+                results[stream_key(stream['name'])] = array
         results['num_hyperframes'] = len(stacked[0])
         results['input_shape'] = stacked[0].shape
         return results

@@ -9,6 +9,8 @@ from mmaction.utils import ConfigType, OptConfigType, SampleList
 from torch import nn
 from torch.nn import functional as F
 
+from ...datasets.transforms.stacking import stream_key
+
 FUSIONS = ('concat', 'sum')
 
 
@@ -157,28 +159,28 @@ class FastSlowRecognizer(BaseRecognizer):
             raise TypeError('FastSlowRecognizer expects a dict of streams (imgs_<name> -> '
                             '[B, K, 3T, H, W]), as PackActionInputs(collect_keys=...) packs them; '
                             f'got {type(inputs).__name__}')
-        missing = [f'imgs_{name}' for name in self.streams if f'imgs_{name}' not in inputs]
+        missing = [stream_key(name) for name in self.streams if stream_key(name) not in inputs]
         if missing:
             raise KeyError(f'FastSlowRecognizer: inputs lack {missing} (have {sorted(inputs)}); '
                            'the sampler streams and the recognizer streams must match')
         features = []
         num_segs = None
         for name in self.streams:
-            clips = inputs[f'imgs_{name}']
+            clips = inputs[stream_key(name)]
             if clips.dim() != 5:
-                raise ValueError(f'FastSlowRecognizer: imgs_{name} must be [B, K, 3T, H, W], got '
-                                 f'shape {tuple(clips.shape)}')
+                raise ValueError(f'FastSlowRecognizer: {stream_key(name)} must be '
+                                 f'[B, K, 3T, H, W], got shape {tuple(clips.shape)}')
             if num_segs is None:
                 num_segs = clips.shape[1]
             elif clips.shape[1] != num_segs:
                 raise ValueError(f'FastSlowRecognizer: every stream needs the same number of '
-                                 f'hyperframes per sample; imgs_{name} has {clips.shape[1]}, '
-                                 f'imgs_{self.streams[0]} has {num_segs}')
+                                 f'hyperframes per sample; {stream_key(name)} has '
+                                 f'{clips.shape[1]}, {stream_key(self.streams[0])} has {num_segs}')
             hyperframes = clips.flatten(0, 1)
             factor = self.stream_downsample.get(name, 1)
             if factor > 1:
                 if min(hyperframes.shape[-2:]) < factor:
-                    raise ValueError(f'FastSlowRecognizer: imgs_{name} of size '
+                    raise ValueError(f'FastSlowRecognizer: {stream_key(name)} of size '
                                      f'{tuple(hyperframes.shape[-2:])} cannot be downsampled '
                                      f'{factor}x')
                 hyperframes = F.avg_pool2d(hyperframes, factor)
