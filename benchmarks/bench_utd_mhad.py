@@ -609,6 +609,24 @@ def portable(results: Dict[str, List[Dict]]) -> Dict[str, List[Dict]]:
             for name, runs in results.items()}
 
 
+def stopped_runs(rows: Sequence[Row], args) -> List[str]:
+    """``'<row> seed <s> at epoch <e> of <n>'`` for every seed of ``rows`` that is not finished
+    but left a checkpoint of its current config to resume from."""
+    from mmengine.config import Config
+    out = []
+    for row in rows:
+        for seed in row.seeds:
+            folder = run_dir(args, row, seed)
+            if finished(args, row, seed) is not None or not resumable(folder, row, seed, args):
+                continue
+            checkpoint = Path((folder / 'last_checkpoint').read_text().strip()).name
+            epoch = re.fullmatch(r'epoch_(\d+)\.pth', checkpoint)
+            total = Config.fromfile(str(folder / 'config.py')).train_cfg.max_epochs
+            out.append(f'{row.name} seed {seed} at epoch {epoch.group(1) if epoch else "?"} '
+                       f'of {total}')
+    return out
+
+
 def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     zoo = [row for row in ZOO_ROWS if row in rows and row.name in results]
     ablation = [row for row in ABLATION_ROWS if row in rows and row.name in results]
@@ -631,6 +649,10 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     untrained = ([f'Not trained yet: {"; ".join(row.name for row in missing)} (`python '
                   'benchmarks/bench_utd_mhad.py --part zoo` trains what is missing).', '']
                  if missing else [])
+    stopped = stopped_runs(ZOO_ROWS, args)
+    if stopped:
+        untrained += [f'Stopped part-way (the same command resumes them from their last '
+                      f'checkpoint): {"; ".join(stopped)}.', '']
     section = [intro, '', *headline, '', *untrained, *targets(results, costs), '',
                'Training / test top-1 by epoch (seed 0; the training value is the mean over the '
                'epoch\'s augmented batches; every seed in the plot):', '',

@@ -186,6 +186,19 @@ def test_only_a_stopped_run_of_the_same_config_resumes(written, tmp_path):
     assert not bench.resumable(folder, ROWS['plain stacked frames'], 0, args)
 
 
+def test_stopped_runs_are_named_with_their_epoch(written, tmp_path):
+    _, args, _ = written
+    args = bench.parse_args(['--data', args.data, '--work-dir', str(tmp_path)])
+    row = ROWS['motion products on']  # its own seeds: (0, )
+    folder = bench.run_dir(args, row, 0)
+    folder.mkdir(parents=True)
+    bench.run_config(row, 0, args, folder)
+    assert bench.stopped_runs([row], args) == []
+    (folder / 'epoch_35.pth').write_bytes(b'')
+    (folder / 'last_checkpoint').write_text(str(folder / 'epoch_35.pth'))
+    assert bench.stopped_runs([row], args) == ['motion products on seed 0 at epoch 35 of 60']
+
+
 def test_a_run_that_cannot_resume_is_moved_aside_whole(tmp_path):
     folder = tmp_path / 'seed0'
     bench.set_aside(folder, 'row seed 0')  # nothing there: nothing to do
