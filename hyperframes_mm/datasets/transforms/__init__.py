@@ -1,4 +1,4 @@
-from .frame_cache import FrameCacheDecode, FrameCacheInit
+from .cache_loading import FrameCacheDecode, FrameCacheInit
 from .frame_targets import CenterFrameTarget, center_pick
 from .augment import ConsistentClipAugment
 from .sampling import HyperframeSampleFrames

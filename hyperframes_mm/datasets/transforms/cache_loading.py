@@ -1,4 +1,5 @@
-"""Read frames from the pre-decoded cache: drop-in replacements for DecordInit / DecordDecode."""
+"""The frame cache's loading transforms, drop-in replacements for DecordInit / DecordDecode
+(the cache format and its builder are ``datasets/frame_cache.py``)."""
 import logging
 import os
 from pathlib import Path
