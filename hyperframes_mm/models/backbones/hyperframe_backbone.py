@@ -95,13 +95,17 @@ class HyperframeBackboneMixin:
         checkpoint is to be loaded."""
         self.inflate_init = inflate_init
         self.pretrained = pretrained
-        conv_stem = (self.get_submodule(self.stem_module_name)
-                     if self.stem_module_name is not None else None)
-        self.hyperframe_stem = HyperframeStem(num_frames, type(self).__name__, conv_stem,
+        self.hyperframe_stem = HyperframeStem(num_frames, type(self).__name__, self.conv_stem,
                                               channels_per_frame, **stem_args)
         self._register_load_state_dict_pre_hook(_upgrade_stem_keys_hook)
 
     # ----------------------------------------------------------------------- structure
+    @property
+    def conv_stem(self) -> Optional[nn.Module]:
+        """The 2D stem the hyperframe stem runs around (``stem_module_name``), if any."""
+        return (self.get_submodule(self.stem_module_name)
+                if self.stem_module_name is not None else None)
+
     @property
     def first_conv(self) -> nn.Conv2d:
         """The first convolution, whose input channels are ``C * num_frames``."""
@@ -139,9 +143,7 @@ class HyperframeBackboneMixin:
     def stem_forward(self, x: torch.Tensor) -> torch.Tensor:
         """Hyperframes through the hyperframe stem and the backbone's conv stem (its output),
         or, for a backbone without a conv stem, the encoded input its first conv reads."""
-        conv_stem = (self.get_submodule(self.stem_module_name)
-                     if self.stem_module_name is not None else None)
-        return self.hyperframe_stem(x, conv_stem)
+        return self.hyperframe_stem(x, self.conv_stem)
 
     def train_hyperframe_parts(self, mode: bool, stem_frozen: bool) -> None:
         """Train (or freeze, with the backbone's stem) the hyperframe stem's parts."""
@@ -158,7 +160,7 @@ class HyperframeBackboneMixin:
         if self.pretrained is not None:
             loaded = load_inflated_checkpoint(self, self.pretrained)
         if self.extra_bn is not None and not any(stem_part(key) == 'extra_bn' for key in loaded):
-            init_extra_bn(self.extra_bn, self.get_submodule(self.stem_module_name).norm)
+            init_extra_bn(self.extra_bn, self.conv_stem.norm)
 
     # ---------------------------------------------------------------------- T -> T'
     def reinflate(self, num_frames: int) -> None:
