@@ -69,16 +69,16 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
 def test_fast_slow_rows_change_the_fast_stream_only(written):
     _, _, configs = written
     fast_slow = _flat(configs[bench.FASTSLOW_ROW])
-    assert fast_slow['model']['stream_downsample'] == {'fast': 2}
-    full = _flat(configs['fast/slow, both streams full size'])
-    assert set(_diff(fast_slow, full)) == {'model.stream_downsample'}
-    picks = _flat(configs['fast/slow, fast picks 2/30 s, full size'])
+    assert 'stream_downsample' not in fast_slow['model']
+    half = _flat(configs['fast/slow, fast stream at half size'])
+    assert half['model']['stream_downsample'] == {'fast': 2}
+    assert set(_diff(fast_slow, half)) == {'model.stream_downsample'}
+    picks = _flat(configs['fast/slow, fast picks 2/30 s'])
     differ = {path for path in _diff(fast_slow, picks)
               if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
-    assert differ == {'model.stream_downsample'} | {
-        f'{loader}.dataset.pipeline[1].streams.fast.interval'
-        for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')}
-    assert configs['fast/slow, fast picks 2/30 s, full size'].train_dataloader.dataset.pipeline[
+    assert differ == {f'{loader}.dataset.pipeline[1].streams.fast.interval'
+                      for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')}
+    assert configs['fast/slow, fast picks 2/30 s'].train_dataloader.dataset.pipeline[
         1]['streams']['fast']['interval'] == 2 / 30
 
 

@@ -1,17 +1,15 @@
 # Two streams through one shared HyperResNet-18, features concatenated, one head: a fast
 # hyperframe (T=5 picks 4/30 s apart: the direction of the quick arm movements) at a random
-# place in the clip, average-pooled to half size so that it costs about a quarter of a full
-# pass, and a slow one (T=5 spread over the whole clip: the course of the action, the single
-# stream's recipe) at full size; the same augmentation draw for both. Test: 3 clips of each
-# stream, paired. It keeps motion products, with which its streams were chosen (the UTD-MHAD
-# fast/slow ablation in benchmarks/README.md).
+# place in the clip and a slow one (T=5 spread over the whole clip: the course of the action,
+# the single stream's recipe); the same augmentation draw for both. Test: 3 clips of each
+# stream, paired. Both streams at full size and with motion products: the settings its
+# ablation chose (a fast stream at half size costs less and learns less; benchmarks/README.md).
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
     fusion='concat',
-    stream_downsample=dict(fast=2),
     backbone=dict(motion_products=True),
     cls_head=dict(in_channels=1024))
 hyperframe_sampler = dict(
