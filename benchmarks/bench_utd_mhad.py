@@ -688,6 +688,14 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     return markdown
 
 
+def seeds_of(row: Row, args) -> List[int]:
+    """The row's own seeds, those asked for, and every other seed it has a run folder of (an
+    ablation row trained over more seeds once keeps them all in the tables)."""
+    folders = (path.name for path in (Path(args.work_dir) / slug(row.name)).glob('seed*'))
+    found = {int(name[4:]) for name in folders if name[4:].isdigit()}
+    return sorted({*row.seeds, *(args.seeds or ()), *found})
+
+
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
@@ -718,7 +726,7 @@ def main(argv=None) -> str:
     # every finished seed of every row is in the tables, asked for this time or not
     results = {}
     for row in ROWS:
-        runs = [run for seed in sorted({*row.seeds, *(args.seeds or ())})
+        runs = [run for seed in seeds_of(row, args)
                 if (run := finished(args, row, seed)) is not None]
         if runs:
             results[row.name] = runs

@@ -199,6 +199,15 @@ def test_stopped_runs_are_named_with_their_epoch(written, tmp_path):
     assert bench.stopped_runs([row], args) == ['motion products on seed 0 at epoch 35 of 60']
 
 
+def test_the_tables_take_every_seed_a_row_has_a_run_folder_of(tmp_path):
+    args = bench.parse_args(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path)])
+    row = ROWS['motion products on']
+    assert bench.seeds_of(row, args) == [0]
+    for name in ('seed2', 'seed1', 'seed1.replaced-20260101_000000', 'seedling'):
+        (tmp_path / bench.slug(row.name) / name).mkdir(parents=True)
+    assert bench.seeds_of(row, args) == [0, 1, 2]
+
+
 def test_a_run_that_cannot_resume_is_moved_aside_whole(tmp_path):
     folder = tmp_path / 'seed0'
     bench.set_aside(folder, 'row seed 0')  # nothing there: nothing to do
