@@ -16,17 +16,10 @@ from mmengine.config import Config
 
 # Re-exported: the doctor, temporal-probe and zoo-table tools read their configs through here.
 from ..apis.inference import load_config  # noqa: F401
+from ..datasets.transforms.pipeline_info import transform_type  # noqa: F401
 
 DATALOADER_KEYS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 SAMPLER_TYPES = ('HyperframeSampleFrames', 'SampleFrames')
-
-
-def transform_type(transform: Dict) -> str:
-    """The registry name in a config dict, without its scope: ``mmaction.Flip`` -> ``Flip``."""
-    kind = transform.get('type', '')
-    if isinstance(kind, type):
-        return kind.__name__
-    return str(kind).split('.')[-1]
 
 
 def dataset_leaves(dataset: Dict, where: str) -> List[Tuple[str, Dict]]:

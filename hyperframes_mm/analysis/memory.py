@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 from mmengine.config import Config
 
-from ..datasets.transforms.stacking import stream_key
+from ..datasets.transforms.pipeline_info import stream_key
 from .config_utils import dataset_leaves, model_streams, sampler_spec, transform_type
 from .findings import Finding
 

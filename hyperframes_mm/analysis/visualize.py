@@ -21,7 +21,7 @@ from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 
 from ..apis.inference import ConfigLike, load_config
-from ..datasets.transforms.stacking import stream_key
+from ..datasets.transforms.pipeline_info import stream_key
 
 PIPELINES = ('train', 'test', 'val')
 

@@ -22,20 +22,9 @@ from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 from torch import nn
 
-from ..datasets.transforms.stacking import stream_key
+from ..datasets.transforms.pipeline_info import (LOADING_TRANSFORMS, SAMPLER_TRANSFORMS,
+                                                 stream_key, transform_type)
 from ..engine.checkpoint import CheckpointRefusedError
-
-#: Pipeline steps that open or decode a video: a window's frames are already decoded.
-LOADING_TRANSFORMS = frozenset({
-    'DecordInit', 'SafeDecordInit', 'PyAVInit', 'OpenCVInit', 'FrameCacheInit', 'DecordDecode',
-    'PyAVDecode', 'OpenCVDecode', 'FrameCacheDecode', 'RawFrameDecode', 'PyAVDecodeMotionVector',
-    'ImageDecode'
-})
-#: Steps that choose frame indices; exactly one must be in a streamable test pipeline.
-SAMPLER_TRANSFORMS = frozenset({
-    'HyperframeSampleFrames', 'SampleFrames', 'UniformSample', 'UniformSampleFrames',
-    'DenseSampleFrames'
-})
 
 ConfigLike = Union[str, Path, Config]
 
@@ -120,11 +109,6 @@ def init_recognizer(config: ConfigLike,
     return model.to(device or default_device()).eval()
 
 
-def _type_name(step: dict) -> str:
-    kind = step.get('type')
-    return kind if isinstance(kind, str) else getattr(kind, '__name__', str(kind))
-
-
 class WindowPipeline:
     """A config's test pipeline applied to frames held in memory (a stream's last frames).
 
@@ -144,7 +128,7 @@ class WindowPipeline:
                  sampler_overrides: Optional[dict] = None) -> None:
         from mmaction.registry import TRANSFORMS
         steps = [dict(step) for step in pipeline]
-        kinds = [_type_name(step) for step in steps]
+        kinds = [transform_type(step) for step in steps]
         samplers = [index for index, kind in enumerate(kinds) if kind in SAMPLER_TRANSFORMS]
         if len(samplers) != 1:
             raise ValueError(f'WindowPipeline: the test pipeline needs exactly one frame sampler '
@@ -158,7 +142,8 @@ class WindowPipeline:
         sampler_cfg.update(sampler_overrides or {})
         self.sampler_cfg = sampler_cfg
         self.sampler = TRANSFORMS.build(sampler_cfg)
-        rest = [step for step in steps[position + 1:] if _type_name(step) not in LOADING_TRANSFORMS]
+        rest = [step for step in steps[position + 1:]
+                if transform_type(step) not in LOADING_TRANSFORMS]
         self.transform_cfgs = rest
         self.transforms = Compose(rest)
         decoders = [kind for kind in kinds if kind.endswith('Decode')]

@@ -138,3 +138,14 @@ def test_errors_name_the_file():
         stack_hyperframes(np.zeros((2, 4, 4)), 2)
     with pytest.raises(ValueError, match='4 frames cannot be split into hyperframes of 0'):
         stack_hyperframes(np.zeros((4, 2, 2, 3)), 0)
+
+
+def test_pipeline_info_reads_step_names_and_stream_keys():
+    from hyperframes_mm.datasets.transforms.pipeline_info import (SAMPLER_TRANSFORMS,
+                                                                  stream_key, transform_type)
+    from hyperframes_mm.datasets.transforms.sampling import HyperframeSampleFrames
+    assert transform_type(dict(type='mmaction.DecordInit')) == 'DecordInit'
+    assert transform_type(dict(type=HyperframeSampleFrames)) == 'HyperframeSampleFrames'
+    assert transform_type({}) == ''
+    assert 'HyperframeSampleFrames' in SAMPLER_TRANSFORMS
+    assert (stream_key(), stream_key('fast')) == ('imgs', 'imgs_fast')

@@ -5,12 +5,7 @@ import numpy as np
 from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 
-
-def stream_key(name=None) -> str:
-    """The results / input key of a stream's hyperframes: ``imgs`` for a single-stream sample,
-    ``imgs_<name>`` for stream ``name`` (what ``PackActionInputs(collect_keys=...)`` packs and
-    ``FastSlowRecognizer`` reads). The one place the rule is written."""
-    return 'imgs' if name is None else f'imgs_{name}'
+from .pipeline_info import stream_key
 
 
 def stack_hyperframes(frames: np.ndarray, clip_len: int) -> np.ndarray:

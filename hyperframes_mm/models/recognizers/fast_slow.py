@@ -9,7 +9,7 @@ from mmaction.utils import ConfigType, OptConfigType, SampleList
 from torch import nn
 from torch.nn import functional as F
 
-from ...datasets.transforms.stacking import stream_key
+from ...datasets.transforms.pipeline_info import stream_key
 
 FUSIONS = ('concat', 'sum')
 
