@@ -1,6 +1,6 @@
 """The main job: build the synthetic motion benchmark, train and test each model, print the table.
 
-    python tools/main_job.py                 # ~15 min on 2 idle CPU cores
+    python tools/main_job.py                 # the README's table; its time is printed
     python tools/main_job.py --full          # longer schedule, the larger preset and TSM-5
 
 Every model trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's

@@ -193,8 +193,9 @@ def crop_resize(frames: Sequence[np.ndarray], box: Box,
 
 
 def flip_frames(batch: np.ndarray) -> np.ndarray:
-    """Mirror ``[N, H, W, C]`` frames left-right (OpenCV: numpy's negative-stride copy of
-    interleaved pixels is ~20x slower)."""
+    """Mirror ``[N, H, W, C]`` frames left-right with OpenCV: numpy's negative-stride copy of
+    interleaved pixels is many times slower (``benchmarks/bench_pipeline.py`` times the data
+    path)."""
     out = np.empty_like(batch)
     for frame, flipped in zip(batch, out):
         cv2.flip(frame, 1, dst=flipped)
