@@ -1,7 +1,7 @@
 """Deployment: streaming inference with alerts, screening/confirming cascades, dynamic frame
 counts and ONNX export (see ``docs/deployment.md``); built on :mod:`hyperframes_mm.apis`."""
 from .alerts import AlertRule, Hysteresis, alert_events
-from .cascade import build_cascade, compare_with_confirmer, make_event_stream
+from .cascade import build_cascade, compare_with_confirmer
 from .dynamic_frames import DynamicFrameStage, choose_num_frames, motion_score
 from .export import check_parity, export_onnx
 from .sources import SourceError, VideoSource
@@ -10,7 +10,7 @@ from .stream import StreamEngine, StreamReport, StreamStats, report_dict, should
 
 __all__ = [
     'AlertRule', 'Hysteresis', 'alert_events', 'build_cascade', 'compare_with_confirmer',
-    'make_event_stream', 'check_parity', 'export_onnx', 'DynamicFrameStage', 'choose_num_frames',
+    'check_parity', 'export_onnx', 'DynamicFrameStage', 'choose_num_frames',
     'motion_score', 'SourceError', 'VideoSource', 'ModelStage', 'StreamEngine', 'StreamReport',
     'StreamStats', 'report_dict', 'should_confirm'
 ]

@@ -2,14 +2,10 @@
 
 The cascade itself runs inside :class:`~hyperframes_mm.deploy.stream.StreamEngine`
 (``confirm=`` and ``screen_threshold=``). This module builds it from two configs
-(:func:`build_cascade`), checks it against the confirmer alone (:func:`compare_with_confirmer`),
-and writes test streams in which a known fraction of the time holds an event
-(:func:`make_event_stream`: synthetic clips concatenated, annotated in the frame-label format
-of ``docs/frame_labels.md``).
+(:func:`build_cascade`) and checks it against the confirmer alone
+(:func:`compare_with_confirmer`); ``benchmarks/bench_streaming.py`` writes the test streams.
 """
-import json
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -97,71 +93,3 @@ def compare_with_confirmer(cascade_records: Sequence[Dict], confirm_records: Seq
         cascade_alerts=starts(lambda key: rule.score(cascade[key]['confirm_scores'])
                               if cascade[key].get('flagged') else 0.0),
         confirm_alerts=starts(lambda key: rule.score(alone[key]['scores'])))
-
-
-def make_event_stream(out_path: Union[str, Path], num_clips: int = 20, event_every: int = 10,
-                      event: str = 'fall', background: Sequence[str] = ('drift_left',
-                                                                        'drift_right'),
-                      classes: Optional[Sequence[str]] = None, size: int = 64,
-                      fps: float = 25.0, duration: float = 2.0, seed: int = 0) -> Dict:
-    """Write a long video of synthetic clips, every ``event_every``-th one an event.
-
-    Clips are rendered by the synthetic benchmark's generator (one frame rate for the whole
-    stream) and concatenated; clip ``i`` is the event when ``i % event_every ==
-    event_every // 2``, otherwise a background class in turn. The annotation is written next
-    to the video as ``<name>.jsonl`` in the frame-label format (``docs/frame_labels.md``):
-    one line with the event clips as segments.
-
-    Args:
-        out_path (str | Path): the video to write (``.mp4``).
-        num_clips (int): clips in the stream. Defaults to 20.
-        event_every (int): one clip in this many is the event (10: 10% of the time).
-            Defaults to 10.
-        event (str): the event's class name. Defaults to ``'fall'``.
-        background (Sequence[str]): background class names, used in turn.
-        classes (Sequence[str], optional): the label space (segment labels are indices in it).
-            Defaults to the synthetic benchmark's default classes.
-        size (int): frame side in pixels. Defaults to 64.
-        fps (float): frame rate. Defaults to 25.
-        duration (float): seconds per clip. Defaults to 2.
-        seed (int): clip ``i`` is a function of ``(seed, i)``. Defaults to 0.
-
-    Returns:
-        dict: ``video``, ``annotation``, ``num_frames``, ``fps``, ``segments``
-        (``[[start, end, label], ...]``, end exclusive), ``label`` (the event's label).
-    """
-    from ..datasets.synthetic import clip_rng, render_clip
-    from ..datasets.synthetic.generate import DEFAULT_CLASSES
-    from ..datasets.video_io import write_video
-    if num_clips < 1 or event_every < 1:
-        raise ValueError(f'make_event_stream: num_clips ({num_clips}) and event_every '
-                         f'({event_every}) must be >= 1')
-    classes = list(classes or DEFAULT_CLASSES)
-    for name in [event] + list(background):
-        if name not in classes:
-            raise ValueError(f'make_event_stream: class {name!r} is not in {classes}')
-    out_path = Path(out_path)
-    label = classes.index(event)
-    clips, segments, start = [], [], 0
-    for index in range(num_clips):
-        is_event = index % event_every == event_every // 2
-        name = event if is_event else background[index % len(background)]
-        frames, _ = render_clip(name, clip_rng(seed, 'stream', name, index), size, duration,
-                                (fps, ))
-        if is_event:
-            segments.append([start, start + len(frames), label])
-        clips.append(frames)
-        start += len(frames)
-    write_video(out_path, np.concatenate(clips), fps)
-    annotation = out_path.with_suffix('.jsonl')
-    line = dict(video=out_path.name, num_frames=start, fps=fps, segments=segments)
-    annotation.write_text(json.dumps(line) + '\n')
-    return dict(video=str(out_path), annotation=str(annotation), num_frames=start, fps=fps,
-                segments=segments, label=label)
-
-
-def windows_with_event(records: Sequence[Dict], segments: Sequence[Sequence[int]]) -> List:
-    """``(stream, window)`` keys of window records whose frames overlap an event segment."""
-    return [(record['stream'], record['window']) for record in records if 'scores' in record
-            and any(record['start_frame'] < end and start <= record['end_frame']
-                    for start, end, _ in segments)]

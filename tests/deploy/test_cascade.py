@@ -5,8 +5,7 @@ import numpy as np
 import pytest
 
 from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine, should_confirm
-from hyperframes_mm.deploy.cascade import (build_cascade, compare_with_confirmer,
-                                         make_event_stream, windows_with_event)
+from hyperframes_mm.deploy.cascade import build_cascade, compare_with_confirmer
 
 from ..conftest import load_script
 
@@ -103,24 +102,3 @@ def test_compare_with_confirmer_refuses_different_windows():
                   confirm_scores=None)
     with pytest.raises(ValueError, match='scored different windows'):
         compare_with_confirmer([record], [], AlertRule(0.5, classes=[1]))
-
-
-def test_make_event_stream(tmp_path):
-    info = make_event_stream(tmp_path / 'stream.mp4', num_clips=4, event_every=2, size=32,
-                             fps=5.0, duration=1.2, seed=3)
-    # clips 1 and 3 (i % 2 == 1) are events, 6 frames each; 'fall' is label 2
-    assert info['segments'] == [[6, 12, 2], [18, 24, 2]] and info['num_frames'] == 24
-    line = json.loads((tmp_path / 'stream.jsonl').read_text())
-    assert line == dict(video='stream.mp4', num_frames=24, fps=5.0,
-                        segments=[[6, 12, 2], [18, 24, 2]])
-    import decord
-    assert len(decord.VideoReader(info['video'])) == 24
-    records = [dict(stream='s', window=i, start_frame=s, end_frame=s + 3, scores=[0])
-               for i, s in enumerate(range(0, 21, 3))]
-    # windows [0,3] [3,6] [6,9] [9,12] [12,15] [15,18] [18,21]: frame 6 is in window 1
-    assert windows_with_event(records, info['segments']) == [('s', 1), ('s', 2), ('s', 3),
-                                                             ('s', 5), ('s', 6)]
-    with pytest.raises(ValueError, match='class \'jump\' is not in'):
-        make_event_stream(tmp_path / 'x.mp4', event='jump')
-    with pytest.raises(ValueError, match='must be >= 1'):
-        make_event_stream(tmp_path / 'x.mp4', num_clips=0)

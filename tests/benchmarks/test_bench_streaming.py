@@ -1,0 +1,29 @@
+"""benchmarks/bench_streaming.py: the synthetic event streams its cascade benchmark runs on."""
+import json
+
+import pytest
+
+from ..conftest import load_script
+
+bench = load_script('benchmarks/bench_streaming.py')
+
+
+def test_an_event_stream_marks_every_event_clip_and_its_windows(tmp_path):
+    info = bench.make_event_stream(tmp_path / 'stream.mp4', num_clips=4, event_every=2, size=32,
+                             fps=5.0, duration=1.2, seed=3)
+    # clips 1 and 3 (i % 2 == 1) are events, 6 frames each; 'fall' is label 2
+    assert info['segments'] == [[6, 12, 2], [18, 24, 2]] and info['num_frames'] == 24
+    line = json.loads((tmp_path / 'stream.jsonl').read_text())
+    assert line == dict(video='stream.mp4', num_frames=24, fps=5.0,
+                        segments=[[6, 12, 2], [18, 24, 2]])
+    import decord
+    assert len(decord.VideoReader(info['video'])) == 24
+    records = [dict(stream='s', window=i, start_frame=s, end_frame=s + 3, scores=[0])
+               for i, s in enumerate(range(0, 21, 3))]
+    # windows [0,3] [3,6] [6,9] [9,12] [12,15] [15,18] [18,21]: frame 6 is in window 1
+    assert bench.windows_with_event(records, info['segments']) == [('s', 1), ('s', 2), ('s', 3),
+                                                             ('s', 5), ('s', 6)]
+    with pytest.raises(ValueError, match='class \'jump\' is not in'):
+        bench.make_event_stream(tmp_path / 'x.mp4', event='jump')
+    with pytest.raises(ValueError, match='must be >= 1'):
+        bench.make_event_stream(tmp_path / 'x.mp4', num_clips=0)
