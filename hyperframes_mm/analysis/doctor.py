@@ -29,6 +29,7 @@ import numpy as np
 from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
+from ..datasets.annotations import read_list_lines
 from .config_utils import model_streams, sampler_spec, transform_type, unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
@@ -150,9 +151,7 @@ def find_class_names(dataset: Dict) -> Optional[ClassNames]:
                     return ClassNames(names, path, True)
     if ann_file and osp.isfile(str(ann_file)) and not str(ann_file).endswith('.jsonl'):
         words: Dict[int, List[str]] = {}
-        delimiter = dataset.get('delimiter', ' ')
-        for line in open(str(ann_file), encoding='utf-8'):
-            fields = line.strip().split(delimiter)
+        for _, _, fields in read_list_lines(str(ann_file), dataset.get('delimiter', ' ')):
             if len(fields) >= 2 and fields[-1].lstrip('-').isdigit():
                 stem = osp.splitext(fields[0])[0]
                 words.setdefault(int(fields[-1]), []).append(stem)

@@ -30,6 +30,7 @@ from mmcv.transforms import BaseTransform
 from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
+from .annotations import read_list_lines
 from .video_io import BadVideoError, _bad_video_errors, _first_line, open_video
 
 ON_BAD_VIDEO = ('raise', 'skip')
@@ -81,18 +82,16 @@ def validate_video_annotations(ann_file: str,
     if not osp.isfile(ann_file):
         raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
     missing = []
-    with open(ann_file, encoding='utf-8') as handle:
-        lines = [line.rstrip('\n\r') for line in handle]
+    lines = list(read_list_lines(ann_file, delimiter))
     if not lines:
         raise AnnotationError(f'{ann_file}: the annotation file is empty', ann_file)
-    for number, line in enumerate(lines, start=1):
+    for number, line, fields in lines:
         where = f'{ann_file}:{number}'
 
         def fail(message: str) -> AnnotationError:
             return AnnotationError(f'{where}: {message}: {line!r}', ann_file, number)
 
-        fields = line.strip().split(delimiter)
-        if not line.strip():
+        if not fields:
             raise fail('empty line (mmaction2 would turn it into a sample with no video)')
         if len(fields) == 1 and not allow_unlabelled:
             raise fail('missing label: expected "path label"')

@@ -33,6 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..utils.processes import worker_pool
+from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
 
 FORMAT_VERSION = 1
@@ -625,15 +626,14 @@ def read_video_list(ann_file: PathLike, delimiter: str = ' ') -> List[str]:
         from .frame_label_dataset import load_frame_annotations
         return [record.video for record in load_frame_annotations(ann_file)]
     videos = []
-    with open(ann_file, encoding='utf-8') as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            video = line.strip().split(delimiter)[0]
-            if os.path.isabs(video):
-                raise ValueError(f'{ann_file}:{number}: video path {video!r} must be relative to '
-                                 'the video root')
-            videos.append(video)
+    for line in read_list_lines(ann_file, delimiter):
+        if line.blank:
+            continue
+        video = line.fields[0]
+        if os.path.isabs(video):
+            raise ValueError(f'{ann_file}:{line.number}: video path {video!r} must be relative '
+                             'to the video root')
+        videos.append(video)
     if not videos:
         raise ValueError(f'{ann_file}: lists no videos')
     return videos

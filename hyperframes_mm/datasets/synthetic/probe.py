@@ -167,13 +167,14 @@ def probe_accuracies(train: Sequence[Tuple[np.ndarray, float, int]],
 
 def read_split(root: Union[str, Path], split: str) -> List[Tuple[np.ndarray, float, int]]:
     """Decode every clip of ``split`` of a generated dataset with decord, as mmaction2 does."""
+    from ..annotations import read_list_lines
     from ..video_io import open_video
     from .generate import load_meta
     root = Path(root)
     meta = load_meta(root)
     clips = []
-    for line in (root / meta['annotations'][split]).read_text().splitlines():
-        relative, label = line.rsplit(' ', 1)
+    for line in read_list_lines(root / meta['annotations'][split]):
+        relative, label = line.fields
         reader = open_video(str(root / relative))
         frames = reader.get_batch(list(range(len(reader)))).asnumpy()
         clips.append((frames, meta['videos'][relative]['fps'], int(label)))
