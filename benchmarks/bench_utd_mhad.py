@@ -277,12 +277,10 @@ def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
     return path
 
 
-def run_tool(cmd: List[str], log: Path, what: str, keep: str = '') -> None:
-    """Run a tool, its output into ``log`` after ``keep`` (an earlier start's output)."""
+def run_tool(cmd: List[str], log: Path, what: str, append: bool = False) -> None:
+    """Run a tool, its output into ``log`` (after an earlier start's output with ``append``)."""
     env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONWARNINGS='ignore')
-    with open(log, 'w') as out:
-        out.write(keep)
-        out.flush()
+    with open(log, 'a' if append else 'w') as out:
         code = subprocess.run(cmd, cwd=REPO, env=env, stdout=out,
                               stderr=subprocess.STDOUT).returncode
     if code:
@@ -374,6 +372,9 @@ def set_aside(work_dir: Path, what: str) -> None:
     mix with it, and a finished result is never deleted."""
     if not work_dir.exists():
         return
+    if not any(work_dir.iterdir()):  # nothing to keep
+        work_dir.rmdir()
+        return
     stamp = time.strftime('%Y%m%d_%H%M%S', time.localtime(work_dir.stat().st_mtime))
     target = work_dir.with_name(f'{work_dir.name}.replaced-{stamp}')
     work_dir.rename(target)
@@ -391,21 +392,19 @@ def train_run(row: Row, seed: int, args) -> Dict:
     what = f'{row.name} seed {seed}'
     command = [sys.executable, 'tools/train.py']
     log = work_dir / 'train.log'
-    if resumable(work_dir, row, seed, args):
+    resuming = resumable(work_dir, row, seed, args)
+    if resuming:
         (work_dir / 'result.json').unlink(missing_ok=True)
         config = work_dir / 'config.py'
-        command += [str(config), '--work-dir', str(work_dir), '--resume']
         print(f'[bench_utd_mhad] {what}: resuming from '
               f'{(work_dir / "last_checkpoint").read_text().strip()}', flush=True)
-        previous = log.read_text() if log.is_file() else ''
     else:
         set_aside(work_dir, what)
         work_dir.mkdir(parents=True)
         config = run_config(row, seed, args, work_dir)
-        command += [str(config), '--work-dir', str(work_dir)]
-        previous = ''
+    command += [str(config), '--work-dir', str(work_dir)] + (['--resume'] if resuming else [])
     print(f'[bench_utd_mhad] {what}: training ({log})', flush=True)
-    run_tool(command, log, what, keep=previous)
+    run_tool(command, log, what, append=resuming)
     train_seconds = training_seconds(work_dir)
     checkpoint = (work_dir / 'last_checkpoint').read_text().strip()
     test = test_metrics(config, checkpoint, work_dir / 'test', work_dir / 'test.log', what)

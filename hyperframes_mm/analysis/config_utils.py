@@ -16,7 +16,7 @@ from mmengine.config import Config
 
 # Re-exported: the doctor, temporal-probe and zoo-table tools read their configs through here.
 from ..apis.inference import load_config  # noqa: F401
-from ..datasets.transforms.pipeline_info import transform_type  # noqa: F401
+from ..datasets.transforms.pipeline_info import transform_type
 
 DATALOADER_KEYS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 SAMPLER_TYPES = ('HyperframeSampleFrames', 'SampleFrames')

@@ -30,7 +30,8 @@ from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
 from ..datasets.annotations import read_list_lines
-from .config_utils import model_streams, sampler_spec, transform_type, unique_pipelines
+from ..datasets.transforms.pipeline_info import transform_type
+from .config_utils import model_streams, sampler_spec, unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
 from .memory import check_memory

@@ -17,8 +17,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import torch
 from mmengine.config import Config
 
-from ..datasets.transforms.pipeline_info import stream_key
-from .config_utils import dataset_leaves, model_streams, sampler_spec, transform_type
+from ..datasets.transforms.pipeline_info import stream_key, transform_type
+from .config_utils import dataset_leaves, model_streams, sampler_spec
 from .findings import Finding
 
 #: training memory per sample / forward activations per sample

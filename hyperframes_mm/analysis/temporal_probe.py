@@ -27,7 +27,8 @@ from mmengine.config import Config
 from tqdm import tqdm
 
 from ..apis.inference import init_recognizer
-from .config_utils import sampler_spec, transform_type
+from ..datasets.transforms.pipeline_info import transform_type
+from .config_utils import sampler_spec
 
 ORDER_CONDITIONS = ('original', 'reversed', 'shuffled', 'static')
 DESCRIPTIONS = {

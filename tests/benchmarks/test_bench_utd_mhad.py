@@ -212,6 +212,9 @@ def test_a_run_that_cannot_resume_is_moved_aside_whole(tmp_path):
     folder = tmp_path / 'seed0'
     bench.set_aside(folder, 'row seed 0')  # nothing there: nothing to do
     assert list(tmp_path.iterdir()) == []
+    folder.mkdir()
+    bench.set_aside(folder, 'row seed 0')  # an empty folder holds no run to keep
+    assert list(tmp_path.iterdir()) == []
     (folder / '20260101_000000').mkdir(parents=True)
     (folder / 'result.json').write_text('{"top1": 0.5}')
     bench.set_aside(folder, 'row seed 0')

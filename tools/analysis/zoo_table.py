@@ -284,7 +284,8 @@ def view_options(cfg) -> Dict:
 
 def views_per_test_sample(cfg) -> Tuple[int, int]:
     """``(clips, crops)`` of one sample of the config's ``test_pipeline``."""
-    from hyperframes_mm.analysis.config_utils import sampler_spec, transform_type
+    from hyperframes_mm.analysis.config_utils import sampler_spec
+    from hyperframes_mm.datasets.transforms.pipeline_info import transform_type
     clips = sampler_spec(cfg.test_pipeline).num_clips // segments_per_view(cfg)
     crops = 1
     for transform in cfg.test_pipeline:
