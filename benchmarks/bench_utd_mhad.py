@@ -133,6 +133,13 @@ def half_size(cfg) -> None:
     cfg.model.stream_downsample = dict(fast=2)
 
 
+def early_fusion(cfg) -> None:
+    """A fast/slow model's two T=5 hyperframes stacked into one T=10 hyperframe, one pass."""
+    cfg.model.fusion = 'early'
+    cfg.model.backbone.num_frames = 10
+    cfg.model.cls_head.in_channels = 512
+
+
 class Row(NamedTuple):
     """One model: a family config, or the recipe with ``edits`` (an ablation)."""
     name: str
@@ -191,6 +198,9 @@ ABLATION_ROWS = [
         edits=(schedule_of(TSM), )),
     Row('fast/slow, fast stream at half size', FASTSLOW, 'the fast stream average-pooled to '
         '48x48 (about a quarter of a pass)', edits=(half_size, ), cost=1.4),
+    Row('fast/slow, early fusion', FASTSLOW, 'both streams\' picks stacked into one T=10 '
+        'hyperframe: one backbone pass, only the first conv widened', edits=(early_fusion, ),
+        cost=1.1),
     Row('fast/slow, fast picks 2/30 s', FASTSLOW, 'the fast stream\'s picks 2/30 s apart',
         edits=(stream('fast', interval=2 / 30), ), cost=1.9),
     Row('fast/slow, SlowFast-style', FASTSLOW, 'fast: 10 picks over the whole clip, slow: 5, '

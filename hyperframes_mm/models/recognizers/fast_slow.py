@@ -11,7 +11,7 @@ from torch.nn import functional as F
 
 from ...datasets.transforms.pipeline_info import stream_key
 
-FUSIONS = ('concat', 'sum')
+FUSIONS = ('concat', 'sum', 'early')
 
 
 def pool_features(features: Union[torch.Tensor, Tuple[torch.Tensor, ...]]) -> torch.Tensor:
@@ -57,6 +57,12 @@ class FastSlowRecognizer(BaseRecognizer):
     (``[B*K, S*C]``) or summation (``[B*K, C]``). The head sees the fused feature as K segments,
     so mmaction2's ``TSNHead`` averages test clips exactly as it does for ``Recognizer2D``.
 
+    ``fusion='early'`` fuses before the backbone instead: the streams' hyperframes are stacked
+    along the channel axis, in stream order, into one hyperframe of ``T_1 + ... + T_S`` frames,
+    and one backbone pass reads both scales (``[B*K, C]`` features). Only the first conv grows,
+    so both time scales cost little more than one stream; the backbone's ``num_frames`` must be
+    the streams' total T.
+
     Args:
         backbone (dict): backbone config shared by all streams, or a dict mapping each stream name
             to its own backbone config (streams may then differ in T); with
@@ -66,7 +72,9 @@ class FastSlowRecognizer(BaseRecognizer):
         streams (Sequence[str]): stream names, in fusion order. Defaults to ``('fast', 'slow')``.
         share_backbone (bool): one backbone for all streams (same parameters, the cost of one
             backbone in memory) or one per stream. Defaults to True.
-        fusion (str): ``'concat'`` or ``'sum'``. Defaults to ``'concat'``.
+        fusion (str): ``'concat'``, ``'sum'`` (of the streams' features) or ``'early'`` (of
+            their frames, into one hyperframe through one backbone; needs ``share_backbone``
+            and no ``stream_dropout`` or ``stream_downsample``). Defaults to ``'concat'``.
         stream_dropout (float): training-time probability of dropping a whole stream's feature for
             a sample (see :func:`stream_dropout_mask`), so that neither stream dominates. Defaults
             to 0.
@@ -109,6 +117,10 @@ class FastSlowRecognizer(BaseRecognizer):
             if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
                 raise ValueError(f'FastSlowRecognizer: stream_downsample[{name!r}] must be a '
                                  f'positive int, got {factor!r}')
+        if fusion == 'early' and (not share_backbone or stream_dropout or stream_downsample):
+            raise ValueError('FastSlowRecognizer: fusion=\'early\' stacks the streams into one '
+                             'hyperframe for one backbone, so it needs share_backbone=True and '
+                             'neither stream_dropout nor stream_downsample')
         per_stream = self._per_stream_configs(backbone, streams)
         if share_backbone and any(cfg != per_stream[streams[0]] for cfg in per_stream.values()):
             raise ValueError('FastSlowRecognizer: share_backbone=True needs one backbone config '
@@ -141,6 +153,17 @@ class FastSlowRecognizer(BaseRecognizer):
     def stream_backbone(self, name: str) -> nn.Module:
         """The backbone that processes stream ``name``."""
         return self.backbone if self.share_backbone else self.backbone[name]
+
+    def _early_fused(self, hyperframes: list) -> torch.Tensor:
+        """The streams' ``[B*K, 3T_s, H, W]`` hyperframes as one, through the backbone, pooled."""
+        # compared one by one, not hashed: under tracing (FLOP counts) sizes are tensors
+        size = hyperframes[0].shape[-2:]
+        if any(frames.shape[-2:] != size for frames in hyperframes[1:]):
+            shapes = {stream_key(name): tuple(frames.shape[-2:])
+                      for name, frames in zip(self.streams, hyperframes)}
+            raise ValueError(f'FastSlowRecognizer: fusion=\'early\' stacks the streams into '
+                             f'one hyperframe, so they need one frame size; got {shapes}')
+        return pool_features(self.backbone(torch.cat(hyperframes, dim=1)))
 
     def extract_feat(self,
                      inputs: Dict[str, torch.Tensor],
@@ -177,6 +200,9 @@ class FastSlowRecognizer(BaseRecognizer):
                                  f'hyperframes per sample; {stream_key(name)} has '
                                  f'{clips.shape[1]}, {stream_key(self.streams[0])} has {num_segs}')
             hyperframes = clips.flatten(0, 1)
+            if self.fusion == 'early':
+                features.append(hyperframes)
+                continue
             factor = self.stream_downsample.get(name, 1)
             if factor > 1:
                 if min(hyperframes.shape[-2:]) < factor:
@@ -185,12 +211,16 @@ class FastSlowRecognizer(BaseRecognizer):
                                      f'{factor}x')
                 hyperframes = F.avg_pool2d(hyperframes, factor)
             features.append(pool_features(self.stream_backbone(name)(hyperframes)))
+        if self.fusion == 'early':
+            features = [self._early_fused(features)]
         if self.training and self.stream_dropout > 0:
             mask = stream_dropout_mask(features[0].shape[0], len(features), self.stream_dropout,
                                        features[0].device)
             features = [feature * mask[:, index:index + 1]
                         for index, feature in enumerate(features)]
-        if self.fusion == 'concat':
+        if self.fusion == 'early':
+            fused = features[0]
+        elif self.fusion == 'concat':
             fused = torch.cat(features, dim=1)
         else:
             fused = torch.stack(features, dim=0).sum(dim=0)

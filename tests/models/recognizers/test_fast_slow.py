@@ -17,6 +17,8 @@ def backbone_cfg(num_frames=3):
 
 def build(streams=('fast', 'slow'), share=True, fusion='concat', backbone=None, **kwargs):
     feat = 512 * (len(streams) if fusion == 'concat' else 1)
+    if fusion == 'early' and backbone is None:
+        backbone = backbone_cfg(3 * len(streams))
     return MODELS.build(dict(
         type='FastSlowRecognizer', streams=streams, share_backbone=share, fusion=fusion,
         backbone=backbone or backbone_cfg(),
@@ -81,6 +83,34 @@ def test_a_downsampled_stream_is_its_average_pooled_hyperframes_through_the_back
     assert not torch.allclose(full_feats[:, :512], feats[:, :512])
     with pytest.raises(ValueError, match=r'imgs_fast of size \(32, 32\) cannot be downsampled'):
         build(stream_downsample=dict(fast=64)).eval().extract_feat(data['inputs'])
+
+
+def test_early_fusion_is_one_pass_over_the_streams_stacked_in_stream_order():
+    model = build(fusion='early').eval()
+    data = model.data_preprocessor(batch(clips=2), False)
+    feats, kwargs = model.extract_feat(data['inputs'], stage='backbone')
+    fast, slow = (data['inputs'][key].flatten(0, 1) for key in ('imgs_fast', 'imgs_slow'))
+    with torch.no_grad():
+        expected = pool_features(model.backbone(torch.cat([fast, slow], dim=1)))
+        swapped = pool_features(model.backbone(torch.cat([slow, fast], dim=1)))
+    assert model.backbone.conv1.conv.in_channels == 18
+    assert feats.shape == (2 * 2, 512) and kwargs == dict(num_segs=2)
+    torch.testing.assert_close(feats, expected, rtol=0, atol=0)
+    assert not torch.allclose(feats, swapped)
+    assert model(data['inputs'], mode='tensor', stage='head').shape == (2, NUM_CLASSES)
+    assert count(model) == count(MODELS.build(backbone_cfg(6))) + 512 * NUM_CLASSES + NUM_CLASSES
+
+
+def test_early_fusion_refuses_streams_it_cannot_stack():
+    model = build(fusion='early').eval()
+    data = model.data_preprocessor(batch(), False)
+    small = dict(data['inputs'], imgs_slow=data['inputs']['imgs_slow'][..., :16, :16])
+    with pytest.raises(ValueError, match=r"one frame size; got \{'imgs_fast': \(32, 32\), "
+                                         r"'imgs_slow': \(16, 16\)\}"):
+        model.extract_feat(small)
+    wrong_t = build(fusion='early', backbone=backbone_cfg(3)).eval()
+    with pytest.raises(ValueError, match='expects 9 input channels, got 18'):
+        wrong_t.extract_feat(data['inputs'])
 
 
 def count(module):
@@ -148,6 +178,9 @@ def test_pool_features_shapes():
     (dict(streams=('fast', )), 'streams must be >= 2'),
     (dict(streams=('fast', 'fast')), 'streams must be >= 2 distinct'),
     (dict(fusion='max'), 'fusion must be one of'),
+    (dict(fusion='early', share=False), "fusion='early' stacks the streams"),
+    (dict(fusion='early', stream_dropout=0.5), "fusion='early' stacks the streams"),
+    (dict(fusion='early', stream_downsample=dict(fast=2)), "fusion='early' stacks the streams"),
     (dict(stream_dropout=1.0), 'stream_dropout'),
     (dict(share=True, backbone=dict(fast=backbone_cfg(3), slow=backbone_cfg(5))),
      'share_backbone=True needs one backbone'),
