@@ -229,7 +229,7 @@ def check_source(entry: PathLike, header: FrameCacheHeader, source: PathLike) ->
         raise StaleFrameCacheError(
             f'{entry}: stale: its source {source} changed (size {header.source_size} -> {size}, '
             f'mtime_ns {header.source_mtime_ns} -> {mtime_ns}); rebuild it with '
-            'tools/build_frame_cache.py or FrameCacheInit(on_stale="rebuild")')
+            'tools/build_frame_cache.py or BuildFrameCacheHook')
 
 
 def check_short_side(entry: PathLike, header: FrameCacheHeader,

@@ -119,6 +119,14 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     ran = config.read_text()
     config.write_text(ran + "train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=1)\n")
     assert bench.finished(args, row, 0) is None
+    # how a missing frame cache entry would have been handled reads no other frame: the
+    # benchmark builds every entry first (runs from before 'decode' and the hook still count)
+    config.write_text(ran.replace("on_stale='decode'", "on_stale='rebuild'") +
+                      "custom_hooks = []\n")
+    assert "on_stale='rebuild'" in config.read_text()
+    assert bench.finished(args, row, 0) == result
+    config.write_text(ran.replace("type='FrameCacheInit'", "type='DecordInit'"))
+    assert bench.finished(args, row, 0) is None
     config.write_text(ran)
     # another row's config in that folder (here: raw frames, no motion products) is not this run
     other = bench.run_config(ROWS['plain stacked frames'], 0, args, tmp_path)

@@ -20,7 +20,7 @@ from hyperframes_mm.datasets.frame_cache import (
     StaleFrameCacheError, build_frame_cache, entry_path, open_entry, read_frames, read_header,
     read_video_list, remove_orphan_temps, resize_short_side, verify_data, write_entry)
 from hyperframes_mm.datasets.transforms import FrameCacheDecode, FrameCacheInit
-from hyperframes_mm.datasets.video_io import write_video
+from hyperframes_mm.datasets.video_io import BadVideoError, write_video
 
 from ..conftest import REPO, load_script
 
@@ -282,16 +282,47 @@ def test_stale_entry_is_refused_naming_the_file(built, change):
         _init(cache, videos)(dict(filename=str(source)))
 
 
-def test_stale_entry_is_rebuilt_when_configured(built):
+def _decode_all(init, source):
+    """Every frame of ``source`` through FrameCacheInit then FrameCacheDecode."""
+    results = init(dict(filename=str(source)))
+    results['frame_inds'] = np.arange(results['total_frames'])
+    return results, np.stack(FrameCacheDecode()(results)['imgs'])
+
+
+def _tree(root):
+    return sorted((path.relative_to(root), path.stat().st_mtime_ns) for path in
+                  Path(root).rglob('*'))
+
+
+def test_stale_entry_is_decoded_from_its_video_when_configured_and_left_alone(built):
     videos, cache, entry = built
     source = videos / 'a.mp4'
     write_video(source, _frames(20, 48, 64, 7), fps=10)
-    results = _init(cache, videos, on_stale='rebuild')(dict(filename=str(source)))
+    before = entry.read_bytes()
+    results, frames = _decode_all(_init(cache, videos, on_stale='decode'), source)
     assert (results['total_frames'], results['avg_fps'], results['original_shape']) == (
         20, 10.0, (48, 64))
-    np.testing.assert_array_equal(results['frame_cache'], _decord_all(source))
-    assert read_header(entry).source_mtime_ns == source.stat().st_mtime_ns
-    assert list(entry.parent.glob('.*.tmp')) == []
+    np.testing.assert_array_equal(frames, _decord_all(source))
+    assert entry.read_bytes() == before and list(entry.parent.glob('.*.tmp')) == []
+
+
+def test_decoded_frames_are_the_entry_frames_in_any_order_and_size(videos, tmp_path):
+    """What 'decode' reads is what an entry built at the same short side holds, bit for bit,
+    for indices in any order with repeats; nothing is written."""
+    source = videos / 'b.avi'
+    inds = np.array([29, 0, 7, 7, 3, 29, 12])
+    for short_side in (None, 32):
+        entry = tmp_path / f'{short_side}.hfc'
+        write_entry(source, entry, short_side=short_side)
+        header, mapped = open_entry(entry)
+        init = _init(tmp_path / 'empty', videos, short_side=short_side, on_stale='decode')
+        results = init(dict(filename=str(source)))
+        assert results['original_shape'] == (header.height, header.width)
+        assert results['total_frames'] == header.num_frames == 30
+        results['frame_inds'] = inds
+        decoded = np.stack(FrameCacheDecode()(results)['imgs'])
+        np.testing.assert_array_equal(decoded, np.asarray(mapped)[inds])
+    assert not (tmp_path / 'empty').exists()
 
 
 def test_missing_entry(built, tmp_path):
@@ -299,21 +330,24 @@ def test_missing_entry(built, tmp_path):
     source = videos / 'b.avi'
     with pytest.raises(MissingFrameCacheError, match=rf'{cache / "b.avi.hfc"}: no frame cache'):
         _init(cache, videos)(dict(filename=str(source)))
-    results = _init(cache, videos, on_stale='rebuild')(dict(filename=str(source)))
+    results, frames = _decode_all(_init(cache, videos, on_stale='decode'), source)
     assert results['total_frames'] == 30
-    with pytest.raises(FileNotFoundError, match=r'nope\.mp4: source video not found'):
-        _init(cache, videos, on_stale='rebuild')(dict(filename=str(videos / 'nope.mp4')))
+    np.testing.assert_array_equal(frames, _decord_all(source))
+    assert not (cache / 'b.avi.hfc').exists()
+    with pytest.raises(BadVideoError, match=r'nope\.mp4: decord cannot read it'):
+        _init(cache, videos, on_stale='decode')(dict(filename=str(videos / 'nope.mp4')))
 
 
-def test_rebuild_logs_missing_entries_once_and_stale_ones_each(built, tmp_path):
+def test_decode_logs_missing_entries_once_and_unusable_ones_each(built, tmp_path):
     videos, cache, entry = built
     lines = []
     handler = logging.Handler()
     handler.emit = lambda record: lines.append(record.getMessage())
     logger = MMLogger.get_current_instance()
     logger.addHandler(handler)
+    before = _tree(cache)
     try:
-        init = _init(cache, videos, on_stale='rebuild')
+        init = _init(cache, videos, on_stale='decode')
         for name in ('b.avi', 'sub/c.mp4'):  # never built: one line for both
             assert init(dict(filename=str(videos / name)))['total_frames'] in (30, 24)
         write_video(videos / 'a.mp4', _frames(20, 48, 64, 7), fps=10)  # stale: its own line
@@ -322,10 +356,11 @@ def test_rebuild_logs_missing_entries_once_and_stale_ones_each(built, tmp_path):
         logger.removeHandler(handler)
     messages = [line for line in lines if line.startswith('FrameCacheInit')]
     assert len(messages) == 2
-    assert messages[0].startswith(f'FrameCacheInit: building the frame cache entries missing '
-                                  f'under {cache} as their videos are first read')
-    assert messages[1].startswith(f'FrameCacheInit: rebuilding {entry} from {videos / "a.mp4"}')
-    assert (cache / 'sub' / 'c.mp4.hfc').is_file()
+    assert messages[0].startswith(f'FrameCacheInit: no frame cache entries under {cache} for '
+                                  f'some videos (first: {cache / "b.avi.hfc"}); decoding them')
+    assert messages[1].startswith(f'FrameCacheInit: decoding {videos / "a.mp4"}, its entry is '
+                                  f'unusable: {entry}: stale')
+    assert _tree(cache) == before
 
 
 def test_entry_outlives_its_source(built):
@@ -335,7 +370,11 @@ def test_entry_outlives_its_source(built):
 
 
 @pytest.mark.parametrize('kwargs, message', [
-    (dict(on_stale='ignore'), r"on_stale must be one of \('error', 'rebuild'\), got 'ignore'"),
+    (dict(on_stale='ignore'), r"on_stale must be one of \('error', 'decode'\), got 'ignore'"),
+    (dict(on_stale='rebuild'), r"on_stale='rebuild' is gone: loading transforms no longer "
+                               r"write entries. Use on_stale='decode' and build the entries "
+                               r"before the run with custom_hooks=\[dict\(type="
+                               r"'BuildFrameCacheHook'\)\]"),
     (dict(short_side=0), r'short_side must be a positive int or None, got 0'),
 ])
 def test_init_refuses_bad_arguments(kwargs, message):
@@ -355,9 +394,8 @@ def test_entries_beside_their_videos(videos):
     np.testing.assert_array_equal(results['frame_cache'], _decord_all(videos / 'sub' / 'c.mp4'))
     with pytest.raises(MissingFrameCacheError, match=rf'{videos / "b.avi.hfc"}: no frame cache'):
         init(dict(filename=str(videos / 'b.avi')))
-    rebuilt = FrameCacheInit(on_stale='rebuild')(dict(filename=str(videos / 'b.avi')))
-    assert rebuilt['total_frames'] == 30 and (videos / 'b.avi.hfc').is_file()
-    assert read_header(videos / 'b.avi.hfc').source == 'b.avi'
+    decoded = FrameCacheInit(on_stale='decode')(dict(filename=str(videos / 'b.avi')))
+    assert decoded['total_frames'] == 30 and not (videos / 'b.avi.hfc').exists()
 
 
 def test_init_refuses_paths_outside_the_cache():

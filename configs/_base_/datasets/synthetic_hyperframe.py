@@ -15,10 +15,11 @@ flip_label_map = {0: 1, 1: 0, 5: 6, 6: 5}
 # Training reads the frames through the plugin's frame cache (FrameCacheInit/FrameCacheDecode):
 # each video decoded once into <video>.hfc beside it, then memory-mapped; the same frames as
 # decord's, without a container open and a decode from the keyframe per sample (a large part of
-# a training step on clips this small: benchmarks/README.md). tools/main_job.py builds the entries first; a plain
-# tools/train.py builds them during the first epoch. Validation and test (and inference on other
-# videos) decode the videos.
-frame_cache_init = dict(type='FrameCacheInit', on_stale='rebuild')
+# a training step on clips this small: benchmarks/README.md). BuildFrameCacheHook builds the
+# entries before the run (tools/main_job.py has built them already). Validation and test (and
+# inference on other videos) decode the videos.
+frame_cache_init = dict(type='FrameCacheInit', on_stale='decode')
+custom_hooks = [dict(type='BuildFrameCacheHook')]
 frame_cache_decode = dict(type='FrameCacheDecode')
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames', num_frames=5, interval=8 / 30, time_based=True)

@@ -14,9 +14,11 @@ test_clips = 3
 # other, so training does not flip (the ablation's flip row maps 0 <-> 1 and 8 <-> 9).
 augment = dict(type='ConsistentClipAugment', size=input_size, area_range=(0.6, 1.0),
                flip_ratio=0.0)
-# Training reads the frames from the frame cache beside the videos (<video>.hfc; built in the
-# first epoch, or before it by tools/build_frame_cache.py); test decodes the videos.
-frame_cache_init = dict(type='FrameCacheInit', on_stale='rebuild')
+# Training reads the frames from the frame cache beside the videos (<video>.hfc), which
+# BuildFrameCacheHook builds before the run (tools/build_frame_cache.py does it beforehand, in
+# parallel); test decodes the videos.
+frame_cache_init = dict(type='FrameCacheInit', on_stale='decode')
+custom_hooks = [dict(type='BuildFrameCacheHook')]
 frame_cache_decode = dict(type='FrameCacheDecode')
 hyperframe_sampler = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
 

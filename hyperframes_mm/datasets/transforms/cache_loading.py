@@ -1,5 +1,10 @@
-"""The frame cache's loading transforms, drop-in replacements for DecordInit / DecordDecode
-(the cache format and its builder are ``datasets/frame_cache.py``)."""
+"""The frame cache's loading transforms, drop-in replacements for DecordInit / DecordDecode.
+
+They only read: the cache format and its builder are ``datasets/frame_cache.py``, and entries
+are written by the builder alone (``tools/build_frame_cache.py``, or ``BuildFrameCacheHook``
+before a run), never from inside a data pipeline, where a half-failed epoch or many workers
+would share the writing.
+"""
 import logging
 import os
 from pathlib import Path
@@ -11,9 +16,39 @@ from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
 from ..frame_cache import (FrameCacheError, MissingFrameCacheError, entry_path, open_entry,
-                           read_frames, write_entry)
+                           read_frames, resize_short_side)
+from ..video_io import open_video
 
-_ON_STALE = ('error', 'rebuild')
+_ON_STALE = ('error', 'decode')
+
+
+class SourceFrames:
+    """A video's frames indexed like an entry's map, decoded from the video itself: what
+    ``FrameCacheInit(on_stale='decode')`` reads when the entry cannot be used.
+
+    Indexing decodes in order from frame 0 up to the last index asked for, as the builder
+    does (decord's random access into some containers returns a neighbouring frame now and
+    then), and resizes as the builder would, so the frames are the entry's, bit for bit.
+    """
+
+    def __init__(self, source: str, short_side: Optional[int]) -> None:
+        import mmcv
+        self.source = source
+        self.short_side = short_side
+        self.reader = open_video(source)
+        height, width = self.reader[0].shape[:2]
+        if short_side is not None:
+            width, height = mmcv.rescale_size((width, height), (np.inf, short_side))
+        self.shape = (len(self.reader), height, width, 3)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, inds: np.ndarray) -> np.ndarray:
+        inds = np.asarray(inds)
+        decoded = self.reader.get_batch(list(range(int(inds.max()) + 1))).asnumpy()[inds]
+        return decoded if self.short_side is None else resize_short_side(decoded,
+                                                                         self.short_side)
 
 
 @TRANSFORMS.register_module()
@@ -27,11 +62,11 @@ class FrameCacheInit(BaseTransform):
     is checked before use: complete (its size matches its header), of the expected
     ``short_side``, and, when the source video exists, built from the source as it is now (same
     size and modification time). A missing, truncated,
-    stale or differently sized entry raises an error naming the entry file, or is rebuilt from
-    the source with ``on_stale='rebuild'`` (atomically; concurrent workers may each rebuild, the
-    last rename wins and every reader sees a complete entry). With ``'rebuild'`` a cache that
-    was never built fills itself during the first epoch: missing entries are logged once per
-    process, truncated or stale ones one warning each.
+    stale or differently sized entry raises an error naming the entry file, or, with
+    ``on_stale='decode'``, is read from the source video instead (the same frames, decoded per
+    sample: slower, and nothing is written). Missing entries are then logged once per process,
+    truncated or stale ones one warning each; ``BuildFrameCacheHook`` builds them before the
+    run.
 
     The entry is memory-mapped here, per call, in the process running the pipeline: no file
     handle is opened in ``__init__`` or shared across DataLoader worker forks. Nothing is read
@@ -43,7 +78,8 @@ class FrameCacheInit(BaseTransform):
 
     Added Keys:
 
-        - frame_cache (np.memmap): the entry's frames ``[N, H, W, 3]``, read-only.
+        - frame_cache (np.memmap | SourceFrames): the entry's frames ``[N, H, W, 3]``,
+          read-only (a :class:`SourceFrames` of the video when ``'decode'`` falls back).
         - total_frames
         - avg_fps
         - original_shape: ``(H, W)`` of the stored frames.
@@ -55,11 +91,12 @@ class FrameCacheInit(BaseTransform):
             (the dataset's ``data_prefix['video']``). None: ``filename`` itself must be relative
             and is the path inside the cache. Only with ``cache_root``. Defaults to None.
         short_side (int, optional): the ``--short-side`` the cache was built with; an entry of
-            another size counts as stale (and is rebuilt at this size with ``on_stale='rebuild'``).
-            None: frames stored at their decoded size. Defaults to None.
+            another size counts as stale (with ``on_stale='decode'`` the video is read and
+            resized to this size instead). None: frames stored at their decoded size. Defaults
+            to None.
         on_stale (str): ``'error'`` raises ``FrameCacheError`` (``MissingFrameCacheError``,
-            ``CorruptFrameCacheError`` or ``StaleFrameCacheError``); ``'rebuild'`` decodes the
-            source into a new entry, logging a warning. Defaults to ``'error'``.
+            ``CorruptFrameCacheError`` or ``StaleFrameCacheError``); ``'decode'`` reads the
+            frames from the source video, logging a warning. Defaults to ``'error'``.
     """
 
     def __init__(self,
@@ -67,6 +104,11 @@ class FrameCacheInit(BaseTransform):
                  video_root: Optional[str] = None,
                  short_side: Optional[int] = None,
                  on_stale: str = 'error') -> None:
+        if on_stale == 'rebuild':
+            raise ValueError("FrameCacheInit: on_stale='rebuild' is gone: loading transforms "
+                             "no longer write entries. Use on_stale='decode' and build the "
+                             "entries before the run with custom_hooks=[dict(type="
+                             "'BuildFrameCacheHook')] or tools/build_frame_cache.py")
         if on_stale not in _ON_STALE:
             raise ValueError(f'FrameCacheInit: on_stale must be one of {_ON_STALE}, got '
                              f'{on_stale!r}')
@@ -106,30 +148,35 @@ class FrameCacheInit(BaseTransform):
     def transform(self, results: Dict) -> Dict:
         """Check and map the entry of ``results['filename']``."""
         source = results['filename']
-        entry, relative = self.entry_of(source)
+        entry, _ = self.entry_of(source)
         try:
             header, frames = open_entry(entry, source, self.short_side)
+            fps = header.fps
         except FrameCacheError as error:
             if self.on_stale == 'error':
                 raise
-            if not isinstance(error, MissingFrameCacheError):
-                print_log(f'FrameCacheInit: rebuilding {entry} from {source}: {error}',
-                          logger='current', level=logging.WARNING)
-            elif not self._told_missing:
-                self._told_missing = True
-                where = (f'under {self.cache_root}' if self.cache_root is not None else
-                         'beside their videos')
-                print_log(f'FrameCacheInit: building the frame cache entries missing {where} '
-                          'as their videos are first read (first epoch only; '
-                          'tools/build_frame_cache.py builds them beforehand, in parallel)',
-                          logger='current', level=logging.INFO)
-            write_entry(source, entry, relative, self.short_side)
-            header, frames = open_entry(entry, source, self.short_side)
+            self._tell(entry, source, error)
+            frames = SourceFrames(source, self.short_side)
+            fps = float(frames.reader.get_avg_fps())
         results['frame_cache'] = frames
-        results['total_frames'] = header.num_frames
-        results['avg_fps'] = header.fps
-        results['original_shape'] = (header.height, header.width)
+        results['total_frames'] = len(frames)
+        results['avg_fps'] = fps
+        results['original_shape'] = tuple(frames.shape[1:3])
         return results
+
+    def _tell(self, entry: Path, source: str, error: FrameCacheError) -> None:
+        """Log why a video is decoded: each unusable entry, and missing ones once."""
+        if not isinstance(error, MissingFrameCacheError):
+            print_log(f'FrameCacheInit: decoding {source}, its entry is unusable: {error}',
+                      logger='current', level=logging.WARNING)
+        elif not self._told_missing:
+            self._told_missing = True
+            where = (f'under {self.cache_root}' if self.cache_root is not None else
+                     'beside their videos')
+            print_log(f'FrameCacheInit: no frame cache entries {where} for some videos (first: '
+                      f'{entry}); decoding them per sample. BuildFrameCacheHook or '
+                      'tools/build_frame_cache.py builds them before the run',
+                      logger='current', level=logging.INFO)
 
     def __repr__(self) -> str:
         return (f'{self.__class__.__name__}(cache_root={self.cache_root!r}, '
