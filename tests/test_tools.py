@@ -1,6 +1,8 @@
 """The plugin config trains, tests and resumes through mmaction2's tools and the project's own."""
 import json
+import os
 import pickle
+from pathlib import Path
 
 import pytest
 
@@ -67,7 +69,30 @@ def test_plugin_tool_refuses_malicious_checkpoint(tiny_dataset, tmp_path):
     assert not marker.exists()
 
 
-@pytest.mark.parametrize('script', ['dist_train.sh', 'dist_test.sh'])
+@pytest.mark.parametrize('script, args, expected', [
+    ('dist_train.sh', ['cfg.py', '2', '--seed', '1'],
+     ['train.py', 'cfg.py', '--launcher', 'pytorch', '--seed', '1']),
+    ('dist_test.sh', ['cfg.py', 'ckpt.pth', '3', '--dump', 'out.pkl'],
+     ['test.py', 'cfg.py', 'ckpt.pth', '--launcher', 'pytorch', '--dump', 'out.pkl']),
+])
+def test_dist_scripts_launch_torchrun_as_mmaction2s_do(tmp_path, script, args, expected):
+    import subprocess
+    fake = tmp_path / 'python'
+    fake.write_text('#!/bin/sh\nfor arg in "$@"; do echo "$arg"; done\n')
+    fake.chmod(0o755)
+    env = dict(os.environ, PYTHON=str(fake), NNODES='2', NODE_RANK='1', PORT='29999')
+    env.pop('MASTER_ADDR', None)
+    out = subprocess.run(['bash', str(REPO / 'tools' / script)] + args, env=env, check=True,
+                         capture_output=True, text=True).stdout.splitlines()
+    nproc = args[1] if script == 'dist_train.sh' else args[2]
+    assert out[:7] == ['-m', 'torch.distributed.run', '--nnodes=2', '--node_rank=1',
+                       '--master_addr=127.0.0.1', f'--nproc_per_node={nproc}',
+                       '--master_port=29999']
+    assert [Path(out[7]).name] + out[8:] == expected
+    assert Path(out[7]).parent == REPO / 'tools'
+
+
+@pytest.mark.parametrize('script', ['dist_launch.sh', 'dist_train.sh', 'dist_test.sh'])
 def test_dist_scripts_are_valid_bash(script):
     import subprocess
     subprocess.run(['bash', '-n', str(REPO / 'tools' / script)], check=True)

@@ -16,24 +16,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu_wheels.sh
 
-case "${1:-}" in
-prepare)
-    gpu_wheels_prepare
-    ;;
-run)
-    shift
-    start=$(date +%s)
-    gpu_wheels_install
-    out=${OUT:-work_dirs/bench_gpu}
+bench_gpu() {
+    local out=${OUT:-work_dirs/bench_gpu}
     mkdir -p "$out"
-    python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
-print('GPU:', torch.cuda.get_device_name(0), 'torch', torch.__version__)"
-    echo "wheels installed in $(( $(date +%s) - start )) s"
+    echo "wheels installed in $(( $(date +%s) - GPU_START )) s"
     python3 benchmarks/bench_gpu.py --out "$out" "$@" 2>&1 | tee "$out/bench_gpu.log"
-    echo "gpu_bench: $(( $(date +%s) - start )) s in all, install included"
-    ;;
-*)
-    echo "usage: $0 prepare|run [bench_gpu.py arguments]" >&2
-    exit 2
-    ;;
-esac
+    echo "gpu_bench: $(( $(date +%s) - GPU_START )) s in all, install included"
+}
+
+gpu_tool bench_gpu ' [bench_gpu.py arguments]' "$@"

@@ -14,15 +14,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu_wheels.sh
 
-case "${1:-}" in
-prepare)
-    gpu_wheels_prepare
-    ;;
-run)
-    gpu_wheels_install
-    python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
-print('GPU:', torch.cuda.get_device_name(0), 'torch', torch.__version__)"
-    DATA=/tmp/synthetic_tiny WORK=${OUT:-/tmp}/gpu_smoke
+smoke() {
+    local DATA=/tmp/synthetic_tiny WORK=${OUT:-/tmp}/gpu_smoke start trained done_at
     export HF_SYNTHETIC_TINY=$DATA
     CONFIG=configs/hyperframes/tiny/hyperframe_scratch-r18_1xb4-5x2x1-2e_synthetic-tiny-rgb.py
     python3 tools/make_synthetic_dataset.py "$DATA" --train 8 --val 4
@@ -36,9 +29,6 @@ print('GPU:', torch.cuda.get_device_name(0), 'torch', torch.__version__)"
     timeout 300 python3 -m pytest -q -x tests 2>&1 | tail -n 5 || true
     printf '\n| step | seconds |\n|---|---|\n| train 2 epochs (amp, cuda) | %s |\n| test | %s |\n' \
         $((trained - start)) $((done_at - trained))
-    ;;
-*)
-    echo "usage: $0 prepare|run" >&2
-    exit 2
-    ;;
-esac
+}
+
+gpu_tool smoke '' "$@"

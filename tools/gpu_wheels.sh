@@ -1,5 +1,6 @@
-# The wheels a bare lent CUDA machine (the `device` tool) lacks, and how they get there; sourced
-# by tools/gpu_smoke.sh and tools/gpu_bench.sh, so that both install exactly one list.
+# The wheels a bare lent CUDA machine (the `device` tool) lacks, how they get there, and the
+# two-step command line of the GPU scripts; sourced by tools/gpu_smoke.sh and
+# tools/gpu_bench.sh, so that both install exactly one list the same way.
 #
 # The device image has Python 3.12 with torch, torchvision, numpy, opencv-python-headless,
 # onnx(runtime), timm, scipy, tqdm, nvidia-ml-py and pytest; it reaches no package registry, so
@@ -57,4 +58,29 @@ gpu_wheels_install() {
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
         --target /tmp/site "$GPU_WHEEL_DIR"/*.whl
     export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1
+}
+
+# gpu_tool RUN_FUNCTION USAGE_TAIL [prepare | run ARGS...]: a GPU script's command line.
+# `prepare` (here) fetches the wheels; `run` (there) installs them, checks that CUDA is present,
+# and calls RUN_FUNCTION ARGS, with GPU_START the time the run began (install included).
+gpu_tool() {
+    local run=$1 usage=$2
+    shift 2
+    case "${1:-}" in
+    prepare)
+        gpu_wheels_prepare
+        ;;
+    run)
+        shift
+        GPU_START=$(date +%s)
+        gpu_wheels_install
+        python3 -c "import torch; assert torch.cuda.is_available(), 'no CUDA device'; \
+print('GPU:', torch.cuda.get_device_name(0), 'torch', torch.__version__)"
+        "$run" "$@"
+        ;;
+    *)
+        echo "usage: $0 prepare|run$usage" >&2
+        exit 2
+        ;;
+    esac
 }

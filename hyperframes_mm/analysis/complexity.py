@@ -21,6 +21,11 @@ from ..deploy.export import ExportWrapper, as_tuple
 from ..apis.inference import ConfigLike, example_inputs, init_recognizer, stream_keys
 
 
+def describe_inputs(inputs: Dict[str, Tuple[int, ...]]) -> str:
+    """``name [shape], ...``: the ``inputs`` of a complexity or latency result, for a log line."""
+    return ', '.join(f'{name} {list(shape)}' for name, shape in inputs.items())
+
+
 def _shapes(inputs) -> Dict[str, Tuple[int, ...]]:
     if isinstance(inputs, dict):
         return {key: tuple(value.shape) for key, value in inputs.items()}
@@ -136,7 +141,7 @@ def _timed_call(config: ConfigLike, checkpoint: Optional[str], device: Optional[
 def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]]],
                     device: Optional[str] = None, batch: int = 1, repeats: int = 30,
                     warmup: int = 5, video_size: Tuple[int, int] = (256, 340), fps: float = 30.0,
-                    progress: bool = True) -> Dict[str, Dict]:
+                    progress: bool = True, checkpoint: Optional[str] = None) -> Dict[str, Dict]:
     """Median latency of several configs' models, timed side by side in interleaved rounds.
 
     Args:
@@ -148,19 +153,21 @@ def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]
         video_size (tuple[int, int]): decoded frame size. Defaults to (256, 340).
         fps (float): frame rate for time-based samplers. Defaults to 30.
         progress (bool): show a progress bar. Defaults to True.
+        checkpoint (str, optional): weights for every model (latency does not depend on
+            them; a model is timed as it will be loaded). Defaults to None.
 
     Returns:
         dict: name -> ``median_ms``, ``q1_ms``, ``q3_ms`` (per call), ``per_sample_ms``,
         ``device``, ``batch``, ``inputs`` (name -> shape of one call).
     """
     if batch < 1 or repeats < 1 or warmup < 0:
-        raise ValueError(f'compare_latency: need batch >= 1, repeats >= 1, warmup >= 0; got '
+        raise ValueError(f'latency: need batch >= 1, repeats >= 1, warmup >= 0; got '
                          f'{batch}, {repeats}, {warmup}')
     calls, shapes, devices = {}, {}, {}
     for name, entry in configs.items():
         config, cfg_options = entry if isinstance(entry, tuple) else (entry, None)
         calls[name], shapes[name], devices[name] = _timed_call(
-            config, None, device, batch, video_size, fps, cfg_options)
+            config, checkpoint, device, batch, video_size, fps, cfg_options)
     cuda = any(dev.type == 'cuda' for dev in devices.values())
     times = interleaved_timing(calls, repeats, warmup, progress=progress,
                                synchronize=torch.cuda.synchronize if cuda else (lambda: None))
@@ -180,30 +187,8 @@ def measure_latency(config: ConfigLike, checkpoint: Optional[str] = None,
                     device: Optional[str] = None, batch: int = 1, repeats: int = 30,
                     warmup: int = 5, video_size: Tuple[int, int] = (256, 340),
                     fps: float = 30.0, cfg_options: Optional[dict] = None) -> Dict:
-    """Median latency of the model on ``batch`` samples of random pixels.
-
-    Args:
-        config (str | Path | Config): the config.
-        checkpoint (str, optional): weights (latency does not depend on them).
-        device (str, optional): defaults to CUDA when present, else the CPU.
-        batch (int): samples per call. Defaults to 1.
-        repeats (int): timed calls. Defaults to 30.
-        warmup (int): untimed calls first. Defaults to 5.
-        video_size (tuple[int, int]): decoded frame size. Defaults to (256, 340).
-        fps (float): frame rate for time-based samplers. Defaults to 30.
-        cfg_options (dict, optional): config overrides.
-
-    Returns:
-        dict: ``median_ms``, ``q1_ms``, ``q3_ms`` (per call), ``per_sample_ms``, ``device``,
-        ``batch``, ``inputs`` (name -> shape of one call).
-    """
-    if batch < 1 or repeats < 1 or warmup < 0:
-        raise ValueError(f'measure_latency: need batch >= 1, repeats >= 1, warmup >= 0; got '
-                         f'{batch}, {repeats}, {warmup}')
-    call, shapes, device = _timed_call(config, checkpoint, device, batch, video_size, fps,
-                                       cfg_options)
-    times = interleaved_timing(
-        {'model': call}, repeats, warmup, progress=False,
-        synchronize=(lambda: torch.cuda.synchronize(device)) if device.type == 'cuda'
-        else (lambda: None))['model']
-    return _summarise(times, batch, device, shapes)
+    """Median latency of one config's model on ``batch`` samples of random pixels:
+    :func:`compare_latency` of it alone, without a progress bar (the same arguments; the
+    result is that function's entry for the model)."""
+    return compare_latency({'model': (config, cfg_options)}, device, batch, repeats, warmup,
+                           video_size, fps, progress=False, checkpoint=checkpoint)['model']

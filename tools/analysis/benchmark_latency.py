@@ -36,13 +36,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     import torch
 
     import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
-    from hyperframes_mm.analysis.complexity import measure_latency
+    from hyperframes_mm.analysis.complexity import describe_inputs, measure_latency
     if args.threads:
         torch.set_num_threads(args.threads)
     result = measure_latency(args.config, args.checkpoint, args.device, args.batch,
                              args.repeats, args.warmup, tuple(args.video_size), args.fps,
                              args.cfg_options)
-    shapes = ', '.join(f'{name} {list(shape)}' for name, shape in result['inputs'].items())
+    shapes = describe_inputs(result['inputs'])
     print(f'{result["device"]} ({torch.get_num_threads()} threads), inputs {shapes}: median '
           f'{result["median_ms"]:.2f} ms per call (quartiles {result["q1_ms"]:.2f}-'
           f'{result["q3_ms"]:.2f}), {result["per_sample_ms"]:.2f} ms per sample, '

@@ -27,12 +27,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
-    from hyperframes_mm.analysis.complexity import model_complexity
+    from hyperframes_mm.analysis.complexity import describe_inputs, model_complexity
     info = model_complexity(args.config, tuple(args.video_size), args.fps, args.cfg_options,
                             show_table=args.table)
     if args.table:
         print(info['table'])
-    shapes = ', '.join(f'{name} {list(shape)}' for name, shape in info['inputs'].items())
+    shapes = describe_inputs(info['inputs'])
     print(f'inputs: {shapes}\n'
           f'GFLOPs: {info["flops"] / 1e9:.4f} per sample ({info["clips"]} clips: '
           f'{info["flops"] / 1e9 / info["clips"]:.4f} per clip)\n'
