@@ -7,6 +7,8 @@ from mmaction.structures import ActionDataSample
 from hyperframes_mm.models.recognizers.fast_slow import (pool_features,
                                                          stream_dropout_mask)
 
+from ..backbones.helpers import randomise_norms, save_checkpoint
+
 NUM_CLASSES = 4
 SIZE = 32
 
@@ -99,6 +101,23 @@ def test_early_fusion_is_one_pass_over_the_streams_stacked_in_stream_order():
     assert not torch.allclose(feats, swapped)
     assert model(data['inputs'], mode='tensor', stage='head').shape == (2, NUM_CLASSES)
     assert count(model) == count(MODELS.build(backbone_cfg(6))) + 512 * NUM_CLASSES + NUM_CLASSES
+
+
+@torch.no_grad()
+def test_early_fusion_from_a_2d_checkpoint_gives_the_2d_features_for_one_still_frame(tmp_path):
+    """A still scene in both streams is 2T identical frames: the 2D model's features."""
+    torch.manual_seed(0)
+    model_2d = randomise_norms(MODELS.build(dict(type='HyperResNet', depth=18, num_frames=1)))
+    checkpoint = save_checkpoint(tmp_path / 'r18_2d.pth', model_2d.eval().state_dict())
+    model = build(fusion='early', backbone=dict(
+        type='HyperResNet', depth=18, num_frames=6, pretrained=checkpoint,
+        input_encoding='diff', motion_products=True))
+    model.backbone.init_weights()
+    model.eval()
+    frame = torch.randn(2, 3, SIZE, SIZE)
+    inputs = {key: frame.repeat(1, 3, 1, 1)[:, None] for key in ('imgs_fast', 'imgs_slow')}
+    feats, _ = model.extract_feat(inputs, stage='backbone')
+    torch.testing.assert_close(feats, pool_features(model_2d(frame)), rtol=1e-5, atol=1e-5)
 
 
 def test_early_fusion_refuses_streams_it_cannot_stack():
