@@ -1,7 +1,7 @@
 # The one schedule every model on the synthetic benchmark trains with (CPU-sized): 60 epochs,
-# 3 of linear warm-up, cosine decay, AdamW. At 30 epochs the recipe was still learning (training
-# loss 0.4-0.7); 60 fit the main job's ~15 CPU minutes once training read the frame cache and
-# HyperResNet skipped its padding-only conv taps (benchmarks/README.md, "Schedule length").
+# 3 of linear warm-up, cosine decay, AdamW. At 30 epochs the recipe was still learning; 60 fit
+# the main job's CPU budget once training read the frame cache and HyperResNet skipped its
+# padding-only conv taps (benchmarks/README.md, "Schedule length", has the measurements).
 max_epochs = 60
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs, val_begin=1, val_interval=20)
 val_cfg = dict(type='ValLoop')
