@@ -66,15 +66,22 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
     assert differ == changed
 
 
-def test_fast_slow_rows_change_the_fast_stream_only(written):
+def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
     _, _, configs = written
     fast_slow = _flat(configs[bench.FASTSLOW_ROW])
+    assert (fast_slow['model']['fusion'], fast_slow['model']['backbone']['num_frames'],
+            fast_slow['model']['cls_head']['in_channels']) == ('early', 10, 512)
     assert 'stream_downsample' not in fast_slow['model']
+    passes = _flat(configs['fast/slow, two backbone passes'])
+    assert (passes['model']['fusion'], passes['model']['backbone']['num_frames'],
+            passes['model']['cls_head']['in_channels']) == ('concat', 5, 1024)
+    assert set(_diff(fast_slow, passes)) == {
+        'model.fusion', 'model.backbone.num_frames', 'model.cls_head.in_channels'}
     half = _flat(configs['fast/slow, fast stream at half size'])
     assert half['model']['stream_downsample'] == {'fast': 2}
-    assert set(_diff(fast_slow, half)) == {'model.stream_downsample'}
+    assert set(_diff(passes, half)) == {'model.stream_downsample'}
     picks = _flat(configs['fast/slow, fast picks 2/30 s'])
-    differ = {path for path in _diff(fast_slow, picks)
+    differ = {path for path in _diff(passes, picks)
               if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
     assert differ == {f'{loader}.dataset.pipeline[1].streams.fast.interval'
                       for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')}

@@ -1,17 +1,18 @@
-# Two streams through one shared HyperResNet-18, features concatenated, one head: a fast
-# hyperframe (T=5 picks 4/30 s apart: the direction of the quick arm movements) at a random
-# place in the clip and a slow one (T=5 spread over the whole clip: the course of the action,
-# the single stream's recipe); the same augmentation draw for both. Test: 3 clips of each
-# stream, paired. Both streams at full size and with motion products: the settings its
-# ablation chose (a fast stream at half size costs less and learns less; benchmarks/README.md).
+# Two time scales in one backbone pass: a fast hyperframe (T=5 picks 4/30 s apart: the
+# direction of the quick arm movements) at a random place in the clip and a slow one (T=5 spread
+# over the whole clip: the course of the action, the single stream's recipe), stacked into one
+# T=10 hyperframe (fusion='early'), so the second scale costs a wider first conv rather than a
+# second backbone pass; the same augmentation draw for both. Test: 3 clips of each stream,
+# paired. With motion products; the fast/slow ablations in benchmarks/README.md compare two
+# backbone passes and a fast stream at half size.
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
-    fusion='concat',
-    backbone=dict(motion_products=True),
-    cls_head=dict(in_channels=1024))
+    fusion='early',
+    backbone=dict(num_frames=10, motion_products=True),
+    cls_head=dict(in_channels=512))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=5,
