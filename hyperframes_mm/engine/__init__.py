@@ -8,6 +8,7 @@ from .hooks import EpochSeedHook, epoch_seed
 from .sync_bn import CPUSyncBatchNorm
 
 __all__ = [
-    'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError', 'CheckpointRefusedError', 'EpochSeedHook',
-    'atomic_write_bytes', 'epoch_seed', 'main_process_first', 'verify_checkpoint_file'
+    'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError', 'CheckpointRefusedError',
+    'EpochSeedHook', 'atomic_write_bytes', 'epoch_seed', 'main_process_first',
+    'verify_checkpoint_file'
 ]
