@@ -69,6 +69,9 @@ def test_good_config_is_clean(tiny_root):
     ('fast_slow_num_frames', [('error', 'num-frames')] * 2,
      "samples T=5 frames for stream 'slow' but the backbone for stream 'slow' takes "
      'num_frames=3'),
+    ('early_fusion_num_frames', [('error', 'num-frames')] * 2,
+     "samples T=5 (fast) + 5 (slow) = 10 frames, stacked into one hyperframe "
+     "(fusion='early'), but the backbone takes num_frames=5 (15 channels)"),
     ('mean_std', [('error', 'mean-std')], 'mean/std have [6] values'),
 ])
 def test_config_triggers_exactly_its_finding(tiny_root, name, expected, text):
