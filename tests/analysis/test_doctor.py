@@ -222,6 +222,14 @@ def test_sample_that_does_not_fit(tiny_root):
                                       'GiB')
 
 
+def test_memory_of_an_early_fusion_model_feeds_each_stream_its_sampler_t(tiny_root):
+    cfg = config('early_fusion_num_frames', **{'model.backbone.num_frames': 10})
+    estimate, how = estimate_memory(cfg, bare_model(cfg), input_size=(32, 32))
+    assert estimate.input_shapes == {'imgs_fast': (1, 15, 32, 32), 'imgs_slow': (1, 15, 32, 32)}
+    assert estimate.activation_bytes > 0
+    assert problems(diagnose(cfg, gpu_mem_gib=24, progress=False)) == []
+
+
 def test_memory_estimate_arithmetic():
     estimate = MemoryEstimate({'imgs': (1, 15, 8, 8)}, input_bytes=3840,
                               activation_bytes=10 * MIB, parameter_bytes=100 * MIB,
