@@ -108,3 +108,8 @@ def test_dynamic_stage_errors(api_models):
         'model.backbone.num_frames': 1, 'test_pipeline.1.num_frames': 1})
     with pytest.raises(ValueError, match='a motion score needs a model trained on at least 2'):
         DynamicFrameStage(one)
+    early = init_recognizer(api_models['fast_slow'], None, 'cpu', {
+        'model.fusion': 'early', 'model.backbone.num_frames': 6,
+        'model.cls_head.in_channels': 512})
+    with pytest.raises(ValueError, match='an early-fusion fast/slow model reads every stream'):
+        DynamicFrameStage(early)
