@@ -671,8 +671,10 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
              f'{lists["cross_subject_train.txt"]} training clips (subjects 1, 3, 5, 7), '
              f'{lists["cross_subject_test.txt"]} test clips (2, 4, 6, 8), chance '
              f'{1 / len(meta["classes"]):.3f}. Every row from scratch at 96x96, tested on 3 '
-             'clips x the whole frame with its last checkpoint; training time with '
-             f'{args.jobs} runs at once, one thread each, validation included.')
+             'clips x the whole frame with its last checkpoint. Training time: wall minutes, '
+             'one thread per run, validation included, while other runs shared the cores (as '
+             'many as --jobs, and more when several commands ran), so it is a rough cost; '
+             'the latency column is the side-by-side measurement.')
     headline = headline_table(zoo, results, costs)
     missing = [row for row in ZOO_ROWS if row not in zoo]
     untrained = ([f'Not trained yet: {"; ".join(row.name for row in missing)} (`python '
