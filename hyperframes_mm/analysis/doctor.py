@@ -419,7 +419,7 @@ def diagnose(cfg: Config,
     if model is not None and not streams:
         findings.append(Finding('info', 'num-frames',
                                 'the model has no hyperframe backbone: T checks skipped'))
-    early = getattr(model, 'fusion', None) == 'early'
+    early = getattr(model, 'early_fusion', False)
     findings += check_num_frames(cfg, streams, early) if streams else []
     findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
     findings += check_pretrained(streams)

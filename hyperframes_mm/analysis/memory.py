@@ -146,17 +146,17 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
 
     T is the backbone's (per stream), so the estimate holds for the model even when the sampler
     disagrees with it (that is the ``num-frames`` finding); for an early-fusion model, whose one
-    backbone reads every stream's frames, each stream's T is its sampler's. With ``from_data`` K, H and W come
-    from the training dataset's first sample, loaded through its pipeline; otherwise K from the
-    sampler (times ThreeCrop/TenCrop), H and W from ``input_size`` or the pipeline's crop/resize
-    sizes (224 x 224 when none is found).
+    backbone reads every stream's frames, each stream's T is its sampler's. With ``from_data``
+    K, H and W come from the training dataset's first sample, loaded through its pipeline;
+    otherwise K from the sampler (times ThreeCrop/TenCrop), H and W from ``input_size`` or the
+    pipeline's crop/resize sizes (224 x 224 when none is found).
     """
     dataset_cfg = cfg.train_dataloader.dataset
     pipeline = dataset_leaves(dataset_cfg, 'train_dataloader.dataset')[0][1]['pipeline']
     spec = sampler_spec(pipeline)
     frames = {stream_key(name): backbone.num_frames
               for name, backbone in model_streams(model).items()}
-    if getattr(model, 'fusion', None) == 'early' and spec is not None:
+    if getattr(model, 'early_fusion', False) and spec is not None:
         # one hyperframe of every stream's frames: each stream brings its sampler's T, and the
         # backbone's T is their total
         frames = {stream_key(stream.name): stream.num_frames for stream in spec.streams}

@@ -180,7 +180,7 @@ class DynamicFrameStage(ModelStage):
         if len(thresholds) != 2 or thresholds[0] > thresholds[1]:
             raise ValueError(f'DynamicFrameStage: thresholds must be (low, high) with low <= '
                              f'high, got {thresholds}')
-        if getattr(model, 'fusion', None) == 'early':
+        if getattr(model, 'early_fusion', False):
             raise ValueError('DynamicFrameStage: an early-fusion fast/slow model reads every '
                              'stream\'s frames as one hyperframe, so one T per stream cannot '
                              'be re-inflated on its own; use a single-stream or two-pass model')

@@ -66,7 +66,7 @@ def test_config_builds_its_model(path):
     if not isinstance(backbones[0], HyperframeBackboneMixin):
         return  # mmaction2's own baselines (TSN/TSM) take segments, not hyperframes
     sampled = [stream.num_frames for stream in _train_streams(cfg)]
-    if getattr(model, 'fusion', None) == 'early':
+    if getattr(model, 'early_fusion', False):
         # the streams stacked into one hyperframe: their total T is the one backbone's
         assert sum(sampled) == backbones[0].num_frames
         return

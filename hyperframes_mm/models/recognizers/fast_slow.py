@@ -154,6 +154,40 @@ class FastSlowRecognizer(BaseRecognizer):
         """The backbone that processes stream ``name``."""
         return self.backbone if self.share_backbone else self.backbone[name]
 
+    @property
+    def early_fusion(self) -> bool:
+        """Whether the streams are stacked into one hyperframe for one backbone pass (the
+        backbone's T is then the streams' total, not each stream's)."""
+        return self.fusion == 'early'
+
+    def _stream_hyperframes(self, inputs: Dict[str, torch.Tensor]) -> Tuple[list, int]:
+        """Every stream's ``[B, K, 3T, H, W]`` input checked and flattened to ``[B*K, 3T, H, W]``,
+        in stream order, and K."""
+        hyperframes, num_segs = [], None
+        for name in self.streams:
+            clips = inputs[stream_key(name)]
+            if clips.dim() != 5:
+                raise ValueError(f'FastSlowRecognizer: {stream_key(name)} must be '
+                                 f'[B, K, 3T, H, W], got shape {tuple(clips.shape)}')
+            if num_segs is None:
+                num_segs = clips.shape[1]
+            elif clips.shape[1] != num_segs:
+                raise ValueError(f'FastSlowRecognizer: every stream needs the same number of '
+                                 f'hyperframes per sample; {stream_key(name)} has '
+                                 f'{clips.shape[1]}, {stream_key(self.streams[0])} has {num_segs}')
+            hyperframes.append(clips.flatten(0, 1))
+        return hyperframes, num_segs
+
+    def _downsampled(self, name: str, hyperframes: torch.Tensor) -> torch.Tensor:
+        """Stream ``name``'s hyperframes average-pooled by its ``stream_downsample`` factor."""
+        factor = self.stream_downsample.get(name, 1)
+        if factor == 1:
+            return hyperframes
+        if min(hyperframes.shape[-2:]) < factor:
+            raise ValueError(f'FastSlowRecognizer: {stream_key(name)} of size '
+                             f'{tuple(hyperframes.shape[-2:])} cannot be downsampled {factor}x')
+        return F.avg_pool2d(hyperframes, factor)
+
     def _early_fused(self, hyperframes: list) -> torch.Tensor:
         """The streams' ``[B*K, 3T_s, H, W]`` hyperframes as one, through the backbone, pooled."""
         # compared one by one, not hashed: under tracing (FLOP counts) sizes are tensors
@@ -186,44 +220,19 @@ class FastSlowRecognizer(BaseRecognizer):
         if missing:
             raise KeyError(f'FastSlowRecognizer: inputs lack {missing} (have {sorted(inputs)}); '
                            'the sampler streams and the recognizer streams must match')
-        features = []
-        num_segs = None
-        for name in self.streams:
-            clips = inputs[stream_key(name)]
-            if clips.dim() != 5:
-                raise ValueError(f'FastSlowRecognizer: {stream_key(name)} must be '
-                                 f'[B, K, 3T, H, W], got shape {tuple(clips.shape)}')
-            if num_segs is None:
-                num_segs = clips.shape[1]
-            elif clips.shape[1] != num_segs:
-                raise ValueError(f'FastSlowRecognizer: every stream needs the same number of '
-                                 f'hyperframes per sample; {stream_key(name)} has '
-                                 f'{clips.shape[1]}, {stream_key(self.streams[0])} has {num_segs}')
-            hyperframes = clips.flatten(0, 1)
-            if self.fusion == 'early':
-                features.append(hyperframes)
-                continue
-            factor = self.stream_downsample.get(name, 1)
-            if factor > 1:
-                if min(hyperframes.shape[-2:]) < factor:
-                    raise ValueError(f'FastSlowRecognizer: {stream_key(name)} of size '
-                                     f'{tuple(hyperframes.shape[-2:])} cannot be downsampled '
-                                     f'{factor}x')
-                hyperframes = F.avg_pool2d(hyperframes, factor)
-            features.append(pool_features(self.stream_backbone(name)(hyperframes)))
-        if self.fusion == 'early':
-            features = [self._early_fused(features)]
-        if self.training and self.stream_dropout > 0:
-            mask = stream_dropout_mask(features[0].shape[0], len(features), self.stream_dropout,
-                                       features[0].device)
-            features = [feature * mask[:, index:index + 1]
-                        for index, feature in enumerate(features)]
-        if self.fusion == 'early':
-            fused = features[0]
-        elif self.fusion == 'concat':
-            fused = torch.cat(features, dim=1)
+        hyperframes, num_segs = self._stream_hyperframes(inputs)
+        if self.early_fusion:
+            fused = self._early_fused(hyperframes)
         else:
-            fused = torch.stack(features, dim=0).sum(dim=0)
+            features = [pool_features(self.stream_backbone(name)(self._downsampled(name, frames)))
+                        for name, frames in zip(self.streams, hyperframes)]
+            if self.training and self.stream_dropout > 0:
+                mask = stream_dropout_mask(features[0].shape[0], len(features),
+                                           self.stream_dropout, features[0].device)
+                features = [feature * mask[:, index:index + 1]
+                            for index, feature in enumerate(features)]
+            fused = (torch.cat(features, dim=1) if self.fusion == 'concat' else
+                     torch.stack(features, dim=0).sum(dim=0))
         kwargs = dict(num_segs=num_segs)
         if stage == 'backbone':
             return fused, kwargs
