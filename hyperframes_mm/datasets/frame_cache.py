@@ -28,7 +28,7 @@ import time
 import zlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -430,20 +430,35 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
     return header
 
 
+def decode_in_order(reader, source: PathLike, stop: int) -> Iterator[Tuple[int, np.ndarray]]:
+    """Frames ``0 .. stop - 1`` of an open decord reader as ``(first index, [n, H, W, 3])``
+    chunks, decoded in order (decord's random access into some containers returns a
+    neighbouring frame now and then), the first chunk one frame, the others about
+    ``_CHUNK_BYTES`` each, so a long video never sits in memory whole.
+
+    Raises:
+        FrameCacheError: a frame cannot be decoded (names the file and the frames).
+    """
+    import decord
+    start, chunk = 0, 1
+    while start < stop:
+        end = min(stop, start + chunk)
+        try:
+            frames = reader.get_batch(list(range(start, end))).asnumpy()
+        except (decord.DECORDError, RuntimeError) as error:
+            raise FrameCacheError(f'{source}: decoding frames {start}..{end - 1} of '
+                                  f'{len(reader)} failed: {error}') from error
+        yield start, frames
+        chunk = max(1, _CHUNK_BYTES // frames[0].nbytes)
+        start = end
+
+
 def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
                   short_side: Optional[int], stamp: Dict) -> FrameCacheHeader:
     """Write the frames after a reserved header block; return the header, checksum included."""
-    import decord
-    header, crc, start, chunk = None, 0, 0, 1
-    while start < num_frames:
-        stop = min(num_frames, start + chunk)
-        try:
-            frames = reader.get_batch(list(range(start, stop))).asnumpy()
-        except (decord.DECORDError, RuntimeError) as error:
-            raise FrameCacheError(f'{source}: decoding frames {start}..{stop - 1} of '
-                                  f'{num_frames} failed: {error}') from error
+    header, crc = None, 0
+    for _, frames in decode_in_order(reader, source, num_frames):
         if header is None:
-            chunk = max(1, _CHUNK_BYTES // frames[0].nbytes)
             source_shape = list(frames.shape[1:3])
         if short_side is not None:
             frames = resize_short_side(frames, short_side)
@@ -458,7 +473,6 @@ def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
             handle.seek(header.data_offset)
         crc = zlib.crc32(frames.data, crc)
         handle.write(frames.data)
-        start = stop
     header.crc32 = f'{crc:08x}'
     return header
 

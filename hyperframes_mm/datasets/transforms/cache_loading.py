@@ -15,8 +15,8 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
-from ..frame_cache import (FrameCacheError, MissingFrameCacheError, entry_path, open_entry,
-                           read_frames, resize_short_side)
+from ..frame_cache import (FrameCacheError, MissingFrameCacheError, decode_in_order, entry_path,
+                           open_entry, read_frames, resize_short_side)
 from ..video_io import open_video
 
 _ON_STALE = ('error', 'decode')
@@ -26,9 +26,9 @@ class SourceFrames:
     """A video's frames indexed like an entry's map, decoded from the video itself: what
     ``FrameCacheInit(on_stale='decode')`` reads when the entry cannot be used.
 
-    Indexing decodes in order from frame 0 up to the last index asked for, as the builder
-    does (decord's random access into some containers returns a neighbouring frame now and
-    then), and resizes as the builder would, so the frames are the entry's, bit for bit.
+    Indexing decodes as the builder does (:func:`decode_in_order`, up to the last index asked
+    for, keeping only the frames asked for) and resizes as it would, so the frames are the
+    entry's, bit for bit.
     """
 
     def __init__(self, source: str, short_side: Optional[int]) -> None:
@@ -46,7 +46,13 @@ class SourceFrames:
 
     def __getitem__(self, inds: np.ndarray) -> np.ndarray:
         inds = np.asarray(inds)
-        decoded = self.reader.get_batch(list(range(int(inds.max()) + 1))).asnumpy()[inds]
+        wanted = set(inds.tolist())
+        kept = {}
+        for start, frames in decode_in_order(self.reader, self.source, int(inds.max()) + 1):
+            # copies, so a chunk is freed once the next is decoded
+            kept.update((index, frame.copy()) for index, frame in enumerate(frames, start)
+                        if index in wanted)
+        decoded = np.stack([kept[index] for index in inds.tolist()])
         return decoded if self.short_side is None else resize_short_side(decoded,
                                                                          self.short_side)
 
