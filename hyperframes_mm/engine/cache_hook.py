@@ -6,8 +6,7 @@ built, with mmaction2's own ``tools/train.py``, and every entry is written once,
 one process, before any DataLoader worker starts.
 """
 import os
-from collections import defaultdict
-from typing import Dict, Iterator, List, Tuple
+from typing import Iterator, List, Tuple
 
 from mmengine.hooks import Hook
 from mmengine.runner import BaseLoop
@@ -40,19 +39,34 @@ def cache_step(dataset):
     return next((step for step in transforms if isinstance(step, FrameCacheInit)), None)
 
 
-def cache_plan(step: FrameCacheInit, filenames: List[str]) -> Dict[Tuple[str, str], List[str]]:
-    """``(video_root, cache_root) -> video paths relative to video_root``: the builder calls
-    that write exactly the entries ``step`` opens for ``filenames``."""
-    plan = defaultdict(list)
+def cache_plan(step: FrameCacheInit, filenames: List[str]) -> Tuple[str, str, List[str]]:
+    """``(video_root, cache_root, video paths relative to video_root)``: the builder call that
+    writes exactly the entries ``step`` opens for ``filenames``."""
     if step.cache_root is None:
         # beside each video: one root holding them all, whose mirror is the videos' folders
         root = os.path.commonpath([os.path.dirname(os.path.abspath(name)) for name in filenames])
-        for name in filenames:
-            plan[(root, root)].append(os.path.relpath(os.path.abspath(name), root))
-    else:
-        video_root = step.video_root if step.video_root is not None else os.curdir
-        plan[(video_root, step.cache_root)] = [step.relative_path(name) for name in filenames]
-    return dict(plan)
+        return root, root, [os.path.relpath(os.path.abspath(name), root) for name in filenames]
+    video_root = step.video_root if step.video_root is not None else os.curdir
+    return video_root, step.cache_root, [step.relative_path(name) for name in filenames]
+
+
+def cache_reads(runner) -> Iterator[Tuple[str, FrameCacheInit, List[str]]]:
+    """``(loop name, FrameCacheInit step, video filenames)`` of every dataset of the runner's
+    built loops that reads the frame cache."""
+    for loop_name, attr in _LOOPS:
+        loop = getattr(runner, attr, None)
+        if not isinstance(loop, BaseLoop) or not hasattr(loop, 'dataloader'):
+            continue  # not built: a config dict, or a loop without data
+        for dataset in leaf_datasets(loop.dataloader.dataset):
+            step = cache_step(dataset)
+            if step is None:
+                continue
+            if hasattr(dataset, 'full_init'):
+                dataset.full_init()
+            filenames = [dataset.get_data_info(index)['filename']
+                         for index in range(len(dataset))]
+            if filenames:
+                yield loop_name, step, filenames
 
 
 @HOOKS.register_module()
@@ -86,28 +100,12 @@ class BuildFrameCacheHook(Hook):
 
     def before_run(self, runner) -> None:
         from mmengine.dist import is_main_process
-        for loop_name, attr in _LOOPS:
-            loop = getattr(runner, attr, None)
-            if not isinstance(loop, BaseLoop) or not hasattr(loop, 'dataloader'):
-                continue
-            for dataset in leaf_datasets(loop.dataloader.dataset):
-                step = cache_step(dataset)
-                if step is None:
-                    continue
-                if hasattr(dataset, 'full_init'):
-                    dataset.full_init()
-                filenames = [dataset.get_data_info(index)['filename']
-                             for index in range(len(dataset))]
-                if not filenames:
-                    continue
-                with main_process_first(what='building the frame cache'):
-                    for (video_root, cache_root), videos in cache_plan(step, filenames).items():
-                        summary = build_frame_cache(
-                            videos, video_root, cache_root, short_side=step.short_side,
-                            workers=self.workers, verify=self.verify,
-                            progress=is_main_process())
-                        runner.logger.info(f'BuildFrameCacheHook: {loop_name} videos: '
-                                           f'{summary}')
-                        for video, error in summary.failed.items():
-                            runner.logger.warning(f'BuildFrameCacheHook: no entry for {video}: '
-                                                  f'{error}')
+        for loop_name, step, filenames in cache_reads(runner):
+            video_root, cache_root, videos = cache_plan(step, filenames)
+            with main_process_first(what='building the frame cache'):
+                summary = build_frame_cache(videos, video_root, cache_root,
+                                            short_side=step.short_side, workers=self.workers,
+                                            verify=self.verify, progress=is_main_process())
+            runner.logger.info(f'BuildFrameCacheHook: {loop_name} videos: {summary}')
+            for video, error in summary.failed.items():
+                runner.logger.warning(f'BuildFrameCacheHook: no entry for {video}: {error}')

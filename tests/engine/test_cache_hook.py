@@ -135,11 +135,12 @@ def test_cache_plan_names_the_entries_the_step_opens(videos):
     from hyperframes_mm.datasets.transforms import FrameCacheInit
     filenames = [str(videos / name) for name in NAMES]
     step = FrameCacheInit()
-    for (video_root, cache_root), relatives in cache_plan(step, filenames).items():
-        planned = [entry_path(cache_root, relative) for relative in relatives]
-        assert planned == [step.entry_of(name)[0] for name in filenames]
+    video_root, cache_root, relatives = cache_plan(step, filenames)
+    assert video_root == cache_root == str(videos)
+    planned = [entry_path(cache_root, relative) for relative in relatives]
+    assert planned == [step.entry_of(name)[0] for name in filenames]
     step = FrameCacheInit(cache_root='cache')
-    assert cache_plan(step, list(NAMES)) == {('.', 'cache'): list(NAMES)}
+    assert cache_plan(step, list(NAMES)) == ('.', 'cache', list(NAMES))
 
 
 def test_bad_workers_are_refused():
