@@ -138,7 +138,7 @@ def test_cache_plan_names_the_entries_the_step_opens(videos):
     video_root, cache_root, relatives = cache_plan(step, filenames)
     assert video_root == cache_root == str(videos)
     planned = [entry_path(cache_root, relative) for relative in relatives]
-    assert planned == [step.entry_of(name)[0] for name in filenames]
+    assert planned == [step.entry_of(name) for name in filenames]
     step = FrameCacheInit(cache_root='cache')
     assert cache_plan(step, list(NAMES)) == ('.', 'cache', list(NAMES))
 

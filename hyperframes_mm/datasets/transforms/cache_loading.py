@@ -8,7 +8,7 @@ would share the writing.
 import logging
 import os
 from pathlib import Path
-from typing import Dict, Optional, Tuple
+from typing import Dict, Optional
 
 import numpy as np
 from mmaction.registry import TRANSFORMS
@@ -143,18 +143,16 @@ class FrameCacheInit(BaseTransform):
                              f'{self.video_root}')
         return relative
 
-    def entry_of(self, filename: str) -> Tuple[Path, str]:
-        """The entry file of a video, and the source path its header records."""
+    def entry_of(self, filename: str) -> Path:
+        """The entry file of a video."""
         if self.cache_root is None:  # beside the video: its own directory is the cache root
-            relative = os.path.basename(filename)
-            return entry_path(os.path.dirname(filename), relative), relative
-        relative = self.relative_path(filename)
-        return entry_path(self.cache_root, relative), relative
+            return entry_path(os.path.dirname(filename), os.path.basename(filename))
+        return entry_path(self.cache_root, self.relative_path(filename))
 
     def transform(self, results: Dict) -> Dict:
         """Check and map the entry of ``results['filename']``."""
         source = results['filename']
-        entry, _ = self.entry_of(source)
+        entry = self.entry_of(source)
         try:
             header, frames = open_entry(entry, source, self.short_side)
             fps = header.fps
