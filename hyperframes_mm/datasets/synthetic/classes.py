@@ -8,7 +8,14 @@ screen).
 
 Fast classes differ only inside short events (``FAST_EVENT_S`` seconds, repeating every
 ``FAST_PERIOD_S`` at a random phase); slow classes differ only through a steady change over the
-whole clip.
+whole clip. In label order (:func:`actor_motion` is the definition):
+
+* fast: ``swipe_left`` / ``swipe_right`` (quick steps of ``FAST_STEP`` sideways, resting in
+  between), ``fall`` (accelerates down, stops dead, rests), ``hop`` (up by ``HOP_HEIGHT`` and
+  back), ``shake`` (a horizontal wiggle of ``SHAKE_AMPLITUDE``, either way first);
+* slow: ``drift_left`` / ``drift_right`` and ``lie_down`` (a steady ``SLOW_SPEED``),
+  ``approach`` / ``recede`` (the radius doubles / halves over the clip), ``rotate_cw`` /
+  ``rotate_ccw`` (a steady ``ROTATION_SPEED``).
 """
 from dataclasses import dataclass
 from typing import Dict, List, NamedTuple, Sequence
@@ -42,42 +49,26 @@ class MotionClass:
             the whole clip).
         mirror (str): the class a clip of this class becomes under a horizontal flip (its own
             name when the flip keeps the class).
-        description (str): what the actor does.
     """
     name: str
     group: str
     mirror: str
-    description: str
 
 
-_CLASS_LIST = (
-    MotionClass('swipe_left', 'fast', 'swipe_right',
-                f'quick steps left ({FAST_EVENT_S} s each), resting in between'),
-    MotionClass('swipe_right', 'fast', 'swipe_left', 'mirror image of swipe_left'),
-    MotionClass('fall', 'fast', 'fall',
-                f'quick drops: accelerates down for {FAST_EVENT_S} s, stops dead, rests'),
-    MotionClass('hop', 'fast', 'hop',
-                f'quick hops {HOP_HEIGHT} frame widths up and back ({FAST_EVENT_S} s each)'),
-    MotionClass('shake', 'fast', 'shake',
-                f'quick horizontal wiggles of {SHAKE_AMPLITUDE} frame widths, either way first'),
-    MotionClass('drift_left', 'slow', 'drift_right',
-                f'moves left at a steady {SLOW_SPEED} frame widths per second'),
-    MotionClass('drift_right', 'slow', 'drift_left', 'mirror image of drift_left'),
-    MotionClass('lie_down', 'slow', 'lie_down',
-                f'moves down at a steady {SLOW_SPEED} frame widths per second'),
-    MotionClass('approach', 'slow', 'approach',
-                'grows steadily over the clip (radius doubles)'),
-    MotionClass('recede', 'slow', 'recede', 'shrinks steadily over the clip (radius halves)'),
-    MotionClass('rotate_cw', 'slow', 'rotate_ccw',
-                f'turns clockwise at a steady {ROTATION_SPEED:.3f} rad/s'),
-    MotionClass('rotate_ccw', 'slow', 'rotate_cw', 'mirror image of rotate_cw'),
-)
-
-#: every class the generator can draw, by name
-MOTION_CLASSES: Dict[str, MotionClass] = {c.name: c for c in _CLASS_LIST}
-#: group name -> the class names of that group, over every class
+#: group name -> the class names of that group, over every class, in label order
 CLASS_GROUPS: Dict[str, List[str]] = {
-    group: [c.name for c in _CLASS_LIST if c.group == group] for group in ('fast', 'slow')}
+    'fast': ['swipe_left', 'swipe_right', 'fall', 'hop', 'shake'],
+    'slow': ['drift_left', 'drift_right', 'lie_down', 'approach', 'recede', 'rotate_cw',
+             'rotate_ccw'],
+}
+#: the classes a horizontal flip turns into each other; every other class it keeps
+_MIRROR_PAIRS = (('swipe_left', 'swipe_right'), ('drift_left', 'drift_right'),
+                 ('rotate_cw', 'rotate_ccw'))
+_MIRRORS = {**dict(_MIRROR_PAIRS), **{b: a for a, b in _MIRROR_PAIRS}}
+#: every class the generator can draw, by name, in label order
+MOTION_CLASSES: Dict[str, MotionClass] = {
+    name: MotionClass(name, group, _MIRRORS.get(name, name))
+    for group, names in CLASS_GROUPS.items() for name in names}
 
 
 class ActorMotion(NamedTuple):
