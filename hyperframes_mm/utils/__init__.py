@@ -1,5 +1,10 @@
+from .checks import positive_int
+from .delegation import delegated
 from .naming import slug
 from .timing import interleaved_timing
 from .upstream_tools import load_upstream_tool, upstream_tool_path
 
-__all__ = ['interleaved_timing', 'load_upstream_tool', 'slug', 'upstream_tool_path']
+__all__ = [
+    'delegated', 'interleaved_timing', 'load_upstream_tool', 'positive_int', 'slug',
+    'upstream_tool_path'
+]

@@ -5,14 +5,14 @@ stride 2, BN, HSwish), so only ``layer0.conv`` is widened and inflated; the inve
 blocks, frozen stages and ``norm_eval`` are mmpretrain's own.
 """
 from collections import OrderedDict
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Sequence, Tuple, Union
 
 import torch
 from mmaction.registry import MODELS
 from mmengine.model import BaseModule
 from mmpretrain.models.backbones.mobilenet_v3 import MobileNetV3
 
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .hyperframe_backbone import HyperframeArgs, HyperframeBackboneMixin
 from .inflate import resize_conv_input
 
 
@@ -79,16 +79,12 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
     Args:
         arch (str): ``'small'``, ``'large'`` (torchvision checkpoints exist for these two), or
             mmpretrain's ``'small_075'``, ``'small_050'``. Defaults to ``'small'``.
-        num_frames (int): T, frames per hyperframe. Defaults to 5.
-        inflate_init (str): how a 2D checkpoint's stem conv is inflated: ``'replicate'``,
-            ``'center'`` or ``'random'``. Defaults to ``'replicate'``.
-        pretrained (str, optional): a 2D (3-channel stem) or hyperframe (3T) checkpoint in
-            mmpretrain layout (``layer0.conv.weight``, bare or under ``backbone.``) or
-            torchvision's ``mobilenet_v3_{small,large}`` layout (``features.0.0.weight``).
-            Defaults to None.
-        extra_bn, frame_attention, input_encoding, diff_gain, motion_products: the
-            :class:`~.stem.HyperframeStem`'s, which runs around ``layer0`` (``extra_bn``
-            between its conv and norm). Defaults: False, False, ``'frames'``, 4, False.
+        **kwargs: :class:`~.hyperframe_backbone.HyperframeArgs` (``num_frames``,
+            ``inflate_init``, ``pretrained`` in mmpretrain layout, ``layer0.conv.weight``, or
+            torchvision's ``mobilenet_v3_{small,large}`` layout, ``features.0.0.weight``, and
+            the :class:`~.stem.HyperframeStem`'s parts, which run around ``layer0``:
+            ``extra_bn`` between its conv and norm), and mmpretrain ``MobileNetV3``'s own, with
+            its defaults:
         conv_cfg (dict, optional): conv layer config. Defaults to None (Conv2d).
         norm_cfg (dict): norm layer config. Defaults to
             ``dict(type='BN', eps=0.001, momentum=0.01)`` (torchvision's values).
@@ -107,45 +103,16 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
     first_conv_name = 'layer0.conv'
     stem_module_name = 'layer0'
 
-    def __init__(self,
-                 arch: str = 'small',
-                 num_frames: int = 5,
-                 inflate_init: str = 'replicate',
-                 pretrained: Optional[str] = None,
-                 extra_bn: bool = False,
-                 frame_attention: bool = False,
-                 input_encoding: str = 'frames',
-                 diff_gain: float = 4.0,
-                 motion_products: bool = False,
-                 conv_cfg: Optional[Dict] = None,
-                 norm_cfg: Dict = dict(type='BN', eps=0.001, momentum=0.01),
-                 out_indices: Optional[Sequence[int]] = None,
-                 frozen_stages: int = -1,
-                 norm_eval: bool = False,
-                 with_cp: bool = False,
-                 init_cfg: Optional[Union[Dict, List[Dict]]] = [
-                     dict(type='Kaiming', layer=['Conv2d'], nonlinearity='leaky_relu'),
-                     dict(type='Normal', layer=['Linear'], std=0.01),
-                     dict(type='Constant', layer=['BatchNorm2d'], val=1)
-                 ]) -> None:
+    def __init__(self, arch: str = 'small', **kwargs) -> None:
         name = type(self).__name__
-        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        args, mobilenet_args = HyperframeArgs.split(type(self), MobileNetV3, kwargs,
+                                                    fixed=('arch', ))
         if arch not in self.arch_settings:
             raise ValueError(f'{name}: arch must be one of {sorted(self.arch_settings)}, '
                              f'got {arch!r}')
-        super().__init__(
-            arch=arch,
-            conv_cfg=conv_cfg,
-            norm_cfg=norm_cfg,
-            out_indices=out_indices,
-            frozen_stages=frozen_stages,
-            norm_eval=norm_eval,
-            with_cp=with_cp,
-            init_cfg=init_cfg)
-        resize_conv_input(self.layer0.conv, 3 * num_frames)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn=extra_bn,
-                               frame_attention=frame_attention, input_encoding=input_encoding,
-                               diff_gain=diff_gain, motion_products=motion_products)
+        super().__init__(arch=arch, **mobilenet_args)
+        resize_conv_input(self.layer0.conv, 3 * args.num_frames)
+        self._setup_hyperframe(args)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmpretrain and torchvision MobileNetV3 layouts."""

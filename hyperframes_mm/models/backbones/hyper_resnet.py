@@ -1,6 +1,6 @@
 """ResNet whose conv1 takes a hyperframe (3T channels) and loads an ordinary 2D checkpoint."""
 from collections import OrderedDict
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, Tuple, Union
 
 import torch
 from mmaction.models.backbones.resnet import ResNet
@@ -9,7 +9,7 @@ from mmengine.logging import MMLogger
 from mmengine.model import BaseModule
 from torch import nn
 
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .hyperframe_backbone import HyperframeArgs, HyperframeBackboneMixin
 
 #: Keys of classifier heads a torchvision checkpoint keeps next to the backbone.
 _HEAD_PREFIXES = ('fc.', )
@@ -61,16 +61,11 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
 
     Args:
         depth (int): 18, 34, 50, 101 or 152.
-        num_frames (int): T, frames per hyperframe. Defaults to 5.
-        inflate_init (str): how a 2D checkpoint's conv1 is inflated: ``'replicate'``,
-            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
-            ``'replicate'``.
-        pretrained (str, optional): path of a 2D (3-channel conv1) or hyperframe (3T) checkpoint
-            in mmaction2, torchvision or mmpretrain key layout, bare or under ``state_dict``,
-            with or without ``backbone.``/``module.`` prefixes. Defaults to None.
-        extra_bn, frame_attention, input_encoding, diff_gain, motion_products: the
-            :class:`~.stem.HyperframeStem`'s, which runs around conv1 (``extra_bn`` between
-            conv1 and its norm). Defaults: False, False, ``'frames'``, 4, False.
+        **kwargs: :class:`~.hyperframe_backbone.HyperframeArgs` (``num_frames``,
+            ``inflate_init``, ``pretrained`` in mmaction2, torchvision or mmpretrain key
+            layout, and the :class:`~.stem.HyperframeStem`'s parts, which run around conv1:
+            ``extra_bn`` between conv1 and its norm), and mmaction2 ``ResNet``'s own, with its
+            defaults:
         num_stages (int): ResNet stages. Defaults to 4.
         out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
             several a tuple. Defaults to ``(3, )``.
@@ -100,54 +95,12 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
     first_conv_name = 'conv1.conv'
     stem_module_name = 'conv1'
 
-    def __init__(self,
-                 depth: int,
-                 num_frames: int = 5,
-                 inflate_init: str = 'replicate',
-                 pretrained: Optional[str] = None,
-                 extra_bn: bool = False,
-                 frame_attention: bool = False,
-                 input_encoding: str = 'frames',
-                 diff_gain: float = 4.0,
-                 motion_products: bool = False,
-                 num_stages: int = 4,
-                 out_indices: Sequence[int] = (3, ),
-                 strides: Sequence[int] = (1, 2, 2, 2),
-                 dilations: Sequence[int] = (1, 1, 1, 1),
-                 style: str = 'pytorch',
-                 frozen_stages: int = -1,
-                 conv_cfg: Dict = dict(type='Conv'),
-                 norm_cfg: Dict = dict(type='BN2d', requires_grad=True),
-                 act_cfg: Dict = dict(type='ReLU', inplace=True),
-                 norm_eval: bool = False,
-                 partial_bn: bool = False,
-                 with_cp: bool = False,
-                 init_cfg: Optional[Union[Dict, List[Dict]]] = [
-                     dict(type='Kaiming', layer='Conv2d'),
-                     dict(type='Constant', layer='BatchNorm2d', val=1.)
-                 ]) -> None:
-        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
-        super().__init__(
-            depth=depth,
-            pretrained=pretrained,
-            torchvision_pretrain=False,
-            in_channels=3 * num_frames,
-            num_stages=num_stages,
-            out_indices=out_indices,
-            strides=strides,
-            dilations=dilations,
-            style=style,
-            frozen_stages=frozen_stages,
-            conv_cfg=conv_cfg,
-            norm_cfg=norm_cfg,
-            act_cfg=act_cfg,
-            norm_eval=norm_eval,
-            partial_bn=partial_bn,
-            with_cp=with_cp,
-            init_cfg=init_cfg)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained, extra_bn=extra_bn,
-                               frame_attention=frame_attention, input_encoding=input_encoding,
-                               diff_gain=diff_gain, motion_products=motion_products)
+    def __init__(self, depth: int, **kwargs) -> None:
+        args, resnet_args = HyperframeArgs.split(
+            type(self), ResNet, kwargs, fixed=('depth', 'torchvision_pretrain', 'in_channels'))
+        super().__init__(depth, pretrained=args.pretrained, torchvision_pretrain=False,
+                         in_channels=3 * args.num_frames, **resnet_args)
+        self._setup_hyperframe(args)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmaction2, torchvision and mmpretrain ResNet layouts."""

@@ -11,15 +11,17 @@ A hyperframe backbone is a 2D backbone whose first convolution takes ``C * num_f
 * :meth:`reinflate` (T -> T', in place), which :func:`reinflate_backbone` applies to every
   hyperframe backbone of a model.
 """
+import inspect
 import logging
 from collections import OrderedDict
-from typing import Dict, List, Optional, Set
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
 
 import torch
 from mmengine.logging import print_log
 from mmengine.runner.checkpoint import _load_checkpoint
 from torch import nn
 
+from ...utils import delegated, positive_int
 from .encoding import describe
 from .inflate import INFLATE_MODES, inflate_conv_weight
 from .stem import STEM_NAME, HyperframeStem, init_extra_bn, upgrade_stem_keys
@@ -60,17 +62,70 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
     return checkpoint
 
 
-def check_hyperframe_args(name: str, num_frames: int, inflate_init: str,
-                          pretrained: Optional[str]) -> None:
-    """Validate the arguments every hyperframe backbone takes, before any layer is built."""
-    if not isinstance(num_frames, int) or isinstance(num_frames, bool) or num_frames < 1:
-        raise ValueError(f'{name}: num_frames must be a positive int, got {num_frames!r}')
-    if inflate_init not in INFLATE_MODES:
-        raise ValueError(f'{name}: inflate_init must be one of {INFLATE_MODES}, '
-                         f'got {inflate_init!r}')
-    if pretrained is not None and not isinstance(pretrained, str):
-        raise TypeError(f'{name}: pretrained must be a checkpoint path or None, '
-                        f'got {type(pretrained).__name__}')
+class HyperframeArgs(NamedTuple):
+    """The arguments every hyperframe backbone takes beside its 2D backbone's (its
+    ``**hyperframe``), checked before any layer is built.
+
+    Args:
+        num_frames (int): T, frames per hyperframe. Defaults to 5.
+        inflate_init (str): how a 2D checkpoint's first conv is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
+            ``'replicate'``.
+        pretrained (str, optional): path of a 2D (C-channel first conv) or hyperframe (C*T)
+            checkpoint, bare or under ``state_dict``/``model``, with or without
+            ``backbone.``/``module.`` prefixes, in a key layout the backbone reads.
+            Defaults to None.
+        frame_attention, input_encoding, diff_gain, extra_bn, motion_products: the
+            :class:`~.stem.HyperframeStem`'s. Defaults: False, ``'frames'``, 4, False, False.
+    """
+    num_frames: int = 5
+    inflate_init: str = 'replicate'
+    pretrained: Optional[str] = None
+    frame_attention: bool = False
+    input_encoding: str = 'frames'
+    diff_gain: float = 4.0
+    extra_bn: bool = False
+    motion_products: bool = False
+
+    @classmethod
+    def split(cls, owner: type, base: type, kwargs: Dict[str, Any],
+              fixed: Sequence[str] = ()) -> Tuple['HyperframeArgs', Dict[str, Any]]:
+        """A hyperframe backbone's keyword arguments as its own (checked) and its 2D base's.
+
+        Args:
+            owner (type): the hyperframe backbone, named in errors.
+            base (type): the 2D class it builds on; every other argument must be one of its
+                ``__init__``'s, except those in ``fixed``.
+            kwargs (dict): what the backbone was given.
+            fixed (Sequence[str]): base arguments the backbone sets itself (the first conv's
+                input channels follow ``num_frames``), so a user may not.
+        """
+        name = owner.__name__
+        accepted = set(inspect.signature(base.__init__).parameters) - {'self'} - set(fixed)
+        others = {key: value for key, value in kwargs.items() if key not in cls._fields}
+        unknown = sorted(set(others) - accepted)
+        if unknown:
+            raise TypeError(f'{name}: unexpected arguments {unknown}; it takes '
+                            f'{list(cls._fields)} and {base.__name__}\'s {sorted(accepted)}')
+        return cls.of(name, {key: value for key, value in kwargs.items()
+                             if key in cls._fields}), others
+
+    @classmethod
+    def of(cls, owner: str, hyperframe: Dict[str, Any]) -> 'HyperframeArgs':
+        """``hyperframe`` (a backbone's keyword arguments beyond its 2D ones), checked."""
+        unknown = sorted(set(hyperframe) - set(cls._fields))
+        if unknown:
+            raise TypeError(f'{owner}: unexpected arguments {unknown}; beside its 2D '
+                            f'backbone\'s it takes {list(cls._fields)}')
+        args = cls(**hyperframe)
+        positive_int(args.num_frames, 'num_frames', owner)
+        if args.inflate_init not in INFLATE_MODES:
+            raise ValueError(f'{owner}: inflate_init must be one of {INFLATE_MODES}, '
+                             f'got {args.inflate_init!r}')
+        if args.pretrained is not None and not isinstance(args.pretrained, str):
+            raise TypeError(f'{owner}: pretrained must be a checkpoint path or None, '
+                            f'got {type(args.pretrained).__name__}')
+        return args
 
 
 class HyperframeBackboneMixin:
@@ -78,25 +133,27 @@ class HyperframeBackboneMixin:
 
     A subclass sets ``first_conv_name`` (dotted module path of the first ``nn.Conv2d``) and,
     when its first conv sits in a conv-norm-act ``ConvModule`` stem, ``stem_module_name``;
-    calls :func:`check_hyperframe_args` first in ``__init__`` and :meth:`_setup_hyperframe`
-    after building the 2D layers; runs the input through :meth:`stem_forward` (which gives the
-    conv stem's output, or with no conv stem the first conv's input); calls
-    :meth:`_init_hyperframe_weights` at the end of ``init_weights``; and may override
-    :meth:`convert_checkpoint` for foreign key layouts.
+    takes its 2D backbone's arguments and ``**hyperframe`` (:class:`HyperframeArgs`, read with
+    :meth:`HyperframeArgs.of` before any layer is built) and hands those to
+    :meth:`_setup_hyperframe` after building the 2D layers; runs the input through
+    :meth:`stem_forward` (which gives the conv stem's output, or with no conv stem the first
+    conv's input); calls :meth:`_init_hyperframe_weights` at the end of ``init_weights``; and
+    may override :meth:`convert_checkpoint` for foreign key layouts.
     """
 
     first_conv_name: str = ''
     stem_module_name: Optional[str] = None
 
-    def _setup_hyperframe(self, num_frames: int, inflate_init: str, pretrained: Optional[str],
-                          channels_per_frame: int = 3, **stem_args) -> None:
-        """Build the :class:`~.stem.HyperframeStem` (``stem_args``: its ``input_encoding``,
-        ``diff_gain``, ``frame_attention``, ``extra_bn``, ``motion_products``) and keep how a
+    def _setup_hyperframe(self, args: HyperframeArgs) -> None:
+        """Build the :class:`~.stem.HyperframeStem` (3 channels a frame) and keep how a
         checkpoint is to be loaded."""
-        self.inflate_init = inflate_init
-        self.pretrained = pretrained
-        self.hyperframe_stem = HyperframeStem(num_frames, type(self).__name__, self.conv_stem,
-                                              channels_per_frame, **stem_args)
+        self.inflate_init = args.inflate_init
+        self.pretrained = args.pretrained
+        self.hyperframe_stem = HyperframeStem(
+            args.num_frames, type(self).__name__, self.conv_stem,
+            input_encoding=args.input_encoding, diff_gain=args.diff_gain,
+            frame_attention=args.frame_attention, extra_bn=args.extra_bn,
+            motion_products=args.motion_products)
         self._register_load_state_dict_pre_hook(_upgrade_stem_keys_hook)
 
     # ----------------------------------------------------------------------- structure
@@ -111,33 +168,12 @@ class HyperframeBackboneMixin:
         """The first convolution, whose input channels are ``C * num_frames``."""
         return self.get_submodule(self.first_conv_name)
 
-    @property
-    def num_frames(self) -> int:
-        return self.hyperframe_stem.num_frames
-
-    @property
-    def channels_per_frame(self) -> int:
-        return self.hyperframe_stem.channels_per_frame
-
-    @property
-    def in_channels_expected(self) -> int:
-        return self.hyperframe_stem.in_channels
-
-    @property
-    def input_encoding(self) -> str:
-        return self.hyperframe_stem.input_encoding
-
-    @property
-    def frame_attention(self) -> Optional[nn.Module]:
-        return self.hyperframe_stem.frame_attention
-
-    @property
-    def extra_bn(self) -> Optional[nn.Module]:
-        return self.hyperframe_stem.extra_bn
-
-    @property
-    def motion_products(self) -> Optional[nn.Module]:
-        return self.hyperframe_stem.motion_products
+    num_frames = delegated(STEM_NAME, 'num_frames', 'T, frames per hyperframe.')
+    channels_per_frame = delegated(STEM_NAME, 'channels_per_frame', 'C, channels of a frame.')
+    input_encoding = delegated(STEM_NAME, 'input_encoding', "``'frames'`` or ``'diff'``.")
+    frame_attention = delegated(STEM_NAME, 'frame_attention', 'The stem\'s, or None.')
+    extra_bn = delegated(STEM_NAME, 'extra_bn', 'The stem\'s, or None.')
+    motion_products = delegated(STEM_NAME, 'motion_products', 'The stem\'s, or None.')
 
     # ------------------------------------------------------------------------- forward
     def stem_forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -16,6 +16,8 @@ import torch
 from mmengine.logging import print_log
 from torch import nn
 
+from ...utils import positive_int
+
 INFLATE_MODES = ('replicate', 'center', 'random')
 
 
@@ -36,8 +38,7 @@ def _check_kernel(weight: torch.Tensor, channels_per_frame: int) -> int:
 
 
 def _check_num_frames(num_frames: int) -> None:
-    if not isinstance(num_frames, int) or isinstance(num_frames, bool) or num_frames < 1:
-        raise ValueError(f'num_frames must be a positive int, got {num_frames!r}')
+    positive_int(num_frames, 'num_frames')
 
 
 def temporal_resample_matrix(src_frames: int, dst_frames: int) -> torch.Tensor:

@@ -7,7 +7,7 @@ from mmaction.registry import MODELS
 from mmengine.model import BaseModule
 from torch import nn
 
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .hyperframe_backbone import HyperframeArgs, HyperframeBackboneMixin
 from .inflate import resize_conv_input
 
 
@@ -75,35 +75,27 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
     Output: what the wrapped backbone returns, made usable by mmaction2's 2D heads as mmaction2
     does for mmpretrain/timm backbones: a one-element tuple is unwrapped, and a ``[N, C]``
     feature vector (ViT class token, timm's pooled features) becomes ``[N, C, 1, 1]``.
-    ``extra_bn`` is not offered: a generic backbone has no known conv-norm stem (a ViT has no
-    norm after its patch embedding).
+    ``extra_bn`` and motion products are refused: a generic backbone has no known conv-norm
+    stem to put them in (a ViT has no norm after its patch embedding).
 
     Args:
         backbone (dict): config of the 2D backbone, built at 3 input channels.
         first_conv (str): dotted name of its first ``nn.Conv2d`` (or of a ConvModule holding it).
-        num_frames (int): T, frames per hyperframe. Defaults to 5.
-        inflate_init (str): how a 2D checkpoint's first conv is inflated: ``'replicate'``,
-            ``'center'`` or ``'random'``. Defaults to ``'replicate'``.
-        pretrained (str, optional): a checkpoint of the wrapped 2D backbone (its own key layout,
-            bare or under ``backbone.``; classifier keys are reported and ignored), or of this
-            wrapper (``model.*`` keys, C or C*T channels). Defaults to None.
-        frame_attention, input_encoding, diff_gain: the :class:`~.stem.HyperframeStem`'s,
-            which runs on the input before the wrapped backbone (no conv stem to put
-            ``extra_bn`` or motion products in). Defaults: False, ``'frames'``, 4.
         init_cfg (dict, optional): initialisation of the wrapper. Defaults to None.
+        **hyperframe: :class:`~.hyperframe_backbone.HyperframeArgs` (``num_frames``,
+            ``inflate_init``, ``pretrained``: a checkpoint of the wrapped 2D backbone, its own
+            key layout, bare or under ``backbone.``, classifier keys reported and ignored, or of
+            this wrapper, ``model.*`` keys, C or C*T channels; and the
+            :class:`~.stem.HyperframeStem`'s ``frame_attention``, ``input_encoding`` and
+            ``diff_gain``, which run on the input before the wrapped backbone).
     """
 
     def __init__(self,
                  backbone: Dict[str, Any],
                  first_conv: str,
-                 num_frames: int = 5,
-                 inflate_init: str = 'replicate',
-                 pretrained: Optional[str] = None,
-                 frame_attention: bool = False,
-                 input_encoding: str = 'frames',
-                 diff_gain: float = 4.0,
-                 init_cfg: Optional[Dict] = None) -> None:
-        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
+                 init_cfg: Optional[Dict] = None,
+                 **hyperframe) -> None:
+        args = HyperframeArgs.of(type(self).__name__, hyperframe)
         super().__init__(init_cfg=init_cfg)
         self.model = build_2d_backbone(backbone)
         type_name = backbone['type']
@@ -113,10 +105,8 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
             raise ValueError(f'InflatedBackbone: {type_name}.{conv_path} takes '
                              f'{conv.in_channels} channels; build the 2D backbone at 3')
         self.first_conv_name = f'model.{conv_path}'
-        resize_conv_input(conv, 3 * num_frames)
-        self._setup_hyperframe(num_frames, inflate_init, pretrained,
-                               frame_attention=frame_attention, input_encoding=input_encoding,
-                               diff_gain=diff_gain)
+        resize_conv_input(conv, 3 * args.num_frames)
+        self._setup_hyperframe(args)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A checkpoint of the wrapped backbone gets the ``model.`` prefix; one of this wrapper

@@ -9,6 +9,7 @@ from mmengine.model import BaseModule
 from mmengine.model.weight_init import normal_init
 from torch import nn
 
+from ...utils import delegated
 from ..recognizers.fast_slow import pool_features
 
 
@@ -95,20 +96,10 @@ class AuxFrameHead(BaseModule):
         self.aux_loss = nn.CrossEntropyLoss()
 
     # The wrapped head's attributes that recognizers, exporters and tools read.
-    @property
-    def num_classes(self) -> int:
-        """Classes of the main head."""
-        return self.head.num_classes
-
-    @property
-    def in_channels(self) -> int:
-        """Feature channels both classifiers read."""
-        return self.head.in_channels
-
-    @property
-    def average_clips(self):
-        """The main head's clip averaging (``'prob'``, ``'score'`` or None)."""
-        return self.head.average_clips
+    num_classes = delegated('head', 'num_classes', 'Classes of the main head.')
+    in_channels = delegated('head', 'in_channels', 'Feature channels both classifiers read.')
+    average_clips = delegated('head', 'average_clips',
+                              "The main head's clip averaging (``'prob'``, ``'score'`` or None).")
 
     def init_weights(self) -> None:
         """Initialise the wrapped head its own way and the auxiliary classifier from N(0, std)."""

@@ -129,6 +129,9 @@ def test_checkpoint_with_neither_3_nor_3t_channels_is_an_error(tmp_path, referen
     (dict(arch='tiny'), ValueError, r"arch must be one of \['large', 'small', 'small_050', "),
     (dict(num_frames=-2), ValueError, 'num_frames must be a positive int, got -2'),
     (dict(frozen_stages=20), ValueError, 'frozen_stages must be in range'),
+    (dict(depth=18), TypeError, r"^HyperMobileNetV3: unexpected arguments \['depth'\]; it "
+     r"takes .*and MobileNetV3's \['conv_cfg', 'frozen_stages', 'init_cfg', 'norm_cfg', "
+     r"'norm_eval', 'out_indices', 'with_cp'\]$"),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):

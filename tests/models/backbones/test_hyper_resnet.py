@@ -293,7 +293,21 @@ def test_wrong_input_is_a_clear_error(shape, match):
     (dict(pretrained=True), TypeError, 'pretrained must be a checkpoint path or None'),
     (dict(extra_bn=True, norm_cfg=dict(type='GN', num_groups=8, requires_grad=True)), ValueError,
      'extra_bn needs a batch norm; norm_cfg builds GroupNorm'),
+    # a misspelt hyperframe argument is named, never passed on to (or dropped by) ResNet
+    (dict(num_frame=5), TypeError, r"^HyperResNet: unexpected arguments \['num_frame'\]; it "
+     r"takes \['num_frames', 'inflate_init', 'pretrained', "),
+    # conv1's input channels follow num_frames
+    (dict(in_channels=3), TypeError, r"unexpected arguments \['in_channels'\]"),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         HyperResNet(18, **kwargs)
+
+
+def test_resnet_arguments_reach_resnet():
+    backbone = HyperResNet(18, num_frames=2, num_stages=3, out_indices=(1, 2), frozen_stages=1,
+                           partial_bn=True, strides=(1, 2, 1), dilations=(1, 1, 1))
+    assert (backbone.num_stages, backbone.out_indices, backbone.frozen_stages) == (3, (1, 2), 1)
+    assert backbone.partial_bn and backbone.res_layers == ['layer1', 'layer2', 'layer3']
+    assert backbone.layer3[0].conv1.conv.stride == (1, 1)
+    assert backbone.conv1.conv.in_channels == 6

@@ -114,6 +114,10 @@ def test_wrong_input_is_a_clear_error():
     (dict(backbone=dict(TIMM_VIT, pretrained=True), first_conv='patch_embed.proj'), ValueError,
      'timm pretrained=True downloads weights'),
     (dict(backbone=dict(img_size=SIZE)), TypeError, 'backbone needs a type name'),
+    (dict(extra_bn=True), ValueError, 'InflatedBackbone has no conv-norm stem to put extra_bn in'),
+    (dict(motion_products=True), ValueError,
+     'InflatedBackbone has no conv-norm stem to put motion_products in'),
+    (dict(num_frame=T), TypeError, r"InflatedBackbone: unexpected arguments \['num_frame'\]"),
 ])
 def test_constructor_errors(kwargs, error, match):
     cfg = dict(backbone=MMPRETRAIN_VIT, first_conv='patch_embed.projection', num_frames=T)
