@@ -32,6 +32,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from ..utils.checks import positive_int
 from ..utils.processes import worker_pool
 from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
@@ -398,8 +399,7 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
     """
     import decord
     source, entry = Path(source), Path(entry)
-    if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
-        raise ValueError(f'short_side must be a positive int or None, got {short_side!r}')
+    positive_int(short_side, 'short_side', optional=True)
     if not source.is_file():
         raise FileNotFoundError(f'{source}: source video not found (for frame cache {entry})')
     # Stamp before decoding: a source modified during the build then reads as stale.
@@ -585,8 +585,7 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
     from tqdm import tqdm
     if workers < 1:
         raise ValueError(f'workers must be >= 1, got {workers}')
-    if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
-        raise ValueError(f'short_side must be a positive int or None, got {short_side!r}')
+    positive_int(short_side, 'short_side', optional=True)
     start = time.perf_counter()
     unique = list(dict.fromkeys(os.path.normpath(v) for v in videos))
     for relative in unique:

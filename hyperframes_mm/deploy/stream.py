@@ -34,11 +34,12 @@ import threading
 import time
 from collections import deque
 from dataclasses import asdict, dataclass, field
-from typing import Callable, Dict, Hashable, List, Optional, Sequence, Union
+from typing import Callable, Dict, Hashable, List, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 from mmengine.logging import print_log
 
+from ..utils import positive_int
 from .alerts import AlertRule, Hysteresis
 from .sources import SourceError, VideoSource, is_live
 from .stages import ModelStage
@@ -141,6 +142,25 @@ class _StreamEnd:
     stream: int
 
 
+class SourcePolicy(NamedTuple):
+    """How the engine opens a source it is given by name, and reopens a live one that ended.
+
+    Attributes: the :class:`StreamEngine` arguments of the same names.
+    """
+    backend: str
+    open_timeout: float
+    read_timeout: float
+    reconnect: int
+    reconnect_delay: float
+
+    def open(self, uri: str, name: Optional[str], decoder: str) -> VideoSource:
+        """A source for ``uri``: URLs and cameras through PyAV, files through ``backend``
+        (``'auto'``: the model's ``decoder``)."""
+        backend = decoder if self.backend == 'auto' else self.backend
+        return VideoSource(uri, name, 'auto' if is_live(uri) else backend, self.open_timeout,
+                           self.read_timeout)
+
+
 class StreamEngine:
     """Run one model (or a screening/confirming cascade) over several live streams.
 
@@ -192,9 +212,6 @@ class StreamEngine:
                  sink: Optional[Callable[[Dict], None]] = None,
                  keep_records: bool = False,
                  progress: bool = True) -> None:
-        for value, name in ((stride, 'stride'), (batch_size, 'batch_size')):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f'StreamEngine: {name} must be an integer >= 1, got {value!r}')
         if window is not None and window < 1:
             raise ValueError(f'StreamEngine: window must be >= 1 frame, got {window!r}')
         if reconnect < 0:
@@ -210,15 +227,12 @@ class StreamEngine:
         self.confirm = confirm
         self.screen_threshold = screen_threshold
         self.confirm_wait = confirm_wait
-        self.stride = stride
+        self.stride = positive_int(stride, 'stride', 'StreamEngine')
         self.window = window
-        self.batch_size = batch_size
+        self.batch_size = positive_int(batch_size, 'batch_size', 'StreamEngine')
         self.alert = alert
-        self.backend = backend
-        self.reconnect = reconnect
-        self.reconnect_delay = reconnect_delay
-        self.open_timeout = open_timeout
-        self.read_timeout = read_timeout
+        self.sources = SourcePolicy(backend, open_timeout, read_timeout, reconnect,
+                                    reconnect_delay)
         self.queue_size = queue_size or 4 * batch_size
         self.sink = sink
         self.keep_records = keep_records
@@ -236,14 +250,10 @@ class StreamEngine:
             raise ValueError('StreamEngine.run: no sources given')
         if names is not None and len(names) != len(sources):
             raise ValueError(f'StreamEngine.run: {len(names)} names for {len(sources)} sources')
-        backend = self.stage.decoder if self.backend == 'auto' else self.backend
-        resolved = []
-        for index, source in enumerate(sources):
-            if not isinstance(source, VideoSource):
-                name = names[index] if names else None
-                source = VideoSource(str(source), name, 'auto' if is_live(str(source)) else
-                                     backend, self.open_timeout, self.read_timeout)
-            resolved.append(source)
+        resolved = [source if isinstance(source, VideoSource) else
+                    self.sources.open(str(source), names[index] if names else None,
+                                      self.stage.decoder)
+                    for index, source in enumerate(sources)]
         report = StreamReport([StreamStats(source.name, source.uri) for source in resolved])
         self._queue: queue.Queue = queue.Queue(self.queue_size)
         self._stop = threading.Event()
@@ -314,19 +324,19 @@ class StreamEngine:
                     return
                 if position[0] > first_frame:
                     attempts = 0
-                if not source.live or attempts >= self.reconnect:
+                if not source.live or attempts >= self.sources.reconnect:
                     stats.status = 'failed' if error_text else 'ended'
                     stats.message = error_text or ''
-                    if source.live and self.reconnect:
+                    if source.live and self.sources.reconnect:
                         stats.message = (f'{error_text or source.name + ": the stream ended"} '
                                          f'(gave up after {attempts} reconnection attempts)')
                     return
                 attempts += 1
                 stats.reconnects += 1
                 print_log(f'{error_text or source.name + ": the stream ended"}; reconnecting in '
-                          f'{self.reconnect_delay:g} s (attempt {attempts} of {self.reconnect})',
-                          logger='current', level=logging.WARNING)
-                self._stop.wait(self.reconnect_delay)
+                          f'{self.sources.reconnect_delay:g} s (attempt {attempts} of '
+                          f'{self.sources.reconnect})', logger='current', level=logging.WARNING)
+                self._stop.wait(self.sources.reconnect_delay)
         finally:
             self._put(_StreamEnd(stream), live=False)
 

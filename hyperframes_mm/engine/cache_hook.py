@@ -15,6 +15,7 @@ from mmaction.registry import HOOKS
 
 from ..datasets.frame_cache import build_frame_cache
 from ..datasets.transforms.cache_loading import FrameCacheInit
+from ..utils import positive_int
 from .distributed import main_process_first
 
 #: the runner's loops, by the name a log line gives them
@@ -92,10 +93,7 @@ class BuildFrameCacheHook(Hook):
     priority = 'VERY_HIGH'
 
     def __init__(self, workers: int = 1, verify: bool = False) -> None:
-        if not isinstance(workers, int) or isinstance(workers, bool) or workers < 1:
-            raise ValueError(f'BuildFrameCacheHook: workers must be a positive int, got '
-                             f'{workers!r}')
-        self.workers = workers
+        self.workers = positive_int(workers, 'workers', 'BuildFrameCacheHook')
         self.verify = verify
 
     def before_run(self, runner) -> None:

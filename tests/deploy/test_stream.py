@@ -230,9 +230,9 @@ def test_source_errors(api_videos, tmp_path):
 
 def test_engine_argument_errors(api_models):
     stage = _stage(api_models)
-    with pytest.raises(ValueError, match='stride must be an integer >= 1'):
+    with pytest.raises(ValueError, match='StreamEngine: stride must be a positive int'):
         StreamEngine(stage, stride=0)
-    with pytest.raises(ValueError, match='batch_size must be an integer >= 1'):
+    with pytest.raises(ValueError, match='StreamEngine: batch_size must be a positive int'):
         StreamEngine(stage, batch_size=1.5)
     with pytest.raises(ValueError, match='window must be >= 1'):
         StreamEngine(stage, window=0)

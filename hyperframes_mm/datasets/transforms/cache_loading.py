@@ -15,6 +15,7 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
+from ...utils import positive_int
 from ..frame_cache import (FrameCacheError, MissingFrameCacheError, decode_in_order, entry_path,
                            open_entry, read_frames, resize_short_side)
 from ..video_io import open_video
@@ -118,15 +119,12 @@ class FrameCacheInit(BaseTransform):
         if on_stale not in _ON_STALE:
             raise ValueError(f'FrameCacheInit: on_stale must be one of {_ON_STALE}, got '
                              f'{on_stale!r}')
-        if short_side is not None and (not isinstance(short_side, int) or short_side < 1):
-            raise ValueError(f'FrameCacheInit: short_side must be a positive int or None, got '
-                             f'{short_side!r}')
         if cache_root is None and video_root is not None:
             raise ValueError(f'FrameCacheInit: video_root={video_root!r} needs a cache_root; '
                              'without one every entry is beside its video')
         self.cache_root = cache_root
         self.video_root = video_root
-        self.short_side = short_side
+        self.short_side = positive_int(short_side, 'short_side', 'FrameCacheInit', optional=True)
         self.on_stale = on_stale
         self._told_missing = False
 

@@ -10,6 +10,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from ...datasets.transforms.pipeline_info import stream_key
+from ...utils import positive_int
 
 FUSIONS = ('concat', 'sum', 'early')
 
@@ -114,9 +115,7 @@ class FastSlowRecognizer(BaseRecognizer):
             raise ValueError(f'FastSlowRecognizer: stream_downsample names {unknown}, which are '
                              f'not among the streams {streams}')
         for name, factor in stream_downsample.items():
-            if not isinstance(factor, int) or isinstance(factor, bool) or factor < 1:
-                raise ValueError(f'FastSlowRecognizer: stream_downsample[{name!r}] must be a '
-                                 f'positive int, got {factor!r}')
+            positive_int(factor, f'stream_downsample[{name!r}]', 'FastSlowRecognizer')
         if fusion == 'early' and (not share_backbone or stream_dropout or stream_downsample):
             raise ValueError('FastSlowRecognizer: fusion=\'early\' stacks the streams into one '
                              'hyperframe for one backbone, so it needs share_backbone=True and '
