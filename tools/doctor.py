@@ -8,18 +8,15 @@ span or of mixed frame rates (--data), and the batch that fits a GPU (--gpu-mem)
 Each finding comes with a one-line fix; the exit status is 1 when there is an error (or a
 warning, with --strict). See docs/troubleshooting.md.
 """
-import argparse
 import sys
 
 import hyperframes_mm  # noqa: F401  (upstream fixes and registration)
-from hyperframes_mm.analysis.config_utils import load_config
+from hyperframes_mm.analysis.config_utils import config_tool_parser, parse_config_tool_args
 from hyperframes_mm.analysis.doctor import diagnose
-from mmengine.config import DictAction
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('config', help='the config file')
+def main(argv=None) -> int:
+    parser = config_tool_parser(__doc__)
     parser.add_argument('--data', action='store_true',
                         help='also read the annotation files and probe every video')
     parser.add_argument('--gpu-mem', type=float, metavar='GIB',
@@ -28,15 +25,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help='model input size for the memory estimate (default: from a real '
                         'sample with --data, else from the training pipeline)')
     parser.add_argument('--strict', action='store_true', help='exit 1 on warnings too')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config settings, key=value')
-    parser.add_argument('--no-progress', action='store_true', help='hide the progress bar')
-    return parser.parse_args(argv)
-
-
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    cfg = load_config(args.config, args.cfg_options)
+    args, cfg = parse_config_tool_args(parser, argv)
     findings = diagnose(cfg, data=args.data, gpu_mem_gib=args.gpu_mem,
                         input_size=args.input_size, progress=not args.no_progress)
     print(f'doctor: {args.config}')

@@ -7,19 +7,42 @@ a pipeline. The frame sampler of a pipeline (the plugin's ``HyperframeSampleFram
 mmaction2's ``SampleFrames``) is summarised as a :class:`SamplerSpec`: one entry per stream with
 its T and interval, as the transform itself would read its arguments.
 """
+import argparse
 import copy
 import json
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from mmengine.config import Config
+from mmengine.config import Config, DictAction
 
 # Re-exported: the doctor, temporal-probe and zoo-table tools read their configs through here.
 from ..apis.inference import load_config  # noqa: F401
 from ..datasets.transforms.pipeline_info import transform_type
+from ..utils import positive_int
 
 DATALOADER_KEYS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 SAMPLER_TYPES = ('HyperframeSampleFrames', 'SampleFrames')
+
+
+def config_tool_parser(doc: str, config_help: str = 'the config file') -> argparse.ArgumentParser:
+    """The command line of a diagnostic tool that reads one config: the tool's ``doc`` (its
+    first paragraph) as description, ``config``, ``--cfg-options`` (mmengine's key=value
+    overrides, as in ``tools/train.py``) and ``--no-progress``; the tool adds its own."""
+    parser = argparse.ArgumentParser(description=doc.split('\n\n')[0])
+    parser.add_argument('config', help=config_help)
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
+                        help='override config settings, key=value')
+    parser.add_argument('--no-progress', action='store_true', help='hide the progress bars')
+    return parser
+
+
+def parse_config_tool_args(parser: argparse.ArgumentParser,
+                           argv: Optional[Sequence[str]] = None
+                           ) -> Tuple[argparse.Namespace, Config]:
+    """The arguments of a :func:`config_tool_parser` command line, and its config loaded with
+    the ``--cfg-options`` merged in."""
+    args = parser.parse_args(argv)
+    return args, load_config(args.config, args.cfg_options)
 
 
 def dataset_leaves(dataset: Dict, where: str) -> List[Tuple[str, Dict]]:
@@ -166,8 +189,7 @@ def set_epochs(cfg: Config, epochs: int) -> None:
     scheduler's ``begin``/``end`` (and a cosine's ``T_max``) are scaled alike, each keeping at
     least one epoch: 3 warm-up + 27 cosine epochs of 30 become 1 + 9 of 10.
     """
-    if not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f'epochs must be a positive int, got {epochs!r}')
+    positive_int(epochs, 'epochs')
     old = cfg.train_cfg.max_epochs
     cfg.train_cfg.max_epochs = epochs
     cfg.train_cfg.val_interval = min(cfg.train_cfg.get('val_interval', 1), epochs)

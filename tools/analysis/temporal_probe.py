@@ -5,19 +5,16 @@ and at other sampling intervals; print the accuracies and a verdict, write JSON 
 
 See docs/troubleshooting.md.
 """
-import argparse
 import os.path as osp
 
 import hyperframes_mm  # noqa: F401  (upstream fixes and registration)
-from hyperframes_mm.analysis.config_utils import load_config
+from hyperframes_mm.analysis.config_utils import config_tool_parser, parse_config_tool_args
 from hyperframes_mm.analysis.temporal_probe import (SPLITS, format_report, run_temporal_probe,
                                                     write_probe_outputs)
-from mmengine.config import DictAction
 
 
-def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('config', help='the model\'s config file')
+def main(argv=None) -> None:
+    parser = config_tool_parser(__doc__, 'the model\'s config file')
     parser.add_argument('checkpoint', help='the trained checkpoint')
     parser.add_argument('--out-dir', help='where to write temporal_probe.json and .png '
                         '(default: work_dirs/temporal_probe/<config name>)')
@@ -31,15 +28,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument('--num-workers', type=int, help='override the dataloader workers')
     parser.add_argument('--tolerance', type=float, default=0.02,
                         help='accuracy drop that still counts as none (default: 0.02)')
-    parser.add_argument('--cfg-options', nargs='+', action=DictAction,
-                        help='override config settings, key=value')
-    parser.add_argument('--no-progress', action='store_true', help='hide the progress bars')
-    return parser.parse_args(argv)
-
-
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    cfg = load_config(args.config, args.cfg_options)
+    args, cfg = parse_config_tool_args(parser, argv)
     report = run_temporal_probe(cfg, args.checkpoint, scales=args.scales, seed=args.seed,
                                 device=args.device, split=args.split,
                                 batch_size=args.batch_size, num_workers=args.num_workers,
