@@ -8,6 +8,7 @@ with a head scaled up so that class scores spread well away from uniform: an agr
 then means the same frames went through the same transforms.
 """
 import importlib.util
+import logging
 import os
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import torch
 
 import hyperframes_mm  # noqa: F401  (compat fixes and registration for every test)
 from mmaction.utils import register_all_modules
+from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.video_io import write_video
 
@@ -30,6 +32,18 @@ register_all_modules(init_default_scope=True)
 
 REPO = Path(__file__).resolve().parents[1]
 TINY_CONFIG = REPO / 'configs/hyperframes/tiny/hyperframe_scratch-r18_1xb4-5x2x1-2e_synthetic-tiny-rgb.py'
+
+
+@pytest.fixture
+def log_lines():
+    """Messages that go to mmengine's current logger during the test."""
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logger = MMLogger.get_current_instance()
+    logger.addHandler(handler)
+    yield lines
+    logger.removeHandler(handler)
 
 
 def load_script(relative: str) -> ModuleType:

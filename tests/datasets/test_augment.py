@@ -1,10 +1,8 @@
 """ConsistentClipAugment: one draw for every frame of a sample, exact pixel operations."""
-import logging
 
 import cv2
 import numpy as np
 import pytest
-from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.transforms.augment import (ConsistentClipAugment, adjust_color,
                                                          crop_resize, draw_color_params,
@@ -12,17 +10,6 @@ from hyperframes_mm.datasets.transforms.augment import (ConsistentClipAugment, a
                                                          to_rgb_frames)
 
 ALL_OPS = dict(brightness=0.4, contrast=0.4, saturation=0.4, hue=0.2)
-
-
-@pytest.fixture
-def log_lines():
-    lines = []
-    handler = logging.Handler()
-    handler.emit = lambda record: lines.append(record.getMessage())
-    logger = MMLogger.get_current_instance()
-    logger.addHandler(handler)
-    yield lines
-    logger.removeHandler(handler)
 
 
 def textured(seed=0, height=48, width=64):

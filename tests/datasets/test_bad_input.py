@@ -1,6 +1,5 @@
 """Bad input: every broken video or annotation names the file (and line), or is skipped and
 counted when the config opts in."""
-import logging
 import signal
 import subprocess
 import sys
@@ -11,7 +10,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mmaction.datasets.transforms import DecordDecode, DecordInit, PyAVDecode, PyAVInit
-from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.bad_video import (AnnotationError, BadVideoError, GuardedDataset,
                                                SafeDecordInit, validate_video_annotations)
@@ -23,17 +21,6 @@ from hyperframes_mm.utils import upstream_tool_path
 from ..conftest import REPO, TINY_CONFIG, run_tool
 
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
-
-
-@pytest.fixture
-def log_lines():
-    lines = []
-    handler = logging.Handler()
-    handler.emit = lambda record: lines.append(record.getMessage())
-    logger = MMLogger.get_current_instance()
-    logger.addHandler(handler)
-    yield lines
-    logger.removeHandler(handler)
 
 
 def frames_of(count, height=48, width=64, seed=0):

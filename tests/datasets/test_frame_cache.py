@@ -1,6 +1,5 @@
 """The frame cache holds decord's frames bit for bit, refuses stale or damaged entries, and is
 written atomically."""
-import logging
 import multiprocessing
 import os
 import shutil
@@ -13,7 +12,6 @@ import numpy as np
 import pytest
 from mmaction.registry import TRANSFORMS
 from mmengine.dataset import Compose
-from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.frame_cache import (
     CorruptFrameCacheError, FrameCacheError, FrameCacheHeader, MissingFrameCacheError,
@@ -338,23 +336,15 @@ def test_missing_entry(built, tmp_path):
         _init(cache, videos, on_stale='decode')(dict(filename=str(videos / 'nope.mp4')))
 
 
-def test_decode_logs_missing_entries_once_and_unusable_ones_each(built, tmp_path):
+def test_decode_logs_missing_entries_once_and_unusable_ones_each(built, log_lines):
     videos, cache, entry = built
-    lines = []
-    handler = logging.Handler()
-    handler.emit = lambda record: lines.append(record.getMessage())
-    logger = MMLogger.get_current_instance()
-    logger.addHandler(handler)
     before = _tree(cache)
-    try:
-        init = _init(cache, videos, on_stale='decode')
-        for name in ('b.avi', 'sub/c.mp4'):  # never built: one line for both
-            assert init(dict(filename=str(videos / name)))['total_frames'] in (30, 24)
-        write_video(videos / 'a.mp4', _frames(20, 48, 64, 7), fps=10)  # stale: its own line
-        init(dict(filename=str(videos / 'a.mp4')))
-    finally:
-        logger.removeHandler(handler)
-    messages = [line for line in lines if line.startswith('FrameCacheInit')]
+    init = _init(cache, videos, on_stale='decode')
+    for name in ('b.avi', 'sub/c.mp4'):  # never built: one line for both
+        assert init(dict(filename=str(videos / name)))['total_frames'] in (30, 24)
+    write_video(videos / 'a.mp4', _frames(20, 48, 64, 7), fps=10)  # stale: its own line
+    init(dict(filename=str(videos / 'a.mp4')))
+    messages = [line for line in log_lines if line.startswith('FrameCacheInit')]
     assert len(messages) == 2
     assert messages[0].startswith(f'FrameCacheInit: no frame cache entries under {cache} for '
                                   f'some videos (first: {cache / "b.avi.hfc"}); decoding them')

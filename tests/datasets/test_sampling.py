@@ -1,25 +1,11 @@
 """HyperframeSampleFrames: exact frame indices for every sampling mode, and its error paths."""
-import logging
 
 import numpy as np
 import pytest
-from mmengine.logging import MMLogger
 
 from hyperframes_mm.datasets.transforms.sampling import (HyperframeSampleFrames, clip_starts,
                                                           pick_offsets, resolve_out_of_bound,
                                                           stream_indices, uniform_indices)
-
-
-@pytest.fixture
-def log_lines():
-    """Messages that go to mmengine's current logger during the test."""
-    lines = []
-    handler = logging.Handler()
-    handler.emit = lambda record: lines.append(record.getMessage())
-    logger = MMLogger.get_current_instance()
-    logger.addHandler(handler)
-    yield lines
-    logger.removeHandler(handler)
 
 
 def sample(total_frames, **kwargs):
