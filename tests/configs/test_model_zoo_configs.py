@@ -224,10 +224,12 @@ def test_pretrained_path_takes_the_torchvision_file(path, torchvision_name, firs
     # the kernel is stored in the basis of the config's input encoding; in the raw-frame basis
     # it is the replicated 2D kernel
     backbone_cfg = cfg.model.backbone
-    raw = change_kernel_basis(weights[f'{first_conv}.weight'], 5,
+    num_frames = backbone_cfg.num_frames  # an early-fusion fast/slow model's: both streams'
+    raw = change_kernel_basis(weights[f'{first_conv}.weight'], num_frames,
                               backbone_cfg.get('input_encoding', 'frames'),
                               backbone_cfg.get('diff_gain', 4.0), to_encoded=False)
-    torch.testing.assert_close(raw, kernel.repeat(1, 5, 1, 1) / 5, rtol=0, atol=1e-6)
+    torch.testing.assert_close(raw, kernel.repeat(1, num_frames, 1, 1) / num_frames, rtol=0,
+                               atol=1e-6)
     last = [key for key in reference if key.endswith('.weight') and reference[key].dim() == 4]
     assert weights[_mapped_key(torchvision_name, last[-1])].equal(reference[last[-1]])
 

@@ -1,14 +1,15 @@
-# Two-stream hyperframes: a fast (short interval) and a slow (long interval) T=5 hyperframe of
-# the same moment through one shared HyperMobileNetV3-large, features concatenated (2 x 960).
+# Two time scales in one backbone pass: a fast (short interval) and a slow (long interval) T=5
+# hyperframe of the same moment, stacked into one T=10 hyperframe (fusion='early') for one
+# HyperMobileNetV3-large, as in fastslow_r18.py (why: there).
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
-    fusion='concat',
+    fusion='early',
     backbone=dict(
         type='HyperMobileNetV3',
         arch='large',
-        num_frames=5,
+        num_frames=10,
         inflate_init='replicate',
         # centre frame + 4x frame differences (benchmarks/README.md); the same function as
         # stacked frames at initialisation from a 2D checkpoint, easier to train
@@ -18,7 +19,7 @@ model = dict(
     cls_head=dict(
         type='TSNHead',
         num_classes=400,
-        in_channels=1920,
+        in_channels=960,
         spatial_type='avg',
         consensus=dict(type='AvgConsensus', dim=1),
         dropout_ratio=0.2,
