@@ -63,8 +63,8 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
 
 
 class HyperframeArgs(NamedTuple):
-    """The arguments every hyperframe backbone takes beside its 2D backbone's (its
-    ``**hyperframe``), checked before any layer is built.
+    """The arguments every hyperframe backbone takes beside its 2D backbone's, checked before
+    any layer is built: one declaration for every backbone, whose ``**kwargs`` hold them.
 
     Args:
         num_frames (int): T, frames per hyperframe. Defaults to 5.
@@ -133,9 +133,9 @@ class HyperframeBackboneMixin:
 
     A subclass sets ``first_conv_name`` (dotted module path of the first ``nn.Conv2d``) and,
     when its first conv sits in a conv-norm-act ``ConvModule`` stem, ``stem_module_name``;
-    takes its 2D backbone's arguments and ``**hyperframe`` (:class:`HyperframeArgs`, read with
-    :meth:`HyperframeArgs.of` before any layer is built) and hands those to
-    :meth:`_setup_hyperframe` after building the 2D layers; runs the input through
+    reads its :class:`HyperframeArgs` before building any layer (:meth:`HyperframeArgs.split`
+    separates them from a 2D base's keyword arguments, :meth:`HyperframeArgs.of` checks them
+    alone) and hands them to :meth:`_setup_hyperframe` after building the 2D layers; runs the input through
     :meth:`stem_forward` (which gives the conv stem's output, or with no conv stem the first
     conv's input); calls :meth:`_init_hyperframe_weights` at the end of ``init_weights``; and
     may override :meth:`convert_checkpoint` for foreign key layouts.
