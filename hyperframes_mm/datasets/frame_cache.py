@@ -583,8 +583,7 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
         BuildSummary: what was built, skipped and failed, with totals.
     """
     from tqdm import tqdm
-    if workers < 1:
-        raise ValueError(f'workers must be >= 1, got {workers}')
+    positive_int(workers, 'workers')
     positive_int(short_side, 'short_side', optional=True)
     start = time.perf_counter()
     unique = list(dict.fromkeys(os.path.normpath(v) for v in videos))

@@ -578,7 +578,7 @@ def test_video_lists(tmp_path):
     listing.write_text('\n')
     with pytest.raises(ValueError, match=rf'{listing}: lists no videos'):
         read_video_list(listing)
-    with pytest.raises(ValueError, match='workers must be >= 1, got 0'):
+    with pytest.raises(ValueError, match='workers must be a positive int, got 0'):
         build_frame_cache(['a.mp4'], tmp_path, tmp_path, workers=0)
     with pytest.raises(ValueError, match='short_side must be a positive int or None'):
         build_frame_cache(['a.mp4'], tmp_path, tmp_path, short_side=-2)
