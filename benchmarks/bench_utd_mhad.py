@@ -463,6 +463,10 @@ def cost_of(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> Dict[str, Di
     configs, costs = {}, {}
     for row in rows:
         cfg = Config.fromfile(results[row.name][0]['config'])
+        # What the run read are its dataloaders' pipelines; a row's edit changes those, not
+        # the config's top-level pipeline variables, which the view and latency helpers read.
+        cfg.val_pipeline = cfg.val_dataloader.dataset.pipeline
+        cfg.test_pipeline = cfg.test_dataloader.dataset.pipeline
         configs[row.name] = cfg
         view = model_complexity(cfg, video_size=(128, 128), cfg_options=zoo_table.view_options(cfg))
         costs[row.name] = dict(gflops=view['flops'] / 1e9, params_m=view['params'] / 1e6)
