@@ -278,3 +278,15 @@ def test_committed_results_name_paths_relative_to_the_repository():
     assert run == dict(top1=0.5, config='work_dirs/bench_utd_mhad/x/seed0/config.py',
                        checkpoint='/elsewhere/epoch_60.pth')
     assert runs['x'][0]['config'] == inside  # the runs themselves are left as they are
+
+
+def test_costs_are_of_the_frames_the_run_read(written):
+    """A row that changes T edits the dataloaders' pipelines, not the config's top-level
+    pipeline variables: its cost is that of the T it trained with (conv1 alone grows, by
+    64 x 3 x 7 x 7 weights a frame)."""
+    _, _, configs = written
+    names = ['T=3', 'T=8']
+    costs = bench.cost_of([ROWS[name] for name in names],
+                          {name: [dict(config=configs[name].filename)] for name in names})
+    grown = (costs['T=8']['params_m'] - costs['T=3']['params_m']) * 1e6
+    assert grown == pytest.approx(64 * 3 * 7 * 7 * (8 - 3), abs=1)
