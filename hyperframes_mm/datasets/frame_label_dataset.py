@@ -21,6 +21,8 @@ from mmaction.datasets import BaseActionDataset
 from mmaction.registry import DATASETS
 from mmengine.logging import print_log
 
+from ..utils import int_at_least, is_int
+
 LABEL_MODES = ('center', 'any', 'video')
 _KEYS = {'video', 'num_frames', 'fps', 'segments', 'frame_labels', 'label'}
 
@@ -50,10 +52,6 @@ class FrameAnnotation:
         return len(self.labels)
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _parse_line(record, where: str, background_label: int) -> Dict:
     if not isinstance(record, dict):
         raise ValueError(f'{where}: expected a JSON object, got {type(record).__name__}')
@@ -66,14 +64,14 @@ def _parse_line(record, where: str, background_label: int) -> Dict:
     if osp.isabs(video):
         raise ValueError(f'{where}: "video" {video!r} must be relative to the video root')
     num_frames = record.get('num_frames')
-    if num_frames is not None and not (_is_int(num_frames) and num_frames >= 1):
+    if num_frames is not None and not (is_int(num_frames) and num_frames >= 1):
         raise ValueError(f'{where}: "num_frames" must be a positive int, got {num_frames!r}')
     fps = record.get('fps')
     if fps is not None and not (isinstance(fps, (int, float)) and not isinstance(fps, bool)
                                 and fps > 0):
         raise ValueError(f'{where}: "fps" must be a positive number, got {fps!r}')
     label = record.get('label')
-    if label is not None and not (_is_int(label) and label >= 0):
+    if label is not None and not (is_int(label) and label >= 0):
         raise ValueError(f'{where}: "label" must be an int >= 0, got {label!r}')
     if ('segments' in record) == ('frame_labels' in record):
         raise ValueError(f'{where}: give exactly one of "segments" and "frame_labels"')
@@ -84,7 +82,7 @@ def _parse_line(record, where: str, background_label: int) -> Dict:
     else:
         labels = record['frame_labels']
         if not isinstance(labels, list) or not labels or not all(
-                _is_int(x) and x >= 0 for x in labels):
+                is_int(x) and x >= 0 for x in labels):
             raise ValueError(f'{where}: "frame_labels" must be a non-empty list of ints >= 0')
         if num_frames is not None and num_frames != len(labels):
             raise ValueError(f'{where}: "num_frames" is {num_frames} but "frame_labels" has '
@@ -102,7 +100,7 @@ def _segment_labels(segments, num_frames: int, background_label: int,
     taken = np.zeros(num_frames, dtype=bool)
     for index, segment in enumerate(segments):
         if not (isinstance(segment, list) and len(segment) == 3 and all(
-                _is_int(x) for x in segment)):
+                is_int(x) for x in segment)):
             raise ValueError(f'{where}: segment {index} must be [start, end, label] ints, got '
                              f'{segment!r}')
         start, end, label = segment
@@ -242,13 +240,6 @@ def make_windows(annotation: FrameAnnotation, window: int, stride: int, label_mo
     return windows
 
 
-def _positive_int(value, name: str, minimum: int = 1) -> int:
-    if not _is_int(value) or value < minimum:
-        raise ValueError(f'FrameLabelVideoDataset: {name} must be an int >= {minimum}, got '
-                         f'{value!r}')
-    return value
-
-
 @DATASETS.register_module()
 class FrameLabelVideoDataset(BaseActionDataset):
     """Windows over videos annotated frame by frame, for frame-level recognition.
@@ -303,10 +294,11 @@ class FrameLabelVideoDataset(BaseActionDataset):
         if label_mode not in LABEL_MODES:
             raise ValueError(f'FrameLabelVideoDataset: label_mode must be one of {LABEL_MODES}, '
                              f'got {label_mode!r}')
-        self.window = _positive_int(window, 'window')
-        self.stride = self.window if stride is None else _positive_int(stride, 'stride')
-        self.stable_radius = _positive_int(stable_radius, 'stable_radius', 0)
-        self.background_label = _positive_int(background_label, 'background_label', 0)
+        owner = 'FrameLabelVideoDataset'
+        self.window = int_at_least(window, 'window', 1, owner)
+        self.stride = self.window if stride is None else int_at_least(stride, 'stride', 1, owner)
+        self.stable_radius = int_at_least(stable_radius, 'stable_radius', 0, owner)
+        self.background_label = int_at_least(background_label, 'background_label', 0, owner)
         if self.stable_radius and label_mode != 'center':
             raise ValueError(f'FrameLabelVideoDataset: stable_radius={stable_radius} applies to '
                              f"label_mode='center' only, not {label_mode!r}")
@@ -314,7 +306,7 @@ class FrameLabelVideoDataset(BaseActionDataset):
             if label_mode != 'any':
                 raise ValueError('FrameLabelVideoDataset: positive_labels applies to '
                                  f"label_mode='any' only, not {label_mode!r}")
-            if not positive_labels or not all(_is_int(x) for x in positive_labels):
+            if not positive_labels or not all(is_int(x) for x in positive_labels):
                 raise ValueError('FrameLabelVideoDataset: positive_labels must be a non-empty '
                                  f'list of ints, got {positive_labels!r}')
             positive_labels = sorted(set(positive_labels))

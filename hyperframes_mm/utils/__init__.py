@@ -1,10 +1,11 @@
-from .checks import positive_int
+from .checks import int_at_least, is_int, positive_int
 from .delegation import delegated
 from .naming import slug
 from .timing import interleaved_timing
 from .upstream_tools import load_upstream_tool, upstream_tool_path
 
 __all__ = [
-    'delegated', 'interleaved_timing', 'load_upstream_tool', 'positive_int', 'slug',
+    'delegated', 'int_at_least', 'interleaved_timing', 'is_int', 'load_upstream_tool',
+    'positive_int', 'slug',
     'upstream_tool_path'
 ]

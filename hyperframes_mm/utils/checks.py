@@ -2,14 +2,25 @@
 from typing import Any, Optional
 
 
+def is_int(value: Any) -> bool:
+    """An int that is not a bool: ``num_frames=True`` is a config mistake, never 1 frame."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def int_at_least(value: Any, name: str, minimum: int, owner: Optional[str] = None) -> int:
+    """``value`` when it is an int >= ``minimum`` (see :func:`is_int`), else a ``ValueError``
+    that names ``owner`` and ``name``."""
+    if is_int(value) and value >= minimum:
+        return value
+    where = f'{owner}: ' if owner else ''
+    raise ValueError(f'{where}{name} must be an int >= {minimum}, got {value!r}')
+
+
 def positive_int(value: Any, name: str, owner: Optional[str] = None,
                  optional: bool = False) -> Any:
-    """``value`` when it is an int >= 1 (or, with ``optional``, None), else a ``ValueError``
-    that names ``owner`` and ``name``. A bool is not an int here: ``num_frames=True`` is a
-    config mistake, never 1 frame."""
-    if optional and value is None:
-        return value
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+    """``value`` when it is an int >= 1 (see :func:`is_int`; with ``optional``, or None),
+    else a ``ValueError`` that names ``owner`` and ``name``."""
+    if (optional and value is None) or (is_int(value) and value >= 1):
         return value
     where = f'{owner}: ' if owner else ''
     raise ValueError(f'{where}{name} must be a positive int{" or None" if optional else ""}, '

@@ -9,7 +9,7 @@ from mmengine.model import BaseModule
 from mmengine.model.weight_init import normal_init
 from torch import nn
 
-from ...utils import delegated
+from ...utils import delegated, int_at_least
 from ..recognizers.fast_slow import pool_features
 
 
@@ -70,10 +70,7 @@ class AuxFrameHead(BaseModule):
                  aux_dropout_ratio: float = 0.0,
                  init_std: float = 0.01,
                  init_cfg: OptConfigType = None) -> None:
-        if isinstance(aux_num_classes, bool) or not isinstance(aux_num_classes, int) or \
-                aux_num_classes < 2:
-            raise ValueError(f'AuxFrameHead: aux_num_classes must be an int >= 2, got '
-                             f'{aux_num_classes!r}')
+        int_at_least(aux_num_classes, 'aux_num_classes', 2, 'AuxFrameHead')
         if isinstance(aux_loss_weight, bool) or not isinstance(aux_loss_weight, (int, float)) \
                 or not aux_loss_weight > 0:
             raise ValueError(f'AuxFrameHead: aux_loss_weight must be > 0, got {aux_loss_weight!r}'
