@@ -64,6 +64,16 @@ def pipelines(cfg) -> List[List[dict]]:
             cfg.test_dataloader.dataset.pipeline]
 
 
+def sync_pipeline_variables(cfg) -> None:
+    """Point the config's ``train_pipeline`` / ``val_pipeline`` / ``test_pipeline`` at its
+    dataloaders' pipelines. The edits change the dataloaders' (what a run reads); mmaction2's
+    inference, the model-zoo view and the latency tools read the variables, which would
+    otherwise keep the family config's T and sampling."""
+    for split in ('train', 'val', 'test'):
+        if f'{split}_pipeline' in cfg:
+            cfg[f'{split}_pipeline'] = cfg[f'{split}_dataloader'].dataset.pipeline
+
+
 def backbone(**kwargs) -> Callable:
     """Set backbone arguments."""
     return lambda cfg: cfg.model.backbone.update(kwargs)
@@ -294,6 +304,7 @@ def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
     cfg = Config.fromfile(str(row.config))
     for edit in row.edits:
         edit(cfg)
+    sync_pipeline_variables(cfg)
     data_root = str(Path(args.data).resolve())
     for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
         loader.dataset.ann_file = str(Path(data_root) / Path(loader.dataset.ann_file).name)
@@ -463,10 +474,7 @@ def cost_of(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> Dict[str, Di
     configs, costs = {}, {}
     for row in rows:
         cfg = Config.fromfile(results[row.name][0]['config'])
-        # What the run read are its dataloaders' pipelines; a row's edit changes those, not
-        # the config's top-level pipeline variables, which the view and latency helpers read.
-        cfg.val_pipeline = cfg.val_dataloader.dataset.pipeline
-        cfg.test_pipeline = cfg.test_dataloader.dataset.pipeline
+        sync_pipeline_variables(cfg)  # a run config written before run_config synced them
         configs[row.name] = cfg
         view = model_complexity(cfg, video_size=(128, 128), cfg_options=zoo_table.view_options(cfg))
         costs[row.name] = dict(gflops=view['flops'] / 1e9, params_m=view['params'] / 1e6)

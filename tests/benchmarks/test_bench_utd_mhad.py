@@ -93,6 +93,9 @@ def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
     _, _, configs = written
     t8 = configs['T=8']
     assert t8.model.backbone.num_frames == 8
+    # what mmaction2's inference and the cost tools read is what the run reads
+    for split in ('train', 'val', 'test'):
+        assert t8[f'{split}_pipeline'] == t8[f'{split}_dataloader'].dataset.pipeline
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         sampler = bench.find(t8[loader].dataset.pipeline, 'HyperframeSampleFrames')
         assert sampler['num_frames'] == 8
