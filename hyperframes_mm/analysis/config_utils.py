@@ -15,8 +15,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from mmengine.config import Config, DictAction
 
-# Re-exported: the doctor, temporal-probe and zoo-table tools read their configs through here.
-from ..apis.inference import load_config  # noqa: F401
+# Also re-exported: the zoo-table tool reads its configs through here.
+from ..apis.inference import load_config
 from ..datasets.transforms.pipeline_info import transform_type
 from ..utils import positive_int
 
