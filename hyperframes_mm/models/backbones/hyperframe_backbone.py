@@ -137,8 +137,8 @@ class HyperframeBackboneMixin:
     separates them from a 2D base's keyword arguments, :meth:`HyperframeArgs.of` checks them
     alone) and hands them to :meth:`_setup_hyperframe` after building the 2D layers; runs the
     input through :meth:`stem_forward` (which gives the conv stem's output, or with no conv
-    stem the first conv's input); calls :meth:`_init_hyperframe_weights` at the end of ``init_weights``; and
-    may override :meth:`convert_checkpoint` for foreign key layouts.
+    stem the first conv's input); calls :meth:`_init_hyperframe_weights` at the end of
+    ``init_weights``; and may override :meth:`convert_checkpoint` for foreign key layouts.
     """
 
     first_conv_name: str = ''
