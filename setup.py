@@ -99,6 +99,8 @@ setup(
     license='Apache-2.0',
     python_requires='>=3.9',
     packages=find_packages(include=['hyperframes_mm', 'hyperframes_mm.*']),
+    # The import reads its table of upstream patches from this file (hyperframes_mm.compat).
+    package_data={'hyperframes_mm': ['patches.ini']},
     install_requires=read_requirements('runtime.txt'),
     extras_require={
         'cpu': ['mmcv-lite==2.1.0'],

@@ -5,9 +5,10 @@
 1. :func:`check_environment` refuses a Python/torch/mmcv/mmengine combination that cannot work,
    with a message that says what to install, before mmaction2's own import-time asserts fire.
 2. Then every patch of :func:`patch_table`, the one list of what the plugin changes in its
-   dependencies: for each, what it patches, why, and how it checks that this installation
-   needs it. A patch that is not needed (a future mmaction2, mmengine or torch without the
-   problem, or the patch already in place) does nothing. The fixes of this module:
+   dependencies (declared in ``patches.ini`` beside this module): for each, what it patches,
+   why, and how it checks that this installation needs it. A patch that is not needed (a
+   future mmaction2, mmengine or torch without the problem, or the patch already in place)
+   does nothing. The fixes of this module:
 
    * :func:`quiet_mmcv_lite_import`: with ``mmcv-lite`` (no compiled ops), the first import of
      ``mmcv.cnn.bricks.transformer`` (mmpretrain's backbones import it) warns that
@@ -48,7 +49,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .patches import Patch, apply_patches
+from .patches import Patch, apply_patches, read_patch_table
 
 #: Inclusive minimum / exclusive maximum that mmaction2 1.2.0 accepts for mmcv.
 MMCV_RANGE = ('2.0.0rc4', '2.2.0')
@@ -318,78 +319,26 @@ def _refuses_mmengine_objects() -> bool:
     return False
 
 
-def patch_table() -> List[Patch]:
-    """Every change ``import hyperframes_mm`` makes to its dependencies, in the order applied.
+#: The table of every patch the import applies, in order (a data file of the package).
+PATCH_TABLE = Path(__file__).with_name('patches.ini')
 
-    Order matters twice: the mmcv-lite import is quieted before anything imports mmcv's
-    transformer bricks, and the DRN placeholder exists before anything imports
-    ``mmaction.models``. Engine patches (``engine=True``) can be turned off with
-    ``HYPERFRAMES_MM_NO_PATCH``.
+
+def patch_table() -> List[Patch]:
+    """Every change ``import hyperframes_mm`` makes to its dependencies, in the order applied,
+    as declared in :data:`PATCH_TABLE`.
+
+    Engine patches (``engine = yes``) can be turned off with ``HYPERFRAMES_MM_NO_PATCH``.
     """
     # Imported on call, after check_environment(): the engine package imports torch, mmengine
     # and mmaction2's registry at module level.
     from .engine import checkpoint, distributed
-    return [
-        Patch(name='quiet_mmcv_lite_import',
-              target='mmcv.cnn.bricks.transformer (its first import, one warning filtered)',
-              why='mmcv-lite warns on every import that a compiled op, which recognition never '
-              'uses, is missing',
-              needed='mmcv-lite, not mmcv, is the installed distribution, and the module is '
-              'not imported yet',
-              apply=quiet_mmcv_lite_import, engine=False),
-        Patch(name='mixed_opencv_warned', target='nothing: a UserWarning with the fix',
-              why='two OpenCV distributions write the same cv2 files over each other',
-              needed='more than one OpenCV distribution is installed',
-              apply=_warned_mixed_opencv, engine=False),
-        Patch(name='drn_placeholder',
-              target=f'sys.modules[{_DRN_MODULE!r}] and MODELS "DRN" of mmaction2',
-              why='the mmaction2 1.2.0 wheel lacks the module that mmaction.models imports',
-              needed="mmaction's models/localizers/__init__.py names drn and "
-              'models/localizers/drn/drn.py is missing',
-              apply=patch_missing_drn, engine=False),
-        Patch(name='mmengine_checkpoint_globals',
-              target='torch.serialization safe globals (add_safe_globals)',
-              why='mmengine calls torch.load without weights_only; torch >= 2.6 then refuses the '
-              'HistoryBuffer and numpy values of every mmengine checkpoint',
-              needed='torch.load, called as mmengine calls it, refuses a HistoryBuffer',
-              apply=allow_mmengine_checkpoint_globals, engine=True),
-        Patch(name='verified_checkpoint_loads',
-              target="mmengine.runner.checkpoint.CheckpointLoader._schemes['']",
-              why='torch loads a zip checkpoint without checking its CRC-32s, and a file that '
-              'weights-only loading refuses is not named',
-              needed="the local loader is not the plugin's yet (no mmengine checks or names "
-              'files)',
-              apply=checkpoint.verify_checkpoints_on_load, engine=True),
-        Patch(name='atomic_checkpoint_writes',
-              target='mmengine.fileio.backends.local_backend.LocalBackend.put',
-              why="put opens the final path with 'wb': a kill mid-save leaves a truncated "
-              'checkpoint under its final name',
-              needed='the compiled put calls neither os.replace nor os.rename',
-              apply=checkpoint.make_checkpoint_writes_atomic, engine=True),
-        Patch(name='atomic_last_checkpoint', target='mmengine.hooks.checkpoint_hook.open',
-              why="CheckpointHook writes last_checkpoint with a bare open(..., 'w'): a kill can "
-              'leave it empty',
-              needed="the compiled CheckpointHook._save_checkpoint_with_step looks up open",
-              apply=checkpoint.make_last_checkpoint_atomic, engine=True),
-        Patch(name='resume_from_newest_intact',
-              target='find_latest_checkpoint in mmengine.runner, .runner.runner and '
-              '.runner.checkpoint',
-              why='CheckpointHook deletes the oldest checkpoint before writing the new one: a '
-              'kill in between leaves last_checkpoint naming a deleted file',
-              needed="find_latest_checkpoint is not the plugin's yet (no mmengine falls back)",
-              apply=checkpoint.resume_from_newest_intact, engine=True),
-        Patch(name='cpu_distributed',
-              target='mmengine.dist.utils._init_dist_pytorch and '
-              'mmengine.runner.Runner.wrap_model',
-              why='the pytorch launcher sets a CUDA device and builds DDP with device_ids, so it '
-              'cannot start without a GPU',
-              needed='the compiled _init_dist_pytorch calls cuda set_device and wrap_model reads '
-              'LOCAL_RANK; then, per call, no accelerator is present (else mmengine runs as is)',
-              apply=distributed.enable_cpu_distributed, engine=True),
-    ]
+    owners = {'compat': sys.modules[__name__], 'checkpoint': checkpoint,
+              'distributed': distributed}
+    return read_patch_table(PATCH_TABLE, owners)
 
 
-def _warned_mixed_opencv() -> bool:
+def warned_mixed_opencv() -> bool:
+    """:func:`warn_mixed_opencv` as a patch: True when it warned."""
     return len(warn_mixed_opencv()) > 1
 
 

@@ -1,10 +1,15 @@
 """How the plugin changes its dependencies at import: the record of one patch, the opt-out, the
 loop that applies them.
 
-The patches themselves are listed in one table, :func:`hyperframes_mm.compat.patch_table`;
-this module only knows how to apply such a table. Engine patches (those that change how
-mmengine or torch behave, as opposed to providing a module the mmaction2 wheel lacks or
-filtering one import's warning) can be turned off one by one, before ``import hyperframes_mm``::
+The patches themselves are listed in one table, ``hyperframes_mm/patches.ini`` (what each
+changes, why, how it checks that it is needed, and the function that applies it), read by
+:func:`hyperframes_mm.compat.patch_table`; this module only knows how to read and apply such a
+table. The table is a data file rather than code so that it reads as the declaration it is, one
+entry per patch, and a reviewer sees every change the import makes in one place.
+
+Engine patches (those that change how mmengine or torch behave, as opposed to providing a
+module the mmaction2 wheel lacks or filtering one import's warning) can be turned off one by
+one, before ``import hyperframes_mm``::
 
     HYPERFRAMES_MM_NO_PATCH=atomic_checkpoint_writes,cpu_distributed python tools/train.py ...
 
@@ -17,11 +22,13 @@ they inherit the parent's.
 Kept free of any import of torch, mmengine or mmaction2 (and of the rest of the plugin), so that
 :mod:`hyperframes_mm.compat` can check the environment before anything imports them.
 """
+import configparser
 import logging
 import os
 from dataclasses import dataclass
-from types import CodeType
-from typing import Callable, Dict, FrozenSet, Mapping, Optional, Sequence
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Union
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +55,56 @@ class Patch:
     needed: str
     apply: Callable[[], bool]
     engine: bool
+
+
+#: The keys every section of a patch table has; the section name is the patch's name.
+TABLE_KEYS = ('apply', 'engine', 'target', 'why', 'needed')
+
+
+def read_patch_table(path: Union[str, os.PathLike],
+                     owners: Mapping[str, ModuleType]) -> List[Patch]:
+    """The patches declared in the INI file ``path``, in its order.
+
+    Each section is one patch (see ``hyperframes_mm/patches.ini`` for the keys). Values may
+    span lines; their whitespace is folded into single spaces.
+
+    Args:
+        path: the table.
+        owners (Mapping[str, module]): the modules ``apply = <owner>.<function>`` may name.
+
+    Raises:
+        ValueError: a section with a missing or unknown key, an ``engine`` that is not a
+            boolean, or an ``apply`` that names no function of ``owners``; the message names
+            the file and the patch.
+    """
+    parser = configparser.ConfigParser(interpolation=None)
+    with open(path, encoding='utf-8') as file:
+        parser.read_file(file)
+    return [_patch(path, name, parser[name], owners) for name in parser.sections()]
+
+
+def _patch(path, name: str, section: configparser.SectionProxy,
+           owners: Mapping[str, ModuleType]) -> Patch:
+    where = f'{path}: patch {name!r}'
+    keys = set(section)
+    if keys != set(TABLE_KEYS):
+        missing, unknown = sorted(set(TABLE_KEYS) - keys), sorted(keys - set(TABLE_KEYS))
+        raise ValueError(f'{where}: missing keys {missing}, unknown keys {unknown}; '
+                         f'every patch has {", ".join(TABLE_KEYS)}')
+    try:
+        engine = section.getboolean('engine')
+    except ValueError:
+        raise ValueError(f'{where}: engine = {section["engine"]!r} is not yes or no') from None
+    owner, _, function = section['apply'].partition('.')
+    apply = getattr(owners.get(owner), function, None) if function else None
+    if not callable(apply):
+        raise ValueError(f'{where}: apply = {section["apply"]!r} names no function; it is '
+                         f'<owner>.<function> with an owner among {", ".join(sorted(owners))}')
+    text = {key: ' '.join(section[key].split()) for key in ('target', 'why', 'needed')}
+    empty = [key for key, value in text.items() if not value]
+    if empty:
+        raise ValueError(f'{where}: {", ".join(empty)} must say something')
+    return Patch(name=name, apply=apply, engine=engine, **text)
 
 
 def opted_out(table: Sequence[Patch],

@@ -57,6 +57,63 @@ def test_every_engine_patch_is_documented_with_the_opt_out():
     assert not missing, f'docs/reliability.md does not name the engine patches {missing}'
 
 
+def test_patch_table_names_what_compat_patches():
+    by_name = {patch.name: patch for patch in compat.patch_table()}
+    assert compat._DRN_MODULE in by_name['drn_placeholder'].target
+    assert by_name['drn_placeholder'].apply is compat.patch_missing_drn
+    # Continuation lines are folded into one sentence.
+    assert by_name['drn_placeholder'].needed == (
+        "mmaction's models/localizers/__init__.py names drn and models/localizers/drn/drn.py "
+        'is missing')
+
+
+TABLE = """
+[first]
+apply = module.one
+engine = yes
+target = a
+why = because
+  of this
+needed = always
+
+[second]
+apply = module.two
+engine = no
+target = b
+why = c
+needed = d
+"""
+
+
+def _read(tmp_path, text):
+    path = tmp_path / 'table.ini'
+    path.write_text(text)
+    owners = {'module': type('Owner', (), {'one': staticmethod(lambda: True),
+                                            'two': staticmethod(lambda: False)})}
+    return patches.read_patch_table(path, owners)
+
+
+def test_patch_table_file_is_read_in_order(tmp_path):
+    first, second = _read(tmp_path, TABLE)
+    assert (first.name, first.engine, first.why, first.apply()) == (
+        'first', True, 'because of this', True)
+    assert (second.name, second.engine, second.target, second.apply()) == (
+        'second', False, 'b', False)
+
+
+@pytest.mark.parametrize('edit,message', [
+    (('needed = d\n', ''), r"patch 'second': missing keys \['needed'\], unknown keys \[\]"),
+    (('target = b', 'taget = b'), r"missing keys \['target'\], unknown keys \['taget'\]"),
+    (('engine = no', 'engine = maybe'), "patch 'second': engine = 'maybe' is not yes or no"),
+    (('module.two', 'module.three'), "apply = 'module.three' names no function.*among module"),
+    (('module.two', 'other.two'), "apply = 'other.two' names no function"),
+    (('why = c', 'why ='), "patch 'second': why must say something"),
+])
+def test_bad_patch_table_is_refused_with_file_and_patch(tmp_path, edit, message):
+    with pytest.raises(ValueError, match=f'table.ini: .*{message}'):
+        _read(tmp_path, TABLE.replace(*edit))
+
+
 def _fake_table(calls):
     return [
         patches.Patch('engine_a', 'a', 'why a', 'needed a', lambda: calls.append('a') or True,
