@@ -574,6 +574,44 @@ def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
     return lines
 
 
+#: How far an ablation row must move from its base model's mean, in units of the base's spread
+#: over seeds, to count as a change rather than the noise of one more run.
+CLEAR_CHANGE = 2.0
+
+
+def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
+                      costs: Dict[str, Dict]) -> List[str]:
+    """Which changes move their base model (the recipe, or fast/slow for its rows) by more than
+    :data:`CLEAR_CHANGE` times the base's spread over its seeds, and which stay inside it: the
+    reading a default is chosen on, written from the numbers so that it cannot go stale."""
+    reference = costs[TSM_ROW]['latency_ms']
+    lines = []
+    for base in (RECIPE_ROW, FASTSLOW_ROW):
+        if len(results.get(base, ())) < 2:
+            continue
+        mean, spread = summary(results[base], 'top1')
+        config = RECIPE if base == RECIPE_ROW else FASTSLOW
+        moved: Dict[str, List[str]] = dict(above=[], within=[], below=[])
+        for row in rows:
+            if row.config != config or row.name not in results:
+                continue
+            runs = results[row.name]
+            delta = summary(runs, 'top1')[0] - mean
+            side = ('above' if delta > CLEAR_CHANGE * spread else
+                    'below' if delta < -CLEAR_CHANGE * spread else 'within')
+            moved[side].append(f'{row.name} ({100 * delta:+.1f}, {len(runs)} '
+                               f'seed{"s" * (len(runs) > 1)}, '
+                               f'{costs[row.name]["latency_ms"] / reference:.2f}x)')
+        lines.append(f'Against {base} ({mean:.3f}, spread {spread:.3f} over '
+                     f'{len(results[base])} seeds; a clear change is more than '
+                     f'{100 * CLEAR_CHANGE * spread:.1f} points; points, seeds, latency vs '
+                     'TSM-5):')
+        lines += [f'- {label}: {"; ".join(moved[side]) or "none"}' for side, label in (
+            ('above', 'clearly above'), ('within', 'within the spread'),
+            ('below', 'clearly below'))]
+    return lines
+
+
 def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]:
     """The real-data issue's targets on this run's numbers (means over seeds)."""
     top1 = {name: summary(runs, 'top1')[0] for name, runs in results.items()}
@@ -705,7 +743,8 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     text = ['# UTD-MHAD depth: the family and the recipe\'s ablations', '', *section]
     if ablation:
         text += ['', '## Ablations (the recipe with one change)', '',
-                 *ablation_table(ablation, results, costs)]
+                 *ablation_table(ablation, results, costs), '',
+                 *ablation_findings(ablation, results, costs)]
     text += ['', 'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad.py` '
              '(after tools/data/utd_mhad/README.md).']
     markdown = '\n'.join(text) + '\n'
@@ -725,7 +764,9 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
         not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
         note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
                  '--part ablation`).'] if not_run else [])
+        findings = ablation_findings(ablation, results, costs)
         replace_table(BENCH_README, '\n'.join(ablation_table(ablation, results, costs)
+                                               + ([''] + findings if findings else [])
                                                + ([''] + note if note else [])),
                       ABLATION_BEGIN, ABLATION_END)
     return markdown

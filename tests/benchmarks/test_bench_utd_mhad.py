@@ -274,6 +274,31 @@ def test_tables_and_targets_from_given_numbers():
     assert readme[2].startswith(f'| {bench.SINGLE_ROW} | 0.300 | 1 | 0.30 | 0.25x |')
 
 
+def test_findings_sort_each_row_against_its_base_models_spread():
+    results = {bench.RECIPE_ROW: _runs(0.70, 0.72, 0.74), 'T=8': _runs(0.80, 0.78),
+               'T=3': _runs(0.65), 'diff, gain 2': _runs(0.75),
+               bench.FASTSLOW_ROW: _runs(0.79, 0.80, 0.81),
+               'fast/slow, two backbone passes': _runs(0.77)}
+    costs = {name: dict(latency_ms=30.0) for name in results}
+    costs[bench.TSM_ROW] = dict(latency_ms=100.0)
+    rows = [row for row in bench.ABLATION_ROWS if row.name in results]
+    lines = bench.ablation_findings(rows, results, costs)
+    # recipe spread 0.020: a clear change is more than 4 points either way
+    assert lines[:4] == [
+        f'Against {bench.RECIPE_ROW} (0.720, spread 0.020 over 3 seeds; a clear change is more '
+        'than 4.0 points; points, seeds, latency vs TSM-5):',
+        '- clearly above: T=8 (+7.0, 2 seeds, 0.30x)',
+        '- within the spread: diff, gain 2 (+3.0, 1 seed, 0.30x)',
+        '- clearly below: T=3 (-7.0, 1 seed, 0.30x)']
+    # the fast/slow rows are read against fast/slow, whose spread is 0.010
+    assert lines[4].startswith(f'Against {bench.FASTSLOW_ROW} (0.800, spread 0.010')
+    assert lines[5:] == ['- clearly above: none', '- within the spread: none',
+                         '- clearly below: fast/slow, two backbone passes (-3.0, 1 seed, 0.30x)']
+    # a base with one seed has no spread to read a change against
+    assert bench.ablation_findings(rows, dict(results, **{bench.FASTSLOW_ROW: _runs(0.8)}),
+                                   costs)[4:] == []
+
+
 def test_committed_results_name_paths_relative_to_the_repository():
     inside = str(bench.REPO / 'work_dirs/bench_utd_mhad/x/seed0/config.py')
     runs = {'x': [dict(top1=0.5, config=inside, checkpoint='/elsewhere/epoch_60.pth')]}
