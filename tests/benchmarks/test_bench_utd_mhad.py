@@ -91,7 +91,7 @@ def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
 
 def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
     _, _, configs = written
-    t8 = configs['T=8']
+    t8 = configs[bench.RECIPE_T8_ROW]
     assert t8.model.backbone.num_frames == 8
     # what mmaction2's inference and the cost tools read is what the run reads
     for split in ('train', 'val', 'test'):
@@ -109,6 +109,21 @@ def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
     sgd = configs['SGD schedule of the baselines']
     assert sgd.optim_wrapper.optimizer.type == 'SGD'
     assert sgd.optim_wrapper == Config.fromfile(str(bench.TSM)).optim_wrapper
+
+
+def test_the_t8_config_is_the_recipe_with_eight_picks(written, tmp_path):
+    """The zoo's T=8 config differs from the recipe in T alone: the sampler of every pipeline
+    and the backbone (so its runs are the ablation's 'T=8' edit of the recipe)."""
+    _, args, configs = written
+    edited = bench.Row('recipe, 8 picks', bench.RECIPE, '', edits=(bench.frames(8), ))
+    expected = Config.fromfile(str(bench.run_config(edited, 0, args, tmp_path))).to_dict()
+    t8 = configs[bench.RECIPE_T8_ROW].to_dict()
+    assert [key for key in bench.RUN_KEYS
+            if bench.run_identity(t8, key) != bench.run_identity(expected, key)] == []
+    recipe = configs[bench.RECIPE_ROW].to_dict()
+    assert [key for key in bench.RUN_KEYS
+            if bench.run_identity(t8, key) != bench.run_identity(recipe, key)] == [
+        'model', 'train_dataloader', 'val_dataloader', 'test_dataloader']
 
 
 def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
@@ -275,19 +290,19 @@ def test_tables_and_targets_from_given_numbers():
 
 
 def test_findings_sort_each_row_against_its_base_models_spread():
-    results = {bench.RECIPE_ROW: _runs(0.70, 0.72, 0.74), 'T=8': _runs(0.80, 0.78),
+    results = {bench.RECIPE_ROW: _runs(0.70, 0.72, 0.74), bench.RECIPE_T8_ROW: _runs(0.80, 0.78),
                'T=3': _runs(0.65), 'diff, gain 2': _runs(0.75),
                bench.FASTSLOW_ROW: _runs(0.79, 0.80, 0.81),
                'fast/slow, two backbone passes': _runs(0.77)}
     costs = {name: dict(latency_ms=30.0) for name in results}
     costs[bench.TSM_ROW] = dict(latency_ms=100.0)
-    rows = [row for row in bench.ABLATION_ROWS if row.name in results]
+    rows = [row for row in bench.ablation_view(bench.ABLATION_ROWS) if row.name in results]
     lines = bench.ablation_findings(rows, results, costs)
     # recipe spread 0.020: a clear change is more than 4 points either way
     assert lines[:4] == [
         f'Against {bench.RECIPE_ROW} (0.720, spread 0.020 over 3 seeds; a clear change is more '
         'than 4.0 points; points, seeds, latency vs TSM-5):',
-        '- clearly above: T=8 (+7.0, 2 seeds, 0.30x)',
+        f'- clearly above: {bench.RECIPE_T8_ROW} (+7.0, 2 seeds, 0.30x)',
         '- within the spread: diff, gain 2 (+3.0, 1 seed, 0.30x)',
         '- clearly below: T=3 (-7.0, 1 seed, 0.30x)']
     # the fast/slow rows are read against fast/slow, whose spread is 0.010
@@ -313,8 +328,8 @@ def test_costs_are_of_the_frames_the_run_read(written):
     pipeline variables: its cost is that of the T it trained with (conv1 alone grows, by
     64 x 3 x 7 x 7 weights a frame)."""
     _, _, configs = written
-    names = ['T=3', 'T=8']
+    names = ['T=3', bench.RECIPE_T8_ROW]
     costs = bench.cost_of([ROWS[name] for name in names],
                           {name: [dict(config=configs[name].filename)] for name in names})
-    grown = (costs['T=8']['params_m'] - costs['T=3']['params_m']) * 1e6
+    grown = (costs[bench.RECIPE_T8_ROW]['params_m'] - costs['T=3']['params_m']) * 1e6
     assert grown == pytest.approx(64 * 3 * 7 * 7 * (8 - 3), abs=1)
