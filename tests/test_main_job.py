@@ -127,6 +127,9 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert 0 <= row['top1'] <= 1 and row['gflops'] > 0 and row['latency_ms'] > 0
     table = (tmp_path / 'work' / 'results.md').read_text()
     assert len([line for line in table.splitlines() if line.startswith('| ')]) == 2  # + header
+    # the table prints the metrics the run wrote, not numbers of its own
+    assert (f'| single frame (T=1) | {row["top1"]:.3f} | {row["mean_class"]:.3f} | '
+            f'{row["fast"]:.3f} | {row["slow"]:.3f} | {row["gflops"]:.3f} |') in table
     assert '--preset tiny --epochs 1 --only single' in table  # the command that made it
     assert 'Chance is 0.250 (4 classes)' in table
     assert (tmp_path / 'work' / 'results.png').stat().st_size > 0
