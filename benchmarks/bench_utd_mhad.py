@@ -617,6 +617,7 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
             moved[side].append(f'{row.name} ({100 * delta:+.1f}, {len(runs)} '
                                f'seed{"s" * (len(runs) > 1)}, '
                                f'{costs[row.name]["latency_ms"] / reference:.2f}x)')
+        lines += [''] if lines else []  # a paragraph of its own, not part of the list above
         lines.append(f'Against {base} ({mean:.3f}, spread {spread:.3f} over '
                      f'{len(results[base])} seeds; a clear change is more than '
                      f'{100 * CLEAR_CHANGE * spread:.1f} points; points, seeds, latency vs '

@@ -306,8 +306,9 @@ def test_findings_sort_each_row_against_its_base_models_spread():
         '- within the spread: diff, gain 2 (+3.0, 1 seed, 0.30x)',
         '- clearly below: T=3 (-7.0, 1 seed, 0.30x)']
     # the fast/slow rows are read against fast/slow, whose spread is 0.010
-    assert lines[4].startswith(f'Against {bench.FASTSLOW_ROW} (0.800, spread 0.010')
-    assert lines[5:] == ['- clearly above: none', '- within the spread: none',
+    assert lines[4] == ''
+    assert lines[5].startswith(f'Against {bench.FASTSLOW_ROW} (0.800, spread 0.010')
+    assert lines[6:] == ['- clearly above: none', '- within the spread: none',
                          '- clearly below: fast/slow, two backbone passes (-3.0, 1 seed, 0.30x)']
     # a base with one seed has no spread to read a change against
     assert bench.ablation_findings(rows, dict(results, **{bench.FASTSLOW_ROW: _runs(0.8)}),

@@ -183,3 +183,22 @@ def test_zoo_table_refuses_a_misnamed_config(zoo_table, small_family):
     (small_family / f'{HMDB_R18}.py').rename(wrong.with_suffix('.py'))
     with pytest.raises(ValueError, match='the name says batch 16, the config has 32'):
         zoo_table.main([str(small_family), '--check'])
+
+
+def test_one_view_loads_no_checkpoint_into_any_stream(zoo_table):
+    """A fast/slow model with a backbone per stream: each stream's ``pretrained`` is dropped,
+    and the view's sampler takes one clip."""
+    sampler = dict(type='HyperframeSampleFrames', num_frames=5, num_clips=3, test_mode=True)
+    cfg = Config(dict(
+        model=dict(type='FastSlowRecognizer', share_backbone=False, backbone=dict(
+            fast=dict(type='HyperResNet', depth=18, pretrained='fast.pth'),
+            slow=dict(type='HyperResNet', depth=18, pretrained=None))),
+        val_pipeline=[dict(type='DecordInit'), sampler, dict(type='PackActionInputs')]))
+    options = zoo_table.view_options(cfg)
+    assert {key for key in options if key != 'test_pipeline'} == {
+        'model.backbone.fast.pretrained', 'model.backbone.slow.pretrained'}
+    assert options['test_pipeline'][1] == dict(sampler, num_clips=1)
+    single = Config(dict(cfg.to_dict(), model=dict(backbone=dict(type='HyperResNet', depth=18,
+                                                                  pretrained='a.pth'))))
+    assert {key for key in zoo_table.view_options(single) if key != 'test_pipeline'} == {
+        'model.backbone.pretrained'}

@@ -277,8 +277,12 @@ def view_options(cfg) -> Dict:
     pipeline[spec.index] = dict(pipeline[spec.index], num_clips=segments_per_view(cfg),
                                 test_mode=True)
     options = dict(test_pipeline=pipeline)
-    if 'pretrained' in backbone_config(cfg):
-        options['model.backbone.pretrained'] = None
+    backbone = cfg.model.backbone
+    # one backbone, or one per stream (FastSlowRecognizer with share_backbone=False)
+    parts = ({'model.backbone': backbone} if 'type' in backbone else
+             {f'model.backbone.{stream}': part for stream, part in backbone.items()})
+    options.update({f'{prefix}.pretrained': None for prefix, part in parts.items()
+                    if 'pretrained' in part})
     return options
 
 
