@@ -1,13 +1,15 @@
-# Two streams through one shared HyperResNet-18: fast (T=5, picks 3/30 s apart: quick events
-# over 0.4 s) and slow (T=5, 9/30 s apart: trends over 1.2 s), staggered around one centre, the
-# same augmentation draw for both, features concatenated, one head.
+# Two time scales in one HyperResNet-18 pass: fast (T=5, picks 3/30 s apart: quick events over
+# 0.4 s) and slow (T=5, 9/30 s apart: trends over 1.2 s), staggered around one centre, the same
+# augmentation draw for both, stacked into one T=10 hyperframe (fusion='early', the design
+# chosen on UTD-MHAD's real video), so the second scale widens the first conv instead of adding
+# a backbone pass. benchmarks/README.md compares it with two passes on these clips.
 _base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
-    fusion='concat',
-    cls_head=dict(in_channels=1024))
+    fusion='early',
+    backbone=dict(num_frames=10))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=5,
