@@ -26,7 +26,6 @@ import configparser
 import logging
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence, Union
 

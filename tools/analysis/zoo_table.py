@@ -130,10 +130,19 @@ def parse_name(filename: str) -> Dict:
                 epochs=int(fields['epochs']), sampling=sampling)
 
 
+def backbone_parts(cfg) -> Dict[str, Dict]:
+    """The model's backbone configs by their key in the config: ``{'model.backbone': ...}``,
+    or one ``model.backbone.<stream>`` per stream (``FastSlowRecognizer`` with
+    ``share_backbone=False``)."""
+    backbone = cfg.model.backbone
+    if 'type' in backbone:
+        return {'model.backbone': backbone}
+    return {f'model.backbone.{stream}': part for stream, part in backbone.items()}
+
+
 def backbone_config(cfg) -> Dict:
     """The model's backbone config (a per-stream backbone dict: its first stream's)."""
-    backbone = cfg.model.backbone
-    return backbone if 'type' in backbone else next(iter(backbone.values()))
+    return next(iter(backbone_parts(cfg).values()))
 
 
 def backbone_token(backbone: Dict) -> str:
@@ -277,11 +286,7 @@ def view_options(cfg) -> Dict:
     pipeline[spec.index] = dict(pipeline[spec.index], num_clips=segments_per_view(cfg),
                                 test_mode=True)
     options = dict(test_pipeline=pipeline)
-    backbone = cfg.model.backbone
-    # one backbone, or one per stream (FastSlowRecognizer with share_backbone=False)
-    parts = ({'model.backbone': backbone} if 'type' in backbone else
-             {f'model.backbone.{stream}': part for stream, part in backbone.items()})
-    options.update({f'{prefix}.pretrained': None for prefix, part in parts.items()
+    options.update({f'{key}.pretrained': None for key, part in backbone_parts(cfg).items()
                     if 'pretrained' in part})
     return options
 
