@@ -176,6 +176,9 @@ RECIPE_ROW = 'hyperframe T=5 (recipe)'
 RECIPE_T8_ROW = 'hyperframe T=8'
 FASTSLOW_ROW = 'fast/slow T=5+5'
 SINGLE_ROW = 'single frame'
+#: The zoo's T=8 model: also the recipe with one change, so the ablation table lists it too.
+RECIPE_T8_MODEL = Row(RECIPE_T8_ROW, RECIPE_T8, 'the recipe with 8 picks: one T=8 hyperframe',
+                      HEADLINE_SEEDS, cost=1.3)
 ZOO_ROWS = [
     Row(SINGLE_ROW, SINGLE, 'HyperResNet-18 on one frame (T=1), 3 test frames averaged',
         HEADLINE_SEEDS, cost=0.9),
@@ -186,8 +189,7 @@ ZOO_ROWS = [
     Row('I3D-R18 (mmaction2)', I3D, 'ResNet3d-18, 8 frames over the clip, every block 3D',
         cost=3.8),
     Row(RECIPE_ROW, RECIPE, 'one T=5 hyperframe: the plugin\'s recipe', HEADLINE_SEEDS),
-    Row(RECIPE_T8_ROW, RECIPE_T8, 'the recipe with 8 picks: one T=8 hyperframe', HEADLINE_SEEDS,
-        cost=1.3),
+    RECIPE_T8_MODEL,
     Row(FASTSLOW_ROW, FASTSLOW, 'a fast (5 picks 4/30 s apart) and a slow (5 over the clip) '
         'hyperframe stacked into one T=10 hyperframe: one HyperResNet-18 pass', HEADLINE_SEEDS,
         cost=1.1),
@@ -201,6 +203,7 @@ ABLATION_ROWS = [
     Row('motion products on', RECIPE, 'I_t·I_x, I_t·I_y of consecutive picks into the stem '
         '(the synthetic recipe\'s)', edits=(backbone(motion_products=True), )),
     Row('T=3', RECIPE, '3 uniform picks', edits=(frames(3), )),
+    RECIPE_T8_MODEL,
     Row('picks 4/30 s apart', RECIPE, 'T=5 at 4/30 s (a 0.53 s window)',
         edits=(sampling(mode='interval', interval=4 / 30, time_based=True), )),
     Row('picks 8/30 s apart', RECIPE, 'T=5 at 8/30 s (a 1.07 s window), with motion products',
@@ -225,18 +228,8 @@ ABLATION_ROWS = [
         edits=(two_passes, stream('fast', mode='uniform', interval=None),
                own_backbones(fast=10, slow=5)), cost=2.2),
 ]
-ROWS = ZOO_ROWS + ABLATION_ROWS
-
-
-def ablation_view(rows: Sequence[Row]) -> List[Row]:
-    """The ablation table's rows: the ablations, and beside T=3 the zoo's T=8 model, which is
-    the recipe with one change too."""
-    view = []
-    for row in rows:
-        view.append(row)
-        if row.name == 'T=3':
-            view.append(next(zoo for zoo in ZOO_ROWS if zoo.name == RECIPE_T8_ROW))
-    return view
+#: Every row, once (the T=8 model is in both tables).
+ROWS = ZOO_ROWS + [row for row in ABLATION_ROWS if row not in ZOO_ROWS]
 
 
 def parse_args(argv=None):
@@ -594,6 +587,11 @@ def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
 CLEAR_CHANGE = 2.0
 
 
+def base_row(row: Row) -> str:
+    """The model an ablation row changes: fast/slow for its own rows, else the recipe."""
+    return FASTSLOW_ROW if row.config == FASTSLOW else RECIPE_ROW
+
+
 def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
                       costs: Dict[str, Dict]) -> List[str]:
     """Which changes move their base model (the recipe, or fast/slow for its rows) by more than
@@ -607,8 +605,7 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
         mean, spread = summary(results[base], 'top1')
         moved: Dict[str, List[str]] = dict(above=[], within=[], below=[])
         for row in rows:
-            if ((FASTSLOW_ROW if row.config == FASTSLOW else RECIPE_ROW) != base
-                    or row.name not in results):
+            if base_row(row) != base or row.name not in results:
                 continue
             runs = results[row.name]
             delta = summary(runs, 'top1')[0] - mean
@@ -724,14 +721,13 @@ def stopped_runs(rows: Sequence[Row], args) -> List[str]:
 
 def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     zoo = [row for row in ZOO_ROWS if row in rows and row.name in results]
-    ablation = [row for row in ablation_view(ABLATION_ROWS)
-                if row in rows and row.name in results]
+    ablation = [row for row in ABLATION_ROWS if row in rows and row.name in results]
     if not any(row.name == TSM_ROW for row in zoo) or RECIPE_ROW not in results:
         print(f'[bench_utd_mhad] no tables yet: they are relative to {TSM_ROW!r} and '
               f'{RECIPE_ROW!r}, train those rows first', flush=True)
         return ''
 
-    costs = cost_of(zoo + [row for row in ablation if row not in zoo], results)
+    costs = cost_of([row for row in ROWS if row in zoo or row in ablation], results)
     meta = json.loads((Path(args.data) / 'convert_meta.json').read_text())
     lists = meta['lists']
     intro = (f'UTD-MHAD depth ({len(meta["classes"])} actions), cross-subject: '
@@ -758,10 +754,11 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
                '![training and test accuracy by epoch](../../../benchmarks/results/'
                'utd_mhad_curves.png)']
     text = ['# UTD-MHAD depth: the family and the recipe\'s ablations', '', *section]
+    ablation_lines = ablation_table(ablation, results, costs) if ablation else []
+    findings = ablation_findings(ablation, results, costs) if ablation else []
     if ablation:
-        text += ['', '## Ablations (the recipe with one change)', '',
-                 *ablation_table(ablation, results, costs), '',
-                 *ablation_findings(ablation, results, costs)]
+        text += ['', '## Ablations (the recipe with one change)', '', *ablation_lines, '',
+                 *findings]
     text += ['', 'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad.py` '
              '(after tools/data/utd_mhad/README.md).']
     markdown = '\n'.join(text) + '\n'
@@ -781,8 +778,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
         not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
         note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
                  '--part ablation`).'] if not_run else [])
-        findings = ablation_findings(ablation, results, costs)
-        replace_table(BENCH_README, '\n'.join(ablation_table(ablation, results, costs)
+        replace_table(BENCH_README, '\n'.join(ablation_lines
                                                + ([''] + findings if findings else [])
                                                + ([''] + note if note else [])),
                       ABLATION_BEGIN, ABLATION_END)

@@ -296,7 +296,7 @@ def test_findings_sort_each_row_against_its_base_models_spread():
                'fast/slow, two backbone passes': _runs(0.77)}
     costs = {name: dict(latency_ms=30.0) for name in results}
     costs[bench.TSM_ROW] = dict(latency_ms=100.0)
-    rows = [row for row in bench.ablation_view(bench.ABLATION_ROWS) if row.name in results]
+    rows = [row for row in bench.ABLATION_ROWS if row.name in results]
     lines = bench.ablation_findings(rows, results, costs)
     # recipe spread 0.020: a clear change is more than 4 points either way
     assert lines[:4] == [
