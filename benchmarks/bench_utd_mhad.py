@@ -13,18 +13,27 @@ clips with the test views. ``--jobs`` runs train at once, one thread each; a fin
 ``result.json``, newer than the converted dataset) is not trained again, and one that was
 stopped (its config unchanged, a checkpoint saved) resumes from its last checkpoint.
 
+The committed record of finished runs, ``benchmarks/results/utd_mhad.json``, keeps each run
+under a key of what it trained (every setting the runner reads, the seed, and the dataset
+conversion's mapping): a run whose folder is not on this machine (a fresh clone) counts from
+the record for as long as its row makes the same key, so a change to one row trains that row
+again and the tables keep every other. Two rows that make the same run (an ablation that became
+the default) share it.
+
 Writes ``benchmarks/results/utd_mhad.{md,json}`` and ``utd_mhad_curves.png``, the results
 section of ``configs/hyperframes/utd_mhad/README.md`` (between its ``bench_utd_mhad`` markers)
 and ``configs/hyperframes/utd_mhad/results/<config>.json`` (the zoo rows' test metrics, mean
 over seeds, read by ``tools/analysis/zoo_table.py``).
 """
 import argparse
+import hashlib
 import json
 import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -244,6 +253,9 @@ def parse_args(argv=None):
                         help='train these seeds of every selected row (default: each row\'s own)')
     parser.add_argument('--report-only', action='store_true',
                         help='write the tables from the finished runs, train nothing')
+    parser.add_argument('--record', default=str(RESULTS.with_suffix('.json')),
+                        help='the record of finished runs: read for runs not in --work-dir, '
+                        'rewritten with the tables')
     return parser.parse_args(argv)
 
 
@@ -253,14 +265,49 @@ def run_dir(args, row: Row, seed: int) -> Path:
 
 
 def finished(args, row: Row, seed: int) -> Optional[Dict]:
-    """A run's ``result.json`` when it is newer than the converted dataset and its config is
-    the one the row makes now, else None."""
+    """The run of this row and seed: its ``result.json`` in the work dir when that is newer
+    than the converted dataset and its config is the one the row makes now, else the record's
+    run of the same :func:`run_key`, else None."""
     folder = run_dir(args, row, seed)
     result, meta = folder / 'result.json', Path(args.data) / 'convert_meta.json'
-    if not result.is_file() or (meta.is_file() and
-                                result.stat().st_mtime <= meta.stat().st_mtime):
-        return None
-    return json.loads(result.read_text()) if same_config(folder, row, seed, args) else None
+    if (result.is_file() and not (meta.is_file() and
+                                  result.stat().st_mtime <= meta.stat().st_mtime)
+            and same_config(folder, row, seed, args)):
+        return json.loads(result.read_text())
+    run = recorded_runs(args.record).get(run_key(row, seed, args))
+    return None if run is None else dict(run, row=row.name)
+
+
+def recorded_runs(record: str) -> Dict[str, Dict]:
+    """The record's runs by :func:`run_key` (runs recorded without one are not matched)."""
+    path = Path(record)
+    if not path.is_file():
+        return {}
+    runs = json.loads(path.read_text())['results'].values()
+    return {run['key']: run for row_runs in runs for run in row_runs if 'key' in run}
+
+
+_RUN_KEYS: Dict[Tuple[Row, int, str], str] = {}
+
+
+def run_key(row: Row, seed: int, args) -> str:
+    """What a run of this row and seed trains, as a digest: every setting the runner reads
+    (:data:`RUN_KEYS`, as :func:`run_identity` compares them) of the config
+    :func:`run_config` makes, with the data root written as ``{data}``, and the dataset
+    conversion's version and mapping (``convert_meta.json``), so the same run has the same key
+    on any machine and a dataset converted otherwise makes other runs."""
+    cache = (row, seed, str(Path(args.data).resolve()))
+    if cache not in _RUN_KEYS:
+        from mmengine.config import Config
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = Config.fromfile(str(run_config(row, seed, args, Path(tmp)))).to_dict()
+        meta_path = Path(args.data) / 'convert_meta.json'
+        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
+        text = json.dumps(dict(data={key: meta.get(key) for key in ('version', 'mapping')},
+                               run={key: run_identity(cfg, key) for key in RUN_KEYS}),
+                          sort_keys=True, default=repr)
+        _RUN_KEYS[cache] = hashlib.sha256(text.replace(cache[2], '{data}').encode()).hexdigest()
+    return _RUN_KEYS[cache]
 
 
 #: what mmengine's ``Runner.from_cfg`` reads from a config, but for the keys tools/train.py
@@ -278,7 +325,6 @@ def same_config(folder: Path, row: Row, seed: int, args) -> bool:
     """Whether the config a run trained with (``config.py``, as tools/train.py rewrote it) is
     the one :func:`run_config` makes for this row and seed now, in every key the runner reads
     (:data:`RUN_KEYS`). Compared as dicts, not text: the rewrite reorders and adds keys."""
-    import tempfile
     from mmengine.config import Config
     saved = folder / 'config.py'
     if not saved.is_file():
@@ -460,10 +506,10 @@ def train_run(row: Row, seed: int, args) -> Dict:
     train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')
     fit = test_metrics(config, checkpoint, work_dir / 'test_train', work_dir / 'test_train.log',
                        what, ann_file=train_list)
-    result = dict(row=row.name, seed=seed, top1=test['acc/top1'], top5=test['acc/top5'],
-                  mean_class=test['acc/mean1'], train_top1=fit['acc/top1'],
-                  train_min=train_seconds / 60, config=str(config), checkpoint=checkpoint,
-                  curves=curves(work_dir))
+    result = dict(row=row.name, seed=seed, key=run_key(row, seed, args), top1=test['acc/top1'],
+                  top5=test['acc/top5'], mean_class=test['acc/mean1'],
+                  train_top1=fit['acc/top1'], train_min=train_seconds / 60, config=str(config),
+                  checkpoint=checkpoint, curves=curves(work_dir))
     (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
     print(f'[bench_utd_mhad] {what}: top-1 {result["top1"]:.3f}, training clips '
           f'{result["train_top1"]:.3f} ({result["train_min"]:.1f} min)', flush=True)
@@ -471,21 +517,25 @@ def train_run(row: Row, seed: int, args) -> Dict:
 
 
 # ------------------------------------------------------------------------------- reporting
-def cost_of(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> Dict[str, Dict]:
+def cost_of(rows: Sequence[Row], args) -> Dict[str, Dict]:
     """GFLOPs and params of one view, and the latency of one test sample (all its views,
-    batch 1, one thread, every row timed side by side) of each row's seed-0 config."""
+    batch 1, one thread, every row timed side by side) of each row's config as
+    :func:`run_config` makes it (a run's own folder may be on another machine)."""
     import torch
     from mmengine.config import Config
     from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
     torch.set_num_threads(1)
     zoo_table = load_zoo_table()
     configs, costs = {}, {}
-    for row in rows:
-        cfg = Config.fromfile(results[row.name][0]['config'])
-        sync_pipeline_variables(cfg)  # a run config written before run_config synced them
-        configs[row.name] = cfg
-        view = model_complexity(cfg, video_size=(128, 128), cfg_options=zoo_table.view_options(cfg))
-        costs[row.name] = dict(gflops=view['flops'] / 1e9, params_m=view['params'] / 1e6)
+    with tempfile.TemporaryDirectory() as tmp:
+        for row in rows:
+            folder = Path(tmp) / slug(row.name)
+            folder.mkdir()
+            cfg = Config.fromfile(str(run_config(row, 0, args, folder)))
+            configs[row.name] = cfg
+            view = model_complexity(cfg, video_size=(128, 128),
+                                    cfg_options=zoo_table.view_options(cfg))
+            costs[row.name] = dict(gflops=view['flops'] / 1e9, params_m=view['params'] / 1e6)
     latency = compare_latency(configs, repeats=20, warmup=3, video_size=(128, 128))
     for name, timing in latency.items():
         costs[name]['latency_ms'] = timing['median_ms']
@@ -727,7 +777,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
               f'{RECIPE_ROW!r}, train those rows first', flush=True)
         return ''
 
-    costs = cost_of([row for row in ROWS if row in zoo or row in ablation], results)
+    costs = cost_of([row for row in ROWS if row in zoo or row in ablation], args)
     meta = json.loads((Path(args.data) / 'convert_meta.json').read_text())
     lists = meta['lists']
     intro = (f'UTD-MHAD depth ({len(meta["classes"])} actions), cross-subject: '
@@ -764,7 +814,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     markdown = '\n'.join(text) + '\n'
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(markdown)
-    (RESULTS.with_suffix('.json')).write_text(json.dumps(
+    Path(args.record).write_text(json.dumps(
         dict(results=portable(results), costs=costs), indent=1) + '\n')
     plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
     replace_table = load_zoo_table().replace_table
@@ -786,11 +836,13 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
 
 
 def seeds_of(row: Row, args) -> List[int]:
-    """The row's own seeds, those asked for, and every other seed it has a run folder of (an
-    ablation row trained over more seeds once keeps them all in the tables)."""
+    """The row's own seeds, those asked for, every other seed it has a run folder of (an
+    ablation row trained over more seeds once keeps them all in the tables) and every seed of
+    the record (:func:`finished` keeps those the row made)."""
     folders = (path.name for path in (Path(args.work_dir) / slug(row.name)).glob('seed*'))
     found = {int(name[4:]) for name in folders if name[4:].isdigit()}
-    return sorted({*row.seeds, *(args.seeds or ()), *found})
+    recorded = {run['seed'] for run in recorded_runs(args.record).values()}
+    return sorted({*row.seeds, *(args.seeds or ()), *found, *recorded})
 
 
 def main(argv=None) -> str:

@@ -15,7 +15,8 @@ ROWS = {row.name: row for row in bench.ROWS}
 def written(tmp_path_factory):
     """Every row's seed-0 config, written for a fake data root (nothing is read)."""
     root = tmp_path_factory.mktemp('bench_utd_mhad')
-    args = bench.parse_args(['--data', str(root / 'data'), '--work-dir', str(root / 'work')])
+    args = bench.parse_args(['--data', str(root / 'data'), '--work-dir', str(root / 'work'),
+                             '--record', str(root / 'record.json')])
     configs = {}
     for row in bench.ROWS:
         folder = root / bench.slug(row.name)
@@ -203,6 +204,37 @@ def test_a_resumed_run_counts_the_epochs_it_trained_again_once(tmp_path):
         '6': dict(train_top1=0.75, train_loss=1.0)}
 
 
+def test_a_run_counts_from_the_record_while_its_row_makes_the_same_run(written, tmp_path):
+    """A run trained on another machine counts from the committed record by its key, for any
+    row that makes the same run, and stops counting when the row (or the data) changes."""
+    data, args, _ = written
+    data.mkdir(exist_ok=True)
+    args = bench.parse_args(['--data', str(data), '--work-dir', str(tmp_path / 'work'),
+                             '--record', str(tmp_path / 'record.json')])
+    row = ROWS['motion products on']
+    assert bench.finished(args, row, 1) is None  # no record yet
+    run = dict(row=row.name, seed=1, key=bench.run_key(row, 1, args), top1=0.5)
+    record = {'results': {row.name: [run, dict(run, seed=7, key='0' * 64)]}}
+    (tmp_path / 'record.json').write_text(json.dumps(record))
+    assert bench.finished(args, row, 1) == run
+    assert bench.finished(args, row, 0) is None  # another seed is another run
+    assert bench.seeds_of(row, args) == [0, 1, 7]
+    # the same edits under another name make the same run, and take it under their name
+    renamed = row._replace(name='motion products')
+    assert bench.finished(args, renamed, 1) == dict(run, row='motion products')
+    # a row that trains something else does not
+    other = row._replace(edits=row.edits + (bench.backbone(diff_gain=2.0), ))
+    assert bench.finished(args, other, 1) is None
+    # nor does the same row on a dataset converted with another mapping
+    (data / 'convert_meta.json').write_text(json.dumps(dict(version=2, mapping=dict(size=64))))
+    bench._RUN_KEYS.clear()
+    try:
+        assert bench.finished(args, row, 1) is None
+    finally:
+        (data / 'convert_meta.json').unlink()
+        bench._RUN_KEYS.clear()
+
+
 def test_only_a_stopped_run_of_the_same_config_resumes(written, tmp_path):
     _, args, _ = written
     row = ROWS['motion products on']
@@ -221,7 +253,8 @@ def test_only_a_stopped_run_of_the_same_config_resumes(written, tmp_path):
 
 def test_stopped_runs_are_named_with_their_epoch(written, tmp_path):
     _, args, _ = written
-    args = bench.parse_args(['--data', args.data, '--work-dir', str(tmp_path)])
+    args = bench.parse_args(['--data', args.data, '--work-dir', str(tmp_path),
+                             '--record', args.record])
     row = ROWS['motion products on']  # its own seeds: (0, )
     folder = bench.run_dir(args, row, 0)
     folder.mkdir(parents=True)
@@ -233,7 +266,8 @@ def test_stopped_runs_are_named_with_their_epoch(written, tmp_path):
 
 
 def test_the_tables_take_every_seed_a_row_has_a_run_folder_of(tmp_path):
-    args = bench.parse_args(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path)])
+    args = bench.parse_args(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path),
+                             '--record', str(tmp_path / 'none.json')])
     row = ROWS['motion products on']
     assert bench.seeds_of(row, args) == [0]
     for name in ('seed2', 'seed1', 'seed1.replaced-20260101_000000', 'seedling'):
@@ -328,9 +362,8 @@ def test_costs_are_of_the_frames_the_run_read(written):
     """A row that changes T edits the dataloaders' pipelines, not the config's top-level
     pipeline variables: its cost is that of the T it trained with (conv1 alone grows, by
     64 x 3 x 7 x 7 weights a frame)."""
-    _, _, configs = written
+    _, args, _ = written
     names = ['T=3', bench.RECIPE_T8_ROW]
-    costs = bench.cost_of([ROWS[name] for name in names],
-                          {name: [dict(config=configs[name].filename)] for name in names})
+    costs = bench.cost_of([ROWS[name] for name in names], args)
     grown = (costs[bench.RECIPE_T8_ROW]['params_m'] - costs['T=3']['params_m']) * 1e6
     assert grown == pytest.approx(64 * 3 * 7 * 7 * (8 - 3), abs=1)
