@@ -139,12 +139,11 @@ def frames(num_frames: int) -> Callable:
 
 
 def schedule_of(config: Path) -> Callable:
-    """Take another config's optimiser and learning-rate schedule (the epochs and validations
-    stay the row's own)."""
+    """Take another config's optimiser and schedule (e.g. the baselines' SGD)."""
     def change(cfg):
         from mmengine.config import Config
         other = Config.fromfile(str(config))
-        for key in ('optim_wrapper', 'param_scheduler', 'auto_scale_lr'):
+        for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'auto_scale_lr'):
             cfg[key] = other[key]
     return change
 
@@ -163,8 +162,7 @@ def two_passes(cfg) -> None:
 
 
 class Row(NamedTuple):
-    """One model: a family config, or a family config with ``edits`` (an ablation, read
-    against the row named ``base``)."""
+    """One model: a family config, or the recipe with ``edits`` (an ablation)."""
     name: str
     config: Path
     note: str
@@ -172,7 +170,6 @@ class Row(NamedTuple):
     edits: tuple = ()
     #: training cost relative to one hyperframe model, to start the longest runs first
     cost: float = 1.0
-    base: Optional[str] = None
 
 
 RECIPE = family_config('hyperframe_scratch-r18_1xb16-1x1x5-')
@@ -188,6 +185,9 @@ RECIPE_ROW = 'hyperframe T=5 (recipe)'
 RECIPE_T8_ROW = 'hyperframe T=8'
 FASTSLOW_ROW = 'fast/slow T=5+5'
 SINGLE_ROW = 'single frame'
+#: The zoo's T=8 model: also the recipe with one change, so the ablation table lists it too.
+RECIPE_T8_MODEL = Row(RECIPE_T8_ROW, RECIPE_T8, 'the recipe with 8 picks: one T=8 hyperframe',
+                      HEADLINE_SEEDS, cost=1.3)
 ZOO_ROWS = [
     Row(SINGLE_ROW, SINGLE, 'HyperResNet-18 on one frame (T=1), 3 test frames averaged',
         HEADLINE_SEEDS, cost=0.9),
@@ -198,68 +198,47 @@ ZOO_ROWS = [
     Row('I3D-R18 (mmaction2)', I3D, 'ResNet3d-18, 8 frames over the clip, every block 3D',
         cost=3.8),
     Row(RECIPE_ROW, RECIPE, 'one T=5 hyperframe: the plugin\'s recipe', HEADLINE_SEEDS),
-    Row(RECIPE_T8_ROW, RECIPE_T8, 'the recipe with 8 picks: one T=8 hyperframe',
-        HEADLINE_SEEDS, cost=1.3),
+    RECIPE_T8_MODEL,
     Row(FASTSLOW_ROW, FASTSLOW, 'a fast (5 picks 4/30 s apart) and a slow (5 over the clip) '
         'hyperframe stacked into one T=10 hyperframe: one HyperResNet-18 pass', HEADLINE_SEEDS,
         cost=1.1),
 ]
-#: The schedule the family's hyperframe models trained with before they took the baselines'
-#: SGD; the ablations of the recipe and of fast/slow were measured on it, against the recipe
-#: (and fast/slow) on it.
-ADAMW = REPO / 'configs' / '_base_' / 'schedules' / 'adamw_cosine_60e_synthetic.py'
-RECIPE_ADAMW_ROW = 'recipe, AdamW schedule'
-FASTSLOW_ADAMW_ROW = 'fast/slow, AdamW schedule'
-
-
-def on_adamw(name: str, note: str, *edits: Callable, config: Path = RECIPE,
-             seeds: Tuple[int, ...] = (0, ), cost: float = 1.0) -> Row:
-    """An ablation measured on the AdamW schedule, against the recipe (or, for a fast/slow
-    config, fast/slow) on that schedule."""
-    base = FASTSLOW_ADAMW_ROW if config == FASTSLOW else RECIPE_ADAMW_ROW
-    return Row(name, config, note, seeds, edits + (schedule_of(ADAMW), ), cost, base)
-
-
 PLAIN = (backbone(input_encoding='frames', motion_products=False), )
-TWO_PASSES = (two_passes, )
 ABLATION_ROWS = [
-    Row(RECIPE_ADAMW_ROW, RECIPE, 'AdamW (lr 2e-3, weight decay 0.05, 3 warm-up epochs), the '
-        'synthetic family\'s schedule, instead of the baselines\' SGD', HEADLINE_SEEDS,
-        (schedule_of(ADAMW), ), base=RECIPE_ROW),
-    on_adamw('plain stacked frames', 'frames as they are, no motion products', *PLAIN),
-    on_adamw('diff, gain 1', 'diff encoding with gain 1', backbone(diff_gain=1.0)),
-    on_adamw('diff, gain 2', 'gain 2', backbone(diff_gain=2.0)),
-    on_adamw('diff, gain 8', 'gain 8', backbone(diff_gain=8.0)),
-    on_adamw('motion products on', 'I_t·I_x, I_t·I_y of consecutive picks into the stem (the '
-             'synthetic recipe\'s)', backbone(motion_products=True)),
-    on_adamw('T=3', '3 uniform picks', frames(3)),
-    on_adamw('T=8', '8 uniform picks: one T=8 hyperframe', frames(8), seeds=HEADLINE_SEEDS,
-             cost=1.3),
-    on_adamw('picks 4/30 s apart', 'T=5 at 4/30 s (a 0.53 s window)',
-             sampling(mode='interval', interval=4 / 30, time_based=True)),
-    on_adamw('picks 8/30 s apart', 'T=5 at 8/30 s (a 1.07 s window), with motion products',
-             sampling(mode='interval', interval=8 / 30, time_based=True),
-             backbone(motion_products=True)),
-    on_adamw('per-frame augmentation', 'one crop draw per frame (the seeds\' bug)',
-             train_augment(independent=True)),
-    on_adamw('flips + label map', 'horizontal flips, left/right swipes and circles swapped',
-             train_augment(flip_ratio=0.5, flip_label_map={0: 1, 1: 0, 8: 9, 9: 8})),
-    Row(FASTSLOW_ADAMW_ROW, FASTSLOW, 'fast/slow on the AdamW schedule', HEADLINE_SEEDS,
-        (schedule_of(ADAMW), ), 1.1, FASTSLOW_ROW),
-    on_adamw('fast/slow, two backbone passes', 'the two T=5 hyperframes through the shared '
-             'backbone one after the other, features concatenated', *TWO_PASSES,
-             config=FASTSLOW, cost=1.9),
-    on_adamw('fast/slow, fast stream at half size', 'two passes, the fast stream '
-             'average-pooled to 48x48 (about a quarter of a pass)', *TWO_PASSES, half_size,
-             config=FASTSLOW, cost=1.4),
-    on_adamw('fast/slow, fast picks 2/30 s', 'two passes, the fast stream\'s picks 2/30 s '
-             'apart', *TWO_PASSES, stream('fast', interval=2 / 30), config=FASTSLOW, cost=1.9),
-    on_adamw('fast/slow, SlowFast-style', 'fast: 10 picks over the whole clip, slow: 5, one '
-             'backbone each (SlowFast: both pathways span the clip)', *TWO_PASSES,
-             stream('fast', mode='uniform', interval=None), own_backbones(fast=10, slow=5),
-             config=FASTSLOW, cost=2.2),
+    Row('plain stacked frames', RECIPE, 'frames as they are, no motion products', edits=PLAIN),
+    Row('diff, gain 1', RECIPE, 'diff encoding with gain 1', edits=(backbone(diff_gain=1.0), )),
+    Row('diff, gain 2', RECIPE, 'gain 2', edits=(backbone(diff_gain=2.0), )),
+    Row('diff, gain 8', RECIPE, 'gain 8', edits=(backbone(diff_gain=8.0), )),
+    Row('motion products on', RECIPE, 'I_t·I_x, I_t·I_y of consecutive picks into the stem '
+        '(the synthetic recipe\'s)', edits=(backbone(motion_products=True), )),
+    Row('T=3', RECIPE, '3 uniform picks', edits=(frames(3), )),
+    RECIPE_T8_MODEL,
+    Row('picks 4/30 s apart', RECIPE, 'T=5 at 4/30 s (a 0.53 s window)',
+        edits=(sampling(mode='interval', interval=4 / 30, time_based=True), )),
+    Row('picks 8/30 s apart', RECIPE, 'T=5 at 8/30 s (a 1.07 s window), with motion products',
+        edits=(sampling(mode='interval', interval=8 / 30, time_based=True),
+               backbone(motion_products=True))),
+    Row('per-frame augmentation', RECIPE, 'one crop draw per frame (the seeds\' bug)',
+        edits=(train_augment(independent=True), )),
+    Row('flips + label map', RECIPE, 'horizontal flips, left/right swipes and circles swapped',
+        edits=(train_augment(flip_ratio=0.5, flip_label_map={0: 1, 1: 0, 8: 9, 9: 8}), )),
+    Row('SGD schedule of the baselines', RECIPE, 'the recipe trained with TSN/TSM\'s SGD',
+        edits=(schedule_of(TSM), )),
+    Row('fast/slow, two backbone passes', FASTSLOW, 'the two T=5 hyperframes through the '
+        'shared backbone one after the other, features concatenated', edits=(two_passes, ),
+        cost=1.9),
+    Row('fast/slow, fast stream at half size', FASTSLOW, 'two passes, the fast stream '
+        'average-pooled to 48x48 (about a quarter of a pass)', edits=(two_passes, half_size),
+        cost=1.4),
+    Row('fast/slow, fast picks 2/30 s', FASTSLOW, 'two passes, the fast stream\'s picks 2/30 s '
+        'apart', edits=(two_passes, stream('fast', interval=2 / 30)), cost=1.9),
+    Row('fast/slow, SlowFast-style', FASTSLOW, 'fast: 10 picks over the whole clip, slow: 5, '
+        'one backbone each (SlowFast: both pathways span the clip)',
+        edits=(two_passes, stream('fast', mode='uniform', interval=None),
+               own_backbones(fast=10, slow=5)), cost=2.2),
 ]
-ROWS = ZOO_ROWS + ABLATION_ROWS
+#: Every row, once (the T=8 model is in both tables).
+ROWS = ZOO_ROWS + [row for row in ABLATION_ROWS if row not in ZOO_ROWS]
 
 
 def parse_args(argv=None):
@@ -637,21 +616,18 @@ def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str
 
 def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
                    costs: Dict[str, Dict]) -> List[str]:
-    """One line per ablation: its change, and its top-1 against its base row's mean (a base
-    that has no runs yet leaves that cell empty)."""
     reference = costs[TSM_ROW]['latency_ms']
-    lines = ['| row | change | compared with | top-1 | vs that (points) | mean class acc | '
+    recipe = summary(results[RECIPE_ROW], 'top1')[0]
+    lines = ['| row | change to the recipe | top-1 | vs the recipe (points) | mean class acc | '
              'top-1 on the training clips | training time (min) | CPU latency vs TSM-5 |',
-             '|---|---|---|---|---:|---:|---:|---:|---:|']
+             '|---|---|---|---:|---:|---:|---:|---:|']
     for row in rows:
         runs = results[row.name]
-        base = results.get(row.base)
-        delta = (f'{100 * (summary(runs, "top1")[0] - summary(base, "top1")[0]):+.1f}'
-                 if base else '')
         lines.append(
-            f'| {row.name} | {row.note} | {row.base} | {accuracy_cell(runs, "top1")} | '
-            f'{delta} | {summary(runs, "mean_class")[0]:.3f} | '
-            f'{summary(runs, "train_top1")[0]:.3f} | {summary(runs, "train_min")[0]:.1f} | '
+            f'| {row.name} | {row.note} | {accuracy_cell(runs, "top1")} | '
+            f'{100 * (summary(runs, "top1")[0] - recipe):+.1f} | '
+            f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
+            f'{summary(runs, "train_min")[0]:.1f} | '
             f'{costs[row.name]["latency_ms"] / reference:.2f}x |')
     return lines
 
@@ -661,20 +637,25 @@ def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
 CLEAR_CHANGE = 2.0
 
 
+def base_row(row: Row) -> str:
+    """The model an ablation row changes: fast/slow for its own rows, else the recipe."""
+    return FASTSLOW_ROW if row.config == FASTSLOW else RECIPE_ROW
+
+
 def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
                       costs: Dict[str, Dict]) -> List[str]:
-    """Which changes move their base row by more than :data:`CLEAR_CHANGE` times the base's
-    spread over its seeds, and which stay inside it: the reading a default is chosen on,
-    written from the numbers so that it cannot go stale."""
+    """Which changes move their base model (the recipe, or fast/slow for its rows) by more than
+    :data:`CLEAR_CHANGE` times the base's spread over its seeds, and which stay inside it: the
+    reading a default is chosen on, written from the numbers so that it cannot go stale."""
     reference = costs[TSM_ROW]['latency_ms']
     lines = []
-    for base in dict.fromkeys(row.base for row in rows):
+    for base in (RECIPE_ROW, FASTSLOW_ROW):
         if len(results.get(base, ())) < 2:
             continue
         mean, spread = summary(results[base], 'top1')
         moved: Dict[str, List[str]] = dict(above=[], within=[], below=[])
         for row in rows:
-            if row.base != base or row.name not in results:
+            if base_row(row) != base or row.name not in results:
                 continue
             runs = results[row.name]
             delta = summary(runs, 'top1')[0] - mean

@@ -61,42 +61,15 @@ def test_every_run_logs_each_iteration_and_reads_the_given_data(written):
 ])
 def test_ablation_rows_change_only_what_they_say(written, name, changed):
     _, _, configs = written
-    recipe, row = _flat(configs[bench.RECIPE_ADAMW_ROW]), _flat(configs[name])
+    recipe, row = _flat(configs[bench.RECIPE_ROW]), _flat(configs[name])
     differ = {path for path in _diff(recipe, row)
               if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
     assert differ == changed
 
 
-def test_the_schedule_rows_change_the_optimiser_and_its_schedule_only(written):
-    """The family's hyperframe models train with the baselines' SGD; the AdamW rows, on which
-    the ablations were measured, differ from them in the optimiser and its schedule alone."""
-    _, _, configs = written
-    tsm = Config.fromfile(str(bench.TSM))
-    adamw = Config.fromfile(str(bench.ADAMW))
-    for model, on_adamw in ((bench.RECIPE_ROW, bench.RECIPE_ADAMW_ROW),
-                            (bench.FASTSLOW_ROW, bench.FASTSLOW_ADAMW_ROW)):
-        sgd = configs[model]
-        assert (sgd.optim_wrapper, sgd.param_scheduler) == (tsm.optim_wrapper,
-                                                             tsm.param_scheduler)
-        assert configs[on_adamw].optim_wrapper.optimizer.type == 'AdamW'
-        assert (configs[on_adamw].optim_wrapper, configs[on_adamw].param_scheduler) == (
-            adamw.optim_wrapper, adamw.param_scheduler)
-        assert set(_diff(_flat(sgd), _flat(configs[on_adamw]))) == {
-            'optim_wrapper.optimizer.type',
-            'optim_wrapper.optimizer.lr', 'optim_wrapper.optimizer.momentum',
-            'optim_wrapper.optimizer.weight_decay', 'optim_wrapper.optimizer.fused',
-            'param_scheduler[0].end', 'param_scheduler[1].T_max', 'param_scheduler[1].begin'}
-    # every other ablation is read against the AdamW row it was measured with
-    for row in bench.ABLATION_ROWS:
-        if row.name not in (bench.RECIPE_ADAMW_ROW, bench.FASTSLOW_ADAMW_ROW):
-            assert configs[row.name].optim_wrapper == adamw.optim_wrapper, row.name
-            assert row.base == (bench.FASTSLOW_ADAMW_ROW if row.config == bench.FASTSLOW
-                                else bench.RECIPE_ADAMW_ROW), row.name
-
-
 def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
     _, _, configs = written
-    fast_slow = _flat(configs[bench.FASTSLOW_ADAMW_ROW])
+    fast_slow = _flat(configs[bench.FASTSLOW_ROW])
     assert (fast_slow['model']['fusion'], fast_slow['model']['backbone']['num_frames'],
             fast_slow['model']['cls_head']['in_channels']) == ('early', 10, 512)
     assert 'stream_downsample' not in fast_slow['model']
@@ -134,6 +107,9 @@ def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
     flips = bench.find(configs['flips + label map'].train_dataloader.dataset.pipeline,
                        'ConsistentClipAugment')
     assert flips['flip_ratio'] == 0.5 and flips['flip_label_map'] == {0: 1, 1: 0, 8: 9, 9: 8}
+    sgd = configs['SGD schedule of the baselines']
+    assert sgd.optim_wrapper.optimizer.type == 'SGD'
+    assert sgd.optim_wrapper == Config.fromfile(str(bench.TSM)).optim_wrapper
 
 
 def test_the_t8_config_is_the_recipe_with_eight_picks(written, tmp_path):
@@ -348,48 +324,29 @@ def test_tables_and_targets_from_given_numbers():
 
 
 def test_findings_sort_each_row_against_its_base_models_spread():
-    results = {bench.RECIPE_ROW: _runs(0.80, 0.80, 0.80),
-               bench.RECIPE_ADAMW_ROW: _runs(0.70, 0.72, 0.74), 'T=8': _runs(0.80, 0.78),
+    results = {bench.RECIPE_ROW: _runs(0.70, 0.72, 0.74), bench.RECIPE_T8_ROW: _runs(0.80, 0.78),
                'T=3': _runs(0.65), 'diff, gain 2': _runs(0.75),
-               bench.FASTSLOW_ADAMW_ROW: _runs(0.79, 0.80, 0.81),
+               bench.FASTSLOW_ROW: _runs(0.79, 0.80, 0.81),
                'fast/slow, two backbone passes': _runs(0.77)}
     costs = {name: dict(latency_ms=30.0) for name in results}
     costs[bench.TSM_ROW] = dict(latency_ms=100.0)
     rows = [row for row in bench.ABLATION_ROWS if row.name in results]
     lines = bench.ablation_findings(rows, results, costs)
-    # the recipe has no spread over its seeds here: any change is clear
+    # recipe spread 0.020: a clear change is more than 4 points either way
     assert lines[:4] == [
-        f'Against {bench.RECIPE_ROW} (0.800, spread 0.000 over 3 seeds; a clear change is more '
-        'than 0.0 points; points, seeds, latency vs TSM-5):',
-        '- clearly above: none', '- within the spread: none',
-        f'- clearly below: {bench.RECIPE_ADAMW_ROW} (-8.0, 3 seeds, 0.30x)']
-    # the recipe's ablations are read against the recipe on AdamW, spread 0.020: a clear
-    # change is more than 4 points either way
-    assert lines[4:9] == [
-        '', f'Against {bench.RECIPE_ADAMW_ROW} (0.720, spread 0.020 over 3 seeds; a clear '
-        'change is more than 4.0 points; points, seeds, latency vs TSM-5):',
-        '- clearly above: T=8 (+7.0, 2 seeds, 0.30x)',
+        f'Against {bench.RECIPE_ROW} (0.720, spread 0.020 over 3 seeds; a clear change is more '
+        'than 4.0 points; points, seeds, latency vs TSM-5):',
+        f'- clearly above: {bench.RECIPE_T8_ROW} (+7.0, 2 seeds, 0.30x)',
         '- within the spread: diff, gain 2 (+3.0, 1 seed, 0.30x)',
         '- clearly below: T=3 (-7.0, 1 seed, 0.30x)']
-    # the fast/slow rows are read against fast/slow on AdamW, whose spread is 0.010; fast/slow
-    # on AdamW itself has no SGD fast/slow to be read against here
-    assert lines[9] == ''
-    assert lines[10].startswith(f'Against {bench.FASTSLOW_ADAMW_ROW} (0.800, spread 0.010')
-    assert lines[11:] == ['- clearly above: none', '- within the spread: none',
-                          '- clearly below: fast/slow, two backbone passes (-3.0, 1 seed, '
-                          '0.30x)']
+    # the fast/slow rows are read against fast/slow, whose spread is 0.010
+    assert lines[4] == ''
+    assert lines[5].startswith(f'Against {bench.FASTSLOW_ROW} (0.800, spread 0.010')
+    assert lines[6:] == ['- clearly above: none', '- within the spread: none',
+                         '- clearly below: fast/slow, two backbone passes (-3.0, 1 seed, 0.30x)']
     # a base with one seed has no spread to read a change against
-    one_seed = dict(results, **{bench.FASTSLOW_ADAMW_ROW: _runs(0.8)})
-    assert bench.ablation_findings(rows, one_seed, costs)[9:] == []
-    # the table gives each row's difference from its own base, and none where it has no runs
-    table = bench.ablation_table(rows, results, costs)
-    assert table[2].startswith(f'| {bench.RECIPE_ADAMW_ROW} | ')
-    assert f' | {bench.RECIPE_ROW} | **0.720** ± 0.020 (0.700 / 0.720 / 0.740) | -8.0 | ' \
-        in table[2]
-    t3 = next(line for line in table if line.startswith('| T=3 |'))
-    assert f'| {bench.RECIPE_ADAMW_ROW} | 0.650 | -7.0 | 0.640 |' in t3
-    assert f'| {bench.FASTSLOW_ROW} | **0.800** ± 0.010 (0.790 / 0.800 / 0.810) |  | ' in next(
-        line for line in table if line.startswith(f'| {bench.FASTSLOW_ADAMW_ROW} |'))
+    assert bench.ablation_findings(rows, dict(results, **{bench.FASTSLOW_ROW: _runs(0.8)}),
+                                   costs)[4:] == []
 
 
 def test_committed_results_name_paths_relative_to_the_repository():
