@@ -218,6 +218,9 @@ ABLATION_ROWS = [
     Row('picks 8/30 s apart', RECIPE, 'T=5 at 8/30 s (a 1.07 s window), with motion products',
         edits=(sampling(mode='interval', interval=8 / 30, time_based=True),
                backbone(motion_products=True))),
+    Row('picks 8/30 s apart, no motion products', RECIPE, 'T=5 at 8/30 s, the recipe\'s stem '
+        '(the picks of the synthetic recipe without its motion products)',
+        edits=(sampling(mode='interval', interval=8 / 30, time_based=True), )),
     Row('per-frame augmentation', RECIPE, 'one crop draw per frame (the seeds\' bug)',
         edits=(train_augment(independent=True), )),
     Row('flips + label map', RECIPE, 'horizontal flips, left/right swipes and circles swapped',
