@@ -210,7 +210,8 @@ ABLATION_ROWS = [
     Row('diff, gain 2', RECIPE, 'gain 2', edits=(backbone(diff_gain=2.0), )),
     Row('diff, gain 8', RECIPE, 'gain 8', edits=(backbone(diff_gain=8.0), )),
     Row('motion products on', RECIPE, 'I_t·I_x, I_t·I_y of consecutive picks into the stem '
-        '(the synthetic recipe\'s)', edits=(backbone(motion_products=True), )),
+        '(the synthetic family\'s tuned config has them)',
+        edits=(backbone(motion_products=True), )),
     Row('T=3', RECIPE, '3 uniform picks', edits=(frames(3), )),
     RECIPE_T8_MODEL,
     Row('picks 4/30 s apart', RECIPE, 'T=5 at 4/30 s (a 0.53 s window)',
@@ -219,7 +220,7 @@ ABLATION_ROWS = [
         edits=(sampling(mode='interval', interval=8 / 30, time_based=True),
                backbone(motion_products=True))),
     Row('picks 8/30 s apart, no motion products', RECIPE, 'T=5 at 8/30 s, the recipe\'s stem '
-        '(the picks of the synthetic recipe without its motion products)',
+        '(the synthetic family\'s tuned picks without its motion products)',
         edits=(sampling(mode='interval', interval=8 / 30, time_based=True), )),
     Row('per-frame augmentation', RECIPE, 'one crop draw per frame (the seeds\' bug)',
         edits=(train_augment(independent=True), )),
