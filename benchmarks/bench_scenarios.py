@@ -16,12 +16,12 @@ latency of that view at batch 1, timed side by side in interleaved rounds
 DATA --preset default``; its per-frame motion states are written first if missing), one
 model per row and seed:
 
-- ``fast`` / ``slow`` / ``alerting`` / ``accuracy``: the synthetic recipe (the lead config of
-  ``configs/hyperframes/synthetic``: data, augmentation, input size, input encoding, schedule)
+- ``fast`` / ``slow`` / ``alerting`` / ``accuracy``: the synthetic family's interval-picks
+  config (``*-5x8x1-*``: data, augmentation, input size, input encoding, schedule)
   with the scenario's T, interval (k frames -> k/30 s, time-based, as the synthetic configs
   name intervals at 30 fps) and backbone, from scratch. ``accuracy`` cannot train ViT-B/16 at
   T=16 on a CPU: it trains a shrunk ViT (4 layers, 192 wide, 3 heads, patch 4), labelled so;
-- ``recipe`` / ``aux``: the synthetic recipe without and with ``AuxFrameHead`` (the
+- ``recipe`` / ``aux``: that config without and with ``AuxFrameHead`` (the
   ``hyperframe_scratch-r18-auxframe_*`` config of configs/hyperframes/scenarios), same schedule.
 
 Each run is a subprocess (``_run``) with its own work directory; a finished run
@@ -47,9 +47,10 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'scenarios.md'
 SCENARIO_DIR = REPO / 'configs' / 'hyperframes' / 'scenarios'
 SYNTHETIC_DIR = REPO / 'configs' / 'hyperframes' / 'synthetic'
-#: the synthetic family's HyperResNet-18 recipe and its variant with the auxiliary head (their
-#: names change with their sampling)
-RECIPE_PATTERN = (SYNTHETIC_DIR, 'hyperframe_scratch-r18_*_synthetic-rgb.py')
+#: the synthetic family's HyperResNet-18 config with interval picks (the scenario rows set
+#: their own T and interval on it; the auxiliary head's variant is built on it) and that
+#: variant (their names change with their sampling)
+RECIPE_PATTERN = (SYNTHETIC_DIR, 'hyperframe_scratch-r18_*-5x8x1-*_synthetic-rgb.py')
 AUX_PATTERN = (SCENARIO_DIR, 'hyperframe_scratch-r18-auxframe_*_synthetic-rgb.py')
 #: synthetic-benchmark intervals are named in frames at this frame rate
 REFERENCE_FPS = 30

@@ -48,14 +48,15 @@ class Row(NamedTuple):
 ROWS = [
     Row('single frame (T=1)', f'{SYNTHETIC}/singleframe_scratch-r18_1xb16-1x1x1-60e_synthetic-rgb.py',
         'a 2D model: at chance when only motion separates the classes', cost=0.9),
-    Row('hyperframe T=5', f'{SYNTHETIC}/hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py',
-        'one hyperframe, consistent augmentation, diff input encoding, motion products'),
+    Row('hyperframe T=5', f'{SYNTHETIC}/hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
+        'the recipe chosen on real video: one hyperframe of picks over the clip, consistent '
+        'augmentation, diff input encoding'),
     Row('hyperframe T=5, per-frame aug',
-        f'{SYNTHETIC}/hyperframe-indepaug_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py',
+        f'{SYNTHETIC}/hyperframe-indepaug_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
         'the same with independent per-frame augmentation (the seeds\' bug)'),
     Row('fast/slow T=5+5',
-        f'{SYNTHETIC}/fastslow_scratch-r18_1xb16-5x3x1-5x9x1-60e_synthetic-rgb.py',
-        'fast (3/30 s) and slow (9/30 s picks) hyperframes stacked for one backbone pass',
+        f'{SYNTHETIC}/fastslow_scratch-r18_1xb16-5x4x1-1x1x5-60e_synthetic-rgb.py',
+        'fast (4/30 s) and slow (over the clip) hyperframes stacked for one backbone pass',
         cost=1.3),
 ]
 FULL_ROWS = [

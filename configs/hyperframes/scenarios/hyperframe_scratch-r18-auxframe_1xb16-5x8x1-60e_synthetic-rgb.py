@@ -1,4 +1,4 @@
-# Auxiliary supervision on the synthetic motion benchmark: the synthetic recipe
+# Auxiliary supervision on the synthetic motion benchmark: the synthetic family's tuned config
 # (../synthetic/hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py: HyperResNet-18 from
 # scratch, T=5 picks 8/30 s apart, 'diff' input encoding, same data, augmentation and schedule)
 # with a second classifier on the same pooled features that predicts the motion state of the

@@ -2,7 +2,9 @@
 # 0.4 s) and slow (T=5, 9/30 s apart: trends over 1.2 s), staggered around one centre, the same
 # augmentation draw for both, stacked into one T=10 hyperframe (fusion='early', the design
 # chosen on UTD-MHAD's real video), so the second scale widens the first conv instead of adding
-# a backbone pass. benchmarks/README.md compares it with two passes on these clips.
+# a backbone pass. The streams are tuned on these clips alone: the family's default fast/slow is
+# the one chosen on real video (the 5x4x1-1x1x5 config); benchmarks/README.md compares the two,
+# and this one with two passes.
 _base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 model = dict(
     type='FastSlowRecognizer',

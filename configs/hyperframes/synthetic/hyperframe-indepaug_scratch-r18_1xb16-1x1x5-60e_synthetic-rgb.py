@@ -1,10 +1,10 @@
-# The seeds' bug, for the ablation: the same model and schedule, but every frame of a
+# The seeds' bug, for the ablation: the recipe's model and schedule, but every frame of a
 # hyperframe gets its own random crop, so frames stop lining up and the crop jitter drowns the
 # motion. No flips here (a label cannot follow flips drawn per frame): crops are the only change.
-_base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
+_base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
 train_pipeline = [
     {{_base_.frame_cache_init}},
-    {{_base_.hyperframe_sampler}},
+    {{_base_.picks}},
     {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0), flip_ratio=0.0,
          independent=True),

@@ -1,0 +1,39 @@
+# The fast/slow model chosen on real video (configs/hyperframes/utd_mhad), unchanged on the
+# synthetic motion benchmark: a fast hyperframe (T=5 picks 4/30 s apart, anywhere in the clip)
+# and a slow one (T=5 spread over the whole clip), the same augmentation draw for both, stacked
+# into one T=10 hyperframe for one HyperResNet-18 pass (fusion='early'), with motion products.
+# The streams these clips alone would pick (3/30 s and 9/30 s apart) are the 5x3x1-5x9x1
+# config of this family; benchmarks/README.md compares the two.
+_base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
+model = dict(
+    type='FastSlowRecognizer',
+    streams=('fast', 'slow'),
+    share_backbone=True,
+    fusion='early',
+    backbone=dict(num_frames=10, motion_products=True))
+fast_slow_picks = dict(
+    type='HyperframeSampleFrames',
+    num_frames=5,
+    time_based=True,
+    streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
+pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
+train_pipeline = [
+    {{_base_.frame_cache_init}},
+    fast_slow_picks,
+    {{_base_.frame_cache_decode}},
+    {{_base_.augment}},
+    dict(type='HyperframeStack'),
+    pack
+]
+test_pipeline = [
+    dict(type='SafeDecordInit'),
+    dict(fast_slow_picks, num_clips=3, test_mode=True),
+    dict(type='DecordDecode'),
+    dict(type='Resize', scale=(32, 32), keep_ratio=False),
+    dict(type='HyperframeStack'),
+    pack
+]
+val_pipeline = test_pipeline
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+test_dataloader = val_dataloader
