@@ -11,7 +11,7 @@ model = dict(
     share_backbone=True,
     fusion='early',
     backbone=dict(num_frames=10, motion_products=True))
-fast_slow_picks = dict(
+hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=5,
     time_based=True,
@@ -19,7 +19,7 @@ fast_slow_picks = dict(
 pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
 train_pipeline = [
     {{_base_.frame_cache_init}},
-    fast_slow_picks,
+    hyperframe_sampler,
     {{_base_.frame_cache_decode}},
     {{_base_.augment}},
     dict(type='HyperframeStack'),
@@ -27,7 +27,7 @@ train_pipeline = [
 ]
 test_pipeline = [
     dict(type='SafeDecordInit'),
-    dict(fast_slow_picks, num_clips=3, test_mode=True),
+    dict(hyperframe_sampler, num_clips=3, test_mode=True),
     dict(type='DecordDecode'),
     dict(type='Resize', scale=(32, 32), keep_ratio=False),
     dict(type='HyperframeStack'),

@@ -4,7 +4,7 @@
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
 train_pipeline = [
     {{_base_.frame_cache_init}},
-    {{_base_.picks}},
+    {{_base_.hyperframe_sampler}},
     {{_base_.frame_cache_decode}},
     dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0), flip_ratio=0.0,
          independent=True),

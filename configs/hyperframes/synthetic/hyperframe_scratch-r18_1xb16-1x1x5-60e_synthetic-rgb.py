@@ -17,27 +17,3 @@ model = dict(
 # a checkpoint holds the weights and the AdamW state: saving one each epoch would cost a
 # noticeable part of these short epochs, so only every 20th (and the last) is kept
 default_hooks = dict(logger=dict(interval=10), checkpoint=dict(interval=20, max_keep_ckpts=1))
-# (not named hyperframe_sampler: that would merge into the data set base's interval sampler)
-picks = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
-augment = dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
-               flip_label_map={{_base_.flip_label_map}})
-train_pipeline = [
-    {{_base_.frame_cache_init}},
-    picks,
-    {{_base_.frame_cache_decode}},
-    augment,
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
-]
-val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(picks, num_clips=3, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(32, 32), keep_ratio=False),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
-]
-test_pipeline = val_pipeline
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
