@@ -693,10 +693,10 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]
     fastslow_ratio = costs[FASTSLOW_ROW]['latency_ms'] / latency
     return [
         'Targets (means over the seeds):',
-        f'- recipe {top1[RECIPE_ROW]:.3f} vs TSM-5 {tsm:.3f} at {recipe_ratio:.2f}x its latency '
-        f'(>= TSM-5 at <= 0.33x): {verdict(top1[RECIPE_ROW] >= tsm and recipe_ratio <= 1 / 3)}',
+        f'- recipe {top1[RECIPE_ROW]:.3f} vs TSM-5 {tsm:.3f} at {recipe_ratio:.3f}x its latency '
+        f'(>= TSM-5 at <= 1/3 = 0.333x): {verdict(top1[RECIPE_ROW] >= tsm and recipe_ratio <= 1 / 3)}',
         f'- fast/slow {top1[FASTSLOW_ROW]:.3f}, {100 * (top1[FASTSLOW_ROW] - tsm):+.1f} points '
-        f'vs TSM-5, at {fastslow_ratio:.2f}x its latency (>= +3 points at <= 0.5x): '
+        f'vs TSM-5, at {fastslow_ratio:.3f}x its latency (>= +3 points at <= 0.5x): '
         f'{verdict(top1[FASTSLOW_ROW] >= tsm + 0.03 and fastslow_ratio <= 0.5)}',
         f'- single frame {top1[SINGLE_ROW]:.3f}, {100 * (top1[SINGLE_ROW] - tsm):+.1f} points vs '
         f'TSM-5 and {100 * (top1[SINGLE_ROW] - top1[RECIPE_ROW]):+.1f} vs the recipe',

@@ -306,10 +306,14 @@ def test_tables_and_targets_from_given_numbers():
              bench.FASTSLOW_ROW: dict(gflops=0.8, params_m=11.2, latency_ms=55.0),
              bench.SINGLE_ROW: dict(gflops=0.3, params_m=11.2, latency_ms=25.0)}
     lines = bench.targets(results, costs)
-    assert lines[1] == ('- recipe 0.720 vs TSM-5 0.620 at 0.30x its latency (>= TSM-5 at '
-                        '<= 0.33x): **met**')
-    assert lines[2] == ('- fast/slow 0.660, +4.0 points vs TSM-5, at 0.55x its latency '
+    assert lines[1] == ('- recipe 0.720 vs TSM-5 0.620 at 0.300x its latency (>= TSM-5 at '
+                        '<= 1/3 = 0.333x): **met**')
+    assert lines[2] == ('- fast/slow 0.660, +4.0 points vs TSM-5, at 0.550x its latency '
                         '(>= +3 points at <= 0.5x): **missed**')
+    # 0.334x shows as 0.33x in the tables: the verdict reads the ratio, not its rounding
+    slower = dict(costs, **{bench.RECIPE_ROW: dict(costs[bench.RECIPE_ROW], latency_ms=33.4)})
+    assert bench.targets(results, slower)[1].endswith('at 0.334x its latency (>= TSM-5 at '
+                                                      '<= 1/3 = 0.333x): **missed**')
     rows = [row for row in bench.ZOO_ROWS if row.name in results]
     table = bench.headline_table(rows, results, costs)
     recipe = next(line for line in table if line.startswith(f'| [{bench.RECIPE_ROW}]'))
