@@ -679,6 +679,13 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
     return lines
 
 
+# The issue's targets, each read once for its check and its line: the recipe at TSM-5's top-1
+# or above within a third of its latency, fast/slow 3 points above it within half.
+RECIPE_MAX_LATENCY = 1 / 3
+FASTSLOW_MAX_LATENCY = 0.5
+FASTSLOW_MIN_GAIN = 0.03
+
+
 def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]:
     """The real-data issue's targets on this run's numbers (means over seeds)."""
     top1 = {name: summary(runs, 'top1')[0] for name, runs in results.items()}
@@ -691,13 +698,16 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]
 
     recipe_ratio = costs[RECIPE_ROW]['latency_ms'] / latency
     fastslow_ratio = costs[FASTSLOW_ROW]['latency_ms'] / latency
+    recipe_met = top1[RECIPE_ROW] >= tsm and recipe_ratio <= RECIPE_MAX_LATENCY
+    fastslow_met = (top1[FASTSLOW_ROW] >= tsm + FASTSLOW_MIN_GAIN
+                    and fastslow_ratio <= FASTSLOW_MAX_LATENCY)
     return [
         'Targets (means over the seeds):',
         f'- recipe {top1[RECIPE_ROW]:.3f} vs TSM-5 {tsm:.3f} at {recipe_ratio:.3f}x its latency '
-        f'(>= TSM-5 at <= 1/3 = 0.333x): {verdict(top1[RECIPE_ROW] >= tsm and recipe_ratio <= 1 / 3)}',
+        f'(>= TSM-5 at <= 1/3 = {RECIPE_MAX_LATENCY:.3f}x): {verdict(recipe_met)}',
         f'- fast/slow {top1[FASTSLOW_ROW]:.3f}, {100 * (top1[FASTSLOW_ROW] - tsm):+.1f} points '
-        f'vs TSM-5, at {fastslow_ratio:.3f}x its latency (>= +3 points at <= 0.5x): '
-        f'{verdict(top1[FASTSLOW_ROW] >= tsm + 0.03 and fastslow_ratio <= 0.5)}',
+        f'vs TSM-5, at {fastslow_ratio:.3f}x its latency (>= +{100 * FASTSLOW_MIN_GAIN:.0f} '
+        f'points at <= {FASTSLOW_MAX_LATENCY}x): {verdict(fastslow_met)}',
         f'- single frame {top1[SINGLE_ROW]:.3f}, {100 * (top1[SINGLE_ROW] - tsm):+.1f} points vs '
         f'TSM-5 and {100 * (top1[SINGLE_ROW] - top1[RECIPE_ROW]):+.1f} vs the recipe',
     ]
