@@ -77,6 +77,8 @@ def parse_args(argv=None):
     parser.add_argument('--epochs', type=int, help='override every row\'s epochs')
     parser.add_argument('--only', nargs='+', help='train only the rows whose name has one of '
                         'these words (the table still shows every finished row)')
+    parser.add_argument('--seed', type=int, default=0,
+                        help='randomness.seed of every row (the README table is over seeds)')
     parser.add_argument('--force', action='store_true', help='retrain rows already done')
     parser.add_argument('--readme', action='store_true',
                         help='also put the table into README.md (between its main_job markers)')
@@ -278,7 +280,7 @@ def train_and_test(status: RowStatus, args, env: Dict[str, str], epochs: Optiona
         status.phase = 'done'
         return f'{row.name}: done before, {predictions}'
     predictions.unlink(missing_ok=True)  # of older clips: not a finished row any more
-    options = ['randomness.seed=0'] + (schedule_options(row.config, epochs) if epochs else [])
+    options = [f'randomness.seed={args.seed}'] + (schedule_options(row.config, epochs) if epochs else [])
     start = time.time()
     run([sys.executable, 'tools/train.py', row.config, '--work-dir', str(work_dir),
          '--cfg-options'] + options, env, status.train_log, on_start=status.begin('training'))
