@@ -98,7 +98,10 @@ setup(
     long_description_content_type='text/markdown',
     license='Apache-2.0',
     python_requires='>=3.9',
-    packages=find_packages(include=['hyperframes_mm', 'hyperframes_mm.*']),
+    # benchmarks: the experiment library and the row declarations of the benchmarks, the main
+    # job and the zoo tables, importable from tools/ and tests; the plugin never imports it.
+    packages=find_packages(include=['hyperframes_mm', 'hyperframes_mm.*', 'benchmarks',
+                                    'benchmarks.*']),
     # The import reads its table of upstream patches from this file (hyperframes_mm.compat).
     package_data={'hyperframes_mm': ['patches.ini']},
     install_requires=read_requirements('runtime.txt'),

@@ -26,25 +26,27 @@ and ``configs/hyperframes/utd_mhad/results/<config>.json`` (the zoo rows' test m
 over seeds, read by ``tools/analysis/zoo_table.py``).
 """
 import argparse
-import hashlib
 import json
-import os
-import re
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+from benchmarks.lib import runner
+from benchmarks.lib.costing import side_by_side
+from benchmarks.lib.edits import (backbone, frames, one_config, own_backbones, read_data_from,
+                                  sampling, schedule_of, stream, sync_pipeline_variables,
+                                  train_augment, two_passes)
+from benchmarks.lib.tables import replace_section, summary
 from hyperframes_mm.utils import slug
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad'
 RESULTS = REPO / 'benchmarks' / 'results' / 'utd_mhad.md'
 FAMILY_README = FAMILY / 'README.md'
+#: the zoo rows' test metrics, read by tools/analysis/zoo_table.py
+ZOO_RESULTS = FAMILY / 'results'
+PROJECT_README = REPO / 'README.md'
 BEGIN, END = '<!-- bench_utd_mhad:begin -->', '<!-- bench_utd_mhad:end -->'
 ABLATION_BEGIN, ABLATION_END = '<!-- bench_utd_mhad_ablation:begin -->', \
     '<!-- bench_utd_mhad_ablation:end -->'
@@ -56,109 +58,12 @@ README_BEGIN, README_END = '<!-- bench_utd_mhad_readme:begin -->', \
 def family_config(prefix: str) -> Path:
     """The family's one config whose name starts with ``prefix`` (the model and, where one
     model has several configs, its sampling tag: ``hyperframe_scratch-r18_1xb16-1x1x5-``)."""
-    matches = sorted(FAMILY.glob(f'{prefix}*.py'))
-    if len(matches) != 1:
-        raise FileNotFoundError(f'{FAMILY}: expected one {prefix}*.py config, found '
-                                f'{[path.name for path in matches]}')
-    return matches[0]
-
-
-# ----------------------------------------------------------------------------- config edits
-def find(pipeline: List[dict], type_name: str) -> dict:
-    """The first step of ``type_name`` in a pipeline (it must exist)."""
-    return next(step for step in pipeline if step['type'] == type_name)
-
-
-def pipelines(cfg) -> List[List[dict]]:
-    return [cfg.train_dataloader.dataset.pipeline, cfg.val_dataloader.dataset.pipeline,
-            cfg.test_dataloader.dataset.pipeline]
-
-
-def sync_pipeline_variables(cfg) -> None:
-    """Point the config's ``train_pipeline`` / ``val_pipeline`` / ``test_pipeline`` at its
-    dataloaders' pipelines. The edits change the dataloaders' (what a run reads); mmaction2's
-    inference, the model-zoo view and the latency tools read the variables, which would
-    otherwise keep the family config's T and sampling."""
-    for split in ('train', 'val', 'test'):
-        if f'{split}_pipeline' in cfg:
-            cfg[f'{split}_pipeline'] = cfg[f'{split}_dataloader'].dataset.pipeline
-
-
-def backbone(**kwargs) -> Callable:
-    """Set backbone arguments."""
-    return lambda cfg: cfg.model.backbone.update(kwargs)
-
-
-def train_augment(**kwargs) -> Callable:
-    """Set the training ``ConsistentClipAugment``'s arguments."""
-    return lambda cfg: find(cfg.train_dataloader.dataset.pipeline,
-                            'ConsistentClipAugment').update(kwargs)
-
-
-def sampling(**kwargs) -> Callable:
-    """Set every pipeline's ``HyperframeSampleFrames`` arguments (``None`` drops one)."""
-    def change(cfg):
-        for pipeline in pipelines(cfg):
-            step = find(pipeline, 'HyperframeSampleFrames')
-            step.update(kwargs)
-            for key in [key for key, value in kwargs.items() if value is None]:
-                step.pop(key)
-    return change
-
-
-def stream(name: str, **kwargs) -> Callable:
-    """Set one stream's arguments in every pipeline's ``HyperframeSampleFrames`` (``None``
-    drops one)."""
-    def change(cfg):
-        for pipeline in pipelines(cfg):
-            spec = find(pipeline, 'HyperframeSampleFrames')['streams'][name]
-            spec.update(kwargs)
-            for key in [key for key, value in kwargs.items() if value is None]:
-                spec.pop(key)
-    return change
-
-
-def own_backbones(**frames_per_stream: int) -> Callable:
-    """One backbone per stream (not shared), each with its stream's T."""
-    def change(cfg):
-        shared = dict(cfg.model.backbone)
-        cfg.model.backbone = {name: dict(shared, num_frames=num_frames)
-                              for name, num_frames in frames_per_stream.items()}
-        cfg.model.share_backbone = False
-        for name, num_frames in frames_per_stream.items():
-            stream(name, num_frames=num_frames)(cfg)
-    return change
-
-
-def frames(num_frames: int) -> Callable:
-    """T picks (sampler and backbone)."""
-    def change(cfg):
-        cfg.model.backbone.num_frames = num_frames
-        sampling(num_frames=num_frames)(cfg)
-    return change
-
-
-def schedule_of(config: Path) -> Callable:
-    """Take another config's optimiser and schedule (e.g. the baselines' SGD)."""
-    def change(cfg):
-        from mmengine.config import Config
-        other = Config.fromfile(str(config))
-        for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'auto_scale_lr'):
-            cfg[key] = other[key]
-    return change
+    return one_config(FAMILY, f'{prefix}*.py')
 
 
 def half_size(cfg) -> None:
     """A fast/slow model's fast stream at half the input size."""
     cfg.model.stream_downsample = dict(fast=2)
-
-
-def two_passes(cfg) -> None:
-    """A fast/slow model's two T=5 hyperframes through the shared backbone one after the
-    other, features concatenated (the fast/slow design before early fusion)."""
-    cfg.model.fusion = 'concat'
-    cfg.model.backbone.num_frames = 5
-    cfg.model.cls_head.in_channels = 1024
 
 
 class Row(NamedTuple):
@@ -268,6 +173,24 @@ def run_dir(args, row: Row, seed: int) -> Path:
     return Path(args.work_dir) / slug(row.name) / f'seed{seed}'
 
 
+CROSS_SUBJECT_LISTS = ('cross_subject_train.txt', 'cross_subject_test.txt')
+
+
+def data_description(args) -> Dict:
+    """What the tables and the run keys need of the converted data set: the conversion's
+    version and mapping, the number of classes and clips per list. From ``convert_meta.json``
+    where the data set is here, else from the record (a fresh clone)."""
+    meta_path = Path(args.data) / 'convert_meta.json'
+    if not meta_path.is_file():
+        return runner.Record(args.record).data.get('data', {})
+    meta = json.loads(meta_path.read_text())
+    description = dict(version=meta.get('version'), mapping=meta.get('mapping'))
+    if 'classes' in meta:  # a converter's meta; the run-key tests write only the two above
+        description.update(classes=len(meta['classes']),
+                           lists={name: meta['lists'][name] for name in CROSS_SUBJECT_LISTS})
+    return description
+
+
 def finished(args, row: Row, seed: int) -> Optional[Dict]:
     """The run of this row and seed: its ``result.json`` in the work dir when that is newer
     than the converted dataset and its config is the one the row makes now, else the record's
@@ -278,82 +201,38 @@ def finished(args, row: Row, seed: int) -> Optional[Dict]:
                                   result.stat().st_mtime <= meta.stat().st_mtime)
             and same_config(folder, row, seed, args)):
         return json.loads(result.read_text())
-    run = recorded_runs(args.record).get(run_key(row, seed, args))
+    run = runner.Record(args.record).runs().get(run_key(row, seed, args))
     return None if run is None else dict(run, row=row.name)
-
-
-def recorded_runs(record: str) -> Dict[str, Dict]:
-    """The record's runs by :func:`run_key` (runs recorded without one are not matched)."""
-    path = Path(record)
-    if not path.is_file():
-        return {}
-    runs = json.loads(path.read_text())['results'].values()
-    return {run['key']: run for row_runs in runs for run in row_runs if 'key' in run}
 
 
 _RUN_KEYS: Dict[Tuple[Row, int, str], str] = {}
 
 
 def run_key(row: Row, seed: int, args) -> str:
-    """What a run of this row and seed trains, as a digest: every setting the runner reads
-    (:data:`RUN_KEYS`, as :func:`run_identity` compares them) of the config
-    :func:`run_config` makes, with the data root written as ``{data}``, and the dataset
-    conversion's version and mapping (``convert_meta.json``), so the same run has the same key
-    on any machine and a dataset converted otherwise makes other runs."""
-    cache = (row, seed, str(Path(args.data).resolve()))
+    """:func:`benchmarks.lib.runner.run_key` of the config :func:`run_config` makes, with the
+    data root written as ``{data}`` and the conversion's version and mapping, so the same run
+    has the same key on any machine and a dataset converted otherwise makes other runs."""
+    data_root = str(Path(args.data).resolve())
+    cache = (row, seed, data_root)
     if cache not in _RUN_KEYS:
-        from mmengine.config import Config
+        description = data_description(args)
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = Config.fromfile(str(run_config(row, seed, args, Path(tmp)))).to_dict()
-        meta_path = Path(args.data) / 'convert_meta.json'
-        meta = json.loads(meta_path.read_text()) if meta_path.is_file() else {}
-        text = json.dumps(dict(data={key: meta.get(key) for key in ('version', 'mapping')},
-                               run={key: run_identity(cfg, key) for key in RUN_KEYS}),
-                          sort_keys=True, default=repr)
-        _RUN_KEYS[cache] = hashlib.sha256(text.replace(cache[2], '{data}').encode()).hexdigest()
+            _RUN_KEYS[cache] = runner.run_key(
+                run_config(row, seed, args, Path(tmp)), data_root,
+                {key: description.get(key) for key in ('version', 'mapping')})
     return _RUN_KEYS[cache]
 
 
-#: what mmengine's ``Runner.from_cfg`` reads from a config, but for the keys tools/train.py
-#: sets from its command line (``launcher``, ``work_dir``, ``resume``): what makes the run.
-#: A config's other top-level names (``train_pipeline``, ...) are its own variables, which
-#: only reach the run through these.
-RUN_KEYS = ('model', 'train_dataloader', 'val_dataloader', 'test_dataloader', 'train_cfg',
-            'val_cfg', 'test_cfg', 'optim_wrapper', 'param_scheduler', 'auto_scale_lr',
-            'val_evaluator', 'test_evaluator', 'default_hooks', 'custom_hooks',
-            'data_preprocessor', 'load_from', 'env_cfg', 'log_processor', 'log_level',
-            'visualizer', 'default_scope', 'randomness', 'experiment_name')
-
-
 def same_config(folder: Path, row: Row, seed: int, args) -> bool:
-    """Whether the config a run trained with (``config.py``, as tools/train.py rewrote it) is
-    the one :func:`run_config` makes for this row and seed now, in every key the runner reads
-    (:data:`RUN_KEYS`). Compared as dicts, not text: the rewrite reorders and adds keys."""
-    from mmengine.config import Config
-    saved = folder / 'config.py'
-    if not saved.is_file():
-        return False
+    """Whether the run in ``folder`` trained the config :func:`run_config` makes now."""
     with tempfile.TemporaryDirectory() as tmp:
-        expected = Config.fromfile(str(run_config(row, seed, args, Path(tmp)))).to_dict()
-    ran = Config.fromfile(str(saved)).to_dict()
-    return all(run_identity(ran, key) == run_identity(expected, key) for key in RUN_KEYS)
+        return runner.same_config(folder / 'config.py', run_config(row, seed, args, Path(tmp)))
 
 
-def run_identity(cfg: Dict, key: str):
-    """``cfg[key]`` without what decides only how a missing frame cache entry is handled
-    (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``): this benchmark builds every
-    entry before it trains, so a run reads the same frames either way, and runs trained before
-    those settings changed still count."""
-    def strip(value):
-        if isinstance(value, dict):
-            return {name: strip(item) for name, item in value.items()
-                    if not (value.get('type') == 'FrameCacheInit' and name == 'on_stale')}
-        if isinstance(value, (list, tuple)):
-            return [strip(item) for item in value if not (
-                isinstance(item, dict) and item.get('type') == 'BuildFrameCacheHook')]
-        return value
-    value = strip(cfg.get(key))
-    return None if value == [] and key == 'custom_hooks' else value
+def resumable(folder: Path, row: Row, seed: int, args) -> bool:
+    """Whether a stopped run of this very config left a checkpoint to resume from."""
+    with tempfile.TemporaryDirectory() as tmp:
+        return runner.resumable(folder, run_config(row, seed, args, Path(tmp)))
 
 
 def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
@@ -363,10 +242,7 @@ def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
     for edit in row.edits:
         edit(cfg)
     sync_pipeline_variables(cfg)
-    data_root = str(Path(args.data).resolve())
-    for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
-        loader.dataset.ann_file = str(Path(data_root) / Path(loader.dataset.ann_file).name)
-        loader.dataset.data_prefix = dict(video=data_root)
+    read_data_from(cfg, Path(args.data).resolve())
     cfg.randomness = dict(seed=seed)
     # every iteration in the logs, unsmoothed: the epoch's training accuracy is their mean
     cfg.default_hooks.logger = dict(type='LoggerHook', interval=1, ignore_last=False)
@@ -374,111 +250,6 @@ def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
     path = work_dir / 'config.py'
     cfg.dump(str(path))
     return path
-
-
-def run_tool(cmd: List[str], log: Path, what: str, append: bool = False) -> None:
-    """Run a tool, its output into ``log`` (after an earlier start's output with ``append``)."""
-    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONWARNINGS='ignore')
-    with open(log, 'a' if append else 'w') as out:
-        code = subprocess.run(cmd, cwd=REPO, env=env, stdout=out,
-                              stderr=subprocess.STDOUT).returncode
-    if code:
-        tail = '\n'.join(log.read_text().splitlines()[-30:])
-        raise RuntimeError(f'{what}: {" ".join(cmd[1:3])} failed ({code}), {log}:\n{tail}')
-
-
-def test_metrics(config: Path, checkpoint: str, work_dir: Path, log: Path, what: str,
-                 ann_file: Optional[str] = None) -> Dict[str, float]:
-    """mmengine's test metrics of ``checkpoint`` (on ``ann_file`` instead of the test list)."""
-    cmd = [sys.executable, 'tools/test.py', str(config), checkpoint, '--work-dir', str(work_dir)]
-    if ann_file is not None:
-        cmd += ['--cfg-options', f'test_dataloader.dataset.ann_file={ann_file}']
-    run_tool(cmd, log, what)
-    metrics = max(work_dir.glob('*/*.json'), key=lambda path: path.stat().st_mtime)
-    return json.loads(metrics.read_text())
-
-
-def train_starts(work_dir: Path) -> List[Path]:
-    """The timestamp folders of a run's ``tools/train.py`` starts, oldest first (more than one
-    when it was resumed)."""
-    return sorted(path for path in work_dir.glob('[0-9]*_[0-9]*') if path.is_dir())
-
-
-def curves(work_dir: Path) -> Dict[str, Dict[str, float]]:
-    """Per epoch: ``train_top1`` and ``train_loss`` (means over the epoch's logged batches)
-    and, where validated, ``test_top1``, from the training run's ``scalars.json`` files. A
-    resumed run's later start redoes the epochs after its checkpoint: its values replace the
-    earlier start's for every epoch it logged."""
-    train: Dict[int, List[Tuple[float, float]]] = {}
-    test: Dict[int, float] = {}
-    for start in train_starts(work_dir):
-        scalars = start / 'vis_data' / 'scalars.json'
-        if not scalars.is_file():
-            continue
-        epochs: Dict[int, List[Tuple[float, float]]] = {}
-        for line in scalars.read_text().splitlines():
-            entry = json.loads(line)
-            if 'acc/top1' in entry:
-                test[int(entry['step'])] = entry['acc/top1']
-            elif 'top1_acc' in entry:
-                epochs.setdefault(int(entry['epoch']), []).append((entry['top1_acc'],
-                                                                   entry['loss']))
-        train.update(epochs)
-    out = {}
-    for epoch, values in sorted(train.items()):
-        out[str(epoch)] = dict(train_top1=statistics.fmean(v[0] for v in values),
-                               train_loss=statistics.fmean(v[1] for v in values))
-        if epoch in test:
-            out[str(epoch)]['test_top1'] = test[epoch]
-    return out
-
-
-LOG_TIME = re.compile(r'^(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d) - mmengine')
-
-
-def training_seconds(work_dir: Path) -> float:
-    """Wall time of a run's training from its mmengine logs: each start from its first line to
-    its last, except that a start which a later one resumed counts only up to the checkpoint
-    that was resumed (the epochs after it were trained again)."""
-    from datetime import datetime
-    starts = [next(start.glob('*.log')) for start in train_starts(work_dir)
-              if any(start.glob('*.log'))]
-    total = 0.0
-    for index, log in enumerate(starts):
-        stamped = [(datetime.strptime(match.group(1), '%Y/%m/%d %H:%M:%S'), line)
-                   for line in log.read_text().splitlines()
-                   for match in [LOG_TIME.match(line)] if match]
-        end = stamped[-1][0]
-        if index + 1 < len(starts):
-            resumed = re.search(r'resumed epoch: (\d+)', starts[index + 1].read_text())
-            saved = [stamp for stamp, line in stamped
-                     if resumed and f'Saving checkpoint at {resumed.group(1)} epochs' in line]
-            end = saved[-1] if saved else end
-        total += (end - stamped[0][0]).total_seconds()
-    return total
-
-
-def resumable(work_dir: Path, row: Row, seed: int, args) -> bool:
-    """Whether a stopped run of this very config left a checkpoint to resume from."""
-    pointer = work_dir / 'last_checkpoint'
-    return (pointer.is_file() and Path(pointer.read_text().strip()).is_file() and
-            same_config(work_dir, row, seed, args))
-
-
-def set_aside(work_dir: Path, what: str) -> None:
-    """Move a run folder that cannot be resumed (another config's run, finished or not, or one
-    stopped before its first checkpoint) to ``<folder>.replaced-<time>``: a fresh run must not
-    mix with it, and a finished result is never deleted."""
-    if not work_dir.exists():
-        return
-    if not any(work_dir.iterdir()):  # nothing to keep
-        work_dir.rmdir()
-        return
-    stamp = time.strftime('%Y%m%d_%H%M%S', time.localtime(work_dir.stat().st_mtime))
-    target = work_dir.with_name(f'{work_dir.name}.replaced-{stamp}')
-    work_dir.rename(target)
-    print(f'[bench_utd_mhad] {what}: the earlier run there is not this config\'s; moved to '
-          f'{target}', flush=True)
 
 
 def train_run(row: Row, seed: int, args) -> Dict:
@@ -489,8 +260,6 @@ def train_run(row: Row, seed: int, args) -> Dict:
         return done
     work_dir = run_dir(args, row, seed)
     what = f'{row.name} seed {seed}'
-    command = [sys.executable, 'tools/train.py']
-    log = work_dir / 'train.log'
     resuming = resumable(work_dir, row, seed, args)
     if resuming:
         (work_dir / 'result.json').unlink(missing_ok=True)
@@ -498,22 +267,26 @@ def train_run(row: Row, seed: int, args) -> Dict:
         print(f'[bench_utd_mhad] {what}: resuming from '
               f'{(work_dir / "last_checkpoint").read_text().strip()}', flush=True)
     else:
-        set_aside(work_dir, what)
+        moved = runner.set_aside(work_dir)
+        if moved is not None:
+            print(f'[bench_utd_mhad] {what}: the earlier run there is not this config\'s; '
+                  f'moved to {moved}', flush=True)
         work_dir.mkdir(parents=True)
         config = run_config(row, seed, args, work_dir)
-    command += [str(config), '--work-dir', str(work_dir)] + (['--resume'] if resuming else [])
-    print(f'[bench_utd_mhad] {what}: training ({log})', flush=True)
-    run_tool(command, log, what, append=resuming)
-    train_seconds = training_seconds(work_dir)
-    checkpoint = (work_dir / 'last_checkpoint').read_text().strip()
-    test = test_metrics(config, checkpoint, work_dir / 'test', work_dir / 'test.log', what)
-    train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')
-    fit = test_metrics(config, checkpoint, work_dir / 'test_train', work_dir / 'test_train.log',
-                       what, ann_file=train_list)
+    print(f'[bench_utd_mhad] {what}: training ({work_dir / "train.log"})', flush=True)
+    try:
+        checkpoint = runner.train(config, work_dir, work_dir / 'train.log', resume=resuming)
+        test, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log')
+        train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')
+        fit, _ = runner.test(config, checkpoint, work_dir / 'test_train',
+                             work_dir / 'test_train.log',
+                             options=[f'test_dataloader.dataset.ann_file={train_list}'])
+    except runner.ToolFailed as error:
+        raise RuntimeError(f'{what}: {error}') from error
     result = dict(row=row.name, seed=seed, key=run_key(row, seed, args), top1=test['acc/top1'],
                   top5=test['acc/top5'], mean_class=test['acc/mean1'],
-                  train_top1=fit['acc/top1'], train_min=train_seconds / 60, config=str(config),
-                  checkpoint=checkpoint, curves=curves(work_dir))
+                  train_top1=fit['acc/top1'], train_min=runner.training_seconds(work_dir) / 60,
+                  config=str(config), checkpoint=checkpoint, curves=runner.curves(work_dir))
     (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
     print(f'[bench_utd_mhad] {what}: top-1 {result["top1"]:.3f}, training clips '
           f'{result["train_top1"]:.3f} ({result["train_min"]:.1f} min)', flush=True)
@@ -525,39 +298,14 @@ def cost_of(rows: Sequence[Row], args) -> Dict[str, Dict]:
     """GFLOPs and params of one view, and the latency of one test sample (all its views,
     batch 1, one thread, every row timed side by side) of each row's config as
     :func:`run_config` makes it (a run's own folder may be on another machine)."""
-    import torch
     from mmengine.config import Config
-    from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
-    torch.set_num_threads(1)
-    zoo_table = load_zoo_table()
-    configs, costs = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
+        configs = {}
         for row in rows:
             folder = Path(tmp) / slug(row.name)
             folder.mkdir()
-            cfg = Config.fromfile(str(run_config(row, 0, args, folder)))
-            configs[row.name] = cfg
-            view = model_complexity(cfg, video_size=(128, 128),
-                                    cfg_options=zoo_table.view_options(cfg))
-            costs[row.name] = dict(gflops=view['flops'] / 1e9, params_m=view['params'] / 1e6)
-    latency = compare_latency(configs, repeats=20, warmup=3, video_size=(128, 128))
-    for name, timing in latency.items():
-        costs[name]['latency_ms'] = timing['median_ms']
-    return costs
-
-
-def load_zoo_table():
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        'zoo_table', REPO / 'tools' / 'analysis' / 'zoo_table.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def summary(runs: List[Dict], key: str) -> Tuple[float, float]:
-    values = [run[key] for run in runs]
-    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+            configs[row.name] = Config.fromfile(str(run_config(row, 0, args, folder)))
+        return side_by_side(configs, (128, 128), per_view=True, progress=True)
 
 
 def accuracy_cell(runs: List[Dict], key: str) -> str:
@@ -583,7 +331,8 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
             f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
             f'{cost["params_m"]:.2f} | {cost["latency_ms"] / reference:.2f}x |')
     lines += ['', f'TSM-5: {reference:.1f} ms per test sample (3 clips, batch 1, one thread) on '
-              'this machine.']
+              'the machine that measured the costs (`costs` of benchmarks/results/utd_mhad.json, '
+              'measured again by every run that trains).']
     return lines
 
 
@@ -744,7 +493,7 @@ def plot_curves(rows: Sequence[Row], results: Dict[str, List[Dict]], path: Path)
 def write_zoo_results(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> None:
     """``results/<config>.json`` per zoo row: the test metrics averaged over its seeds, in the
     keys of mmengine's metrics file."""
-    out = FAMILY / 'results'
+    out = ZOO_RESULTS
     out.mkdir(exist_ok=True)
     for row in rows:
         runs = results[row.name]
@@ -752,17 +501,6 @@ def write_zoo_results(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> No
                    'acc/mean1': summary(runs, 'mean_class')[0],
                    'seeds': [run['seed'] for run in runs]}
         (out / f'{row.config.stem}.json').write_text(json.dumps(metrics, indent=1) + '\n')
-
-
-def portable(results: Dict[str, List[Dict]]) -> Dict[str, List[Dict]]:
-    """The runs with their ``config`` and ``checkpoint`` paths relative to the repository
-    where they lie inside it, so that the committed results name no machine's folders."""
-    def relative(path: str) -> str:
-        resolved = Path(path).resolve()
-        return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else path
-    return {name: [dict(run, config=relative(run['config']),
-                        checkpoint=relative(run['checkpoint'])) for run in runs]
-            for name, runs in results.items()}
 
 
 def stopped_runs(rows: Sequence[Row], args) -> List[str]:
@@ -775,10 +513,8 @@ def stopped_runs(rows: Sequence[Row], args) -> List[str]:
             folder = run_dir(args, row, seed)
             if finished(args, row, seed) is not None or not resumable(folder, row, seed, args):
                 continue
-            checkpoint = Path((folder / 'last_checkpoint').read_text().strip()).name
-            epoch = re.fullmatch(r'epoch_(\d+)\.pth', checkpoint)
             total = Config.fromfile(str(folder / 'config.py')).train_cfg.max_epochs
-            out.append(f'{row.name} seed {seed} at epoch {epoch.group(1) if epoch else "?"} '
+            out.append(f'{row.name} seed {seed} at epoch {runner.last_epoch(folder) or "?"} '
                        f'of {total}')
     return out
 
@@ -791,13 +527,20 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
               f'{RECIPE_ROW!r}, train those rows first', flush=True)
         return ''
 
-    costs = cost_of([row for row in ROWS if row in zoo or row in ablation], args)
-    meta = json.loads((Path(args.data) / 'convert_meta.json').read_text())
-    lists = meta['lists']
-    intro = (f'UTD-MHAD depth ({len(meta["classes"])} actions), cross-subject: '
+    shown = [row for row in ROWS if row in zoo or row in ablation]
+    record = runner.Record(args.record)
+    # report-only writes the tables from the record alone, its costs included (a latency
+    # measured again here would move with this machine and its load); a run measures anew
+    costs = dict(record.data.get('costs', {})) if args.report_only else {}
+    unmeasured = [row for row in shown if row.name not in costs]
+    if unmeasured:
+        costs.update(cost_of(unmeasured, args))
+    data = data_description(args)
+    lists = data['lists']
+    intro = (f'UTD-MHAD depth ({data["classes"]} actions), cross-subject: '
              f'{lists["cross_subject_train.txt"]} training clips (subjects 1, 3, 5, 7), '
              f'{lists["cross_subject_test.txt"]} test clips (2, 4, 6, 8), chance '
-             f'{1 / len(meta["classes"]):.3f}. Every row from scratch at 96x96, tested on 3 '
+             f'{1 / data["classes"]:.3f}. Every row from scratch at 96x96, tested on 3 '
              'clips x the whole frame with its last checkpoint. Training time: wall minutes, '
              'one thread per run, validation included, while other runs shared the cores (as '
              'many as --jobs, and more when several commands ran), so it is a rough cost; '
@@ -828,24 +571,22 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     markdown = '\n'.join(text) + '\n'
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(markdown)
-    Path(args.record).write_text(json.dumps(
-        dict(results=portable(results), costs=costs), indent=1) + '\n')
+    record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
     plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
-    replace_table = load_zoo_table().replace_table
     # the tables show the rows trained so far and name the rest: a missing row never hides
     # the others, and is never shown with a number it does not have
-    replace_table(FAMILY_README, '\n'.join(section), BEGIN, END)
-    replace_table(REPO / 'README.md', '\n'.join(readme_table(zoo, results, costs)),
+    replace_section(FAMILY_README, '\n'.join(section), BEGIN, END)
+    replace_section(PROJECT_README, '\n'.join(readme_table(zoo, results, costs)),
                   README_BEGIN, README_END)
     write_zoo_results(zoo, results)
     if ablation:
         not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
         note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
                  '--part ablation`).'] if not_run else [])
-        replace_table(BENCH_README, '\n'.join(ablation_lines
-                                               + ([''] + findings if findings else [])
-                                               + ([''] + note if note else [])),
-                      ABLATION_BEGIN, ABLATION_END)
+        replace_section(BENCH_README, '\n'.join(ablation_lines
+                                                 + ([''] + findings if findings else [])
+                                                 + ([''] + note if note else [])),
+                        ABLATION_BEGIN, ABLATION_END)
     return markdown
 
 
@@ -855,7 +596,7 @@ def seeds_of(row: Row, args) -> List[int]:
     the record (:func:`finished` keeps those the row made)."""
     folders = (path.name for path in (Path(args.work_dir) / slug(row.name)).glob('seed*'))
     found = {int(name[4:]) for name in folders if name[4:].isdigit()}
-    recorded = {run['seed'] for run in recorded_runs(args.record).values()}
+    recorded = {run['seed'] for run in runner.Record(args.record).runs().values()}
     return sorted({*row.seeds, *(args.seeds or ()), *found, *recorded})
 
 
@@ -864,7 +605,7 @@ def main(argv=None) -> str:
     import hyperframes_mm  # noqa: F401
     from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
     data = Path(args.data)
-    if not (data / 'convert_meta.json').is_file():
+    if not (args.report_only or (data / 'convert_meta.json').is_file()):
         raise SystemExit(f'{data}: no converted UTD-MHAD (tools/data/utd_mhad/README.md)')
     parts = dict(zoo=ZOO_ROWS, ablation=ABLATION_ROWS, all=ROWS)[args.part]
     rows = [row for row in parts

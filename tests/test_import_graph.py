@@ -1,4 +1,6 @@
-"""No import cycle inside ``hyperframes_mm``, not even one hidden behind a function-level import.
+"""No import cycle inside ``hyperframes_mm``, not even one hidden behind a function-level import;
+the plugin never imports the experiment library (``benchmarks``), so that what
+``custom_imports=['hyperframes_mm']`` loads stays the plugin alone.
 
 The graph is read from the source with ``ast``: an edge for every ``import`` / ``from ... import``
 of a ``hyperframes_mm`` module (relative imports resolved), to the module itself and to the
@@ -8,7 +10,7 @@ already being imported when it runs.
 """
 import ast
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 import hyperframes_mm
 
@@ -152,3 +154,37 @@ def test_a_cycle_is_named():
         'import cycle a -> b -> c -> a (a line 3 imports b; b line 5 (in a function) imports c; '
         'c line 7 imports a)')
     assert find_cycle(edges[:2]) is None
+
+
+
+def absolute_imports(path: Path) -> Iterator[Tuple[int, str]]:
+    """``(line, module)`` of every absolute import of a file, module or function level."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from ((node.lineno, alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            yield node.lineno, node.module or ''
+
+
+def test_the_plugin_never_imports_the_experiment_library():
+    found = [f'{name} line {line} imports {target}' for name, path in modules().items()
+             for line, target in absolute_imports(path) if target.split('.')[0] == 'benchmarks']
+    assert found == []
+
+
+def test_the_experiment_library_imports_no_row_declarations():
+    """benchmarks.lib is what the rows are declared on, never the other way round."""
+    library = sorted((PACKAGE.parent / 'benchmarks' / 'lib').glob('*.py'))
+    assert [path.name for path in library][:2] == ['__init__.py', 'costing.py']
+    found = [f'{path.name} line {line} imports {target}' for path in library
+             for line, target in absolute_imports(path)
+             if target.split('.')[0] == 'benchmarks' and not target.startswith('benchmarks.lib')]
+    assert found == []
+
+
+def test_absolute_imports_are_read_at_every_level(tmp_path):
+    source = tmp_path / 'module.py'
+    source.write_text('import os, benchmarks.lib\nfrom . import x\n\n\ndef f():\n'
+                      '    from benchmarks import bench_utd_mhad\n')
+    assert list(absolute_imports(source)) == [(1, 'os'), (1, 'benchmarks.lib'),
+                                              (6, 'benchmarks')]

@@ -508,12 +508,8 @@ def main(argv=None) -> str:
     (out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
     bar_chart(rows, results, len(classes), out / 'results.png')
     if args.readme:
-        import importlib.util
-        spec = importlib.util.spec_from_file_location(
-            'zoo_table', REPO / 'tools' / 'analysis' / 'zoo_table.py')
-        zoo_table = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(zoo_table)
-        zoo_table.replace_table(REPO / 'README.md', table, README_BEGIN, README_END)
+        from benchmarks.lib.tables import replace_section
+        replace_section(REPO / 'README.md', table, README_BEGIN, README_END)
     print('\n' + table)
     print(f'\n[main job] wrote {out / "results.md"}, results.json and results.png; each model\'s '
           f'logs, checkpoints and predictions in {out}/<model>/ '

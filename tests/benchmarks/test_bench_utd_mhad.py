@@ -1,13 +1,13 @@
 """benchmarks/bench_utd_mhad.py: each ablation row's config differs from the recipe by its
-listed change only; curves, tables and targets are computed from the numbers given."""
+listed change only; runs count from the record by key; tables and targets are computed from
+the numbers given; the committed record alone rewrites the tables."""
 import json
 
 import pytest
 from mmengine.config import Config
 
-from ..conftest import REPO, load_script
-
-bench = load_script('benchmarks/bench_utd_mhad.py')
+from benchmarks import bench_utd_mhad as bench
+from benchmarks.lib import edits, runner
 ROWS = {row.name: row for row in bench.ROWS}
 
 
@@ -98,13 +98,13 @@ def test_frames_and_picks_rows_reach_every_pipeline_and_the_backbone(written):
     for split in ('train', 'val', 'test'):
         assert t8[f'{split}_pipeline'] == t8[f'{split}_dataloader'].dataset.pipeline
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-        sampler = bench.find(t8[loader].dataset.pipeline, 'HyperframeSampleFrames')
+        sampler = edits.find(t8[loader].dataset.pipeline, 'HyperframeSampleFrames')
         assert sampler['num_frames'] == 8
-        picks = bench.find(configs['picks 8/30 s apart'][loader].dataset.pipeline,
+        picks = edits.find(configs['picks 8/30 s apart'][loader].dataset.pipeline,
                            'HyperframeSampleFrames')
         assert (picks['mode'], picks['interval'], picks['time_based']) == \
             ('interval', 8 / 30, True)
-    flips = bench.find(configs['flips + label map'].train_dataloader.dataset.pipeline,
+    flips = edits.find(configs['flips + label map'].train_dataloader.dataset.pipeline,
                        'ConsistentClipAugment')
     assert flips['flip_ratio'] == 0.5 and flips['flip_label_map'] == {0: 1, 1: 0, 8: 9, 9: 8}
     sgd = configs['SGD schedule of the baselines']
@@ -116,14 +116,14 @@ def test_the_t8_config_is_the_recipe_with_eight_picks(written, tmp_path):
     """The zoo's T=8 config differs from the recipe in T alone: the sampler of every pipeline
     and the backbone (so its runs are the ablation's 'T=8' edit of the recipe)."""
     _, args, configs = written
-    edited = bench.Row('recipe, 8 picks', bench.RECIPE, '', edits=(bench.frames(8), ))
+    edited = bench.Row('recipe, 8 picks', bench.RECIPE, '', edits=(edits.frames(8), ))
     expected = Config.fromfile(str(bench.run_config(edited, 0, args, tmp_path))).to_dict()
     t8 = configs[bench.RECIPE_T8_ROW].to_dict()
-    assert [key for key in bench.RUN_KEYS
-            if bench.run_identity(t8, key) != bench.run_identity(expected, key)] == []
+    assert [key for key in runner.RUN_KEYS
+            if runner.run_identity(t8, key) != runner.run_identity(expected, key)] == []
     recipe = configs[bench.RECIPE_ROW].to_dict()
-    assert [key for key in bench.RUN_KEYS
-            if bench.run_identity(t8, key) != bench.run_identity(recipe, key)] == [
+    assert [key for key in runner.RUN_KEYS
+            if runner.run_identity(t8, key) != runner.run_identity(recipe, key)] == [
         'model', 'train_dataloader', 'val_dataloader', 'test_dataloader']
 
 
@@ -162,48 +162,6 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     assert bench.finished(args, row, 0) is None
 
 
-def test_curves_average_the_epochs_batches(tmp_path):
-    scalars = tmp_path / '20260101_000000' / 'vis_data' / 'scalars.json'
-    scalars.parent.mkdir(parents=True)
-    lines = [dict(epoch=1, iter=1, top1_acc=0.25, loss=3.0),
-             dict(epoch=1, iter=2, top1_acc=0.75, loss=2.0),
-             dict(epoch=2, iter=3, top1_acc=1.0, loss=1.0),
-             {'acc/top1': 0.4, 'step': 2}]
-    scalars.write_text('\n'.join(json.dumps(line) for line in lines) + '\n')
-    assert bench.curves(tmp_path) == {
-        '1': dict(train_top1=0.5, train_loss=2.5),
-        '2': dict(train_top1=1.0, train_loss=1.0, test_top1=0.4)}
-
-
-def _log(folder, lines):
-    folder.mkdir(parents=True)
-    (folder / f'{folder.name}.log').write_text(
-        ''.join(f'2026/01/01 {stamp} - mmengine - INFO - {text}\n' for stamp, text in lines))
-
-
-def test_a_resumed_run_counts_the_epochs_it_trained_again_once(tmp_path):
-    # stopped 10 min after its epoch-5 checkpoint; the resumed start redoes epochs 6..
-    _log(tmp_path / '20260101_100000', [('10:00:00', 'start'),
-                                        ('10:30:00', 'Saving checkpoint at 5 epochs'),
-                                        ('10:40:00', 'Epoch(train) [6][3/27]')])
-    _log(tmp_path / '20260101_110000', [('11:00:00', 'start'),
-                                        ('11:00:05', 'resumed epoch: 5, iter: 135'),
-                                        ('11:20:00', 'Saving checkpoint at 10 epochs')])
-    assert bench.training_seconds(tmp_path) == 30 * 60 + 20 * 60
-    # the later start's epochs replace the earlier one's, validations of both are kept
-    for start, entries in (('20260101_100000', [dict(epoch=5, top1_acc=0.5, loss=2.0),
-                                                dict(epoch=6, top1_acc=0.1, loss=9.0),
-                                                {'acc/top1': 0.3, 'step': 5}]),
-                           ('20260101_110000', [dict(epoch=6, top1_acc=0.75, loss=1.0),
-                                                {'acc/top1': 0.6, 'step': 10}])):
-        scalars = tmp_path / start / 'vis_data' / 'scalars.json'
-        scalars.parent.mkdir()
-        scalars.write_text(''.join(json.dumps(entry) + '\n' for entry in entries))
-    assert bench.curves(tmp_path) == {
-        '5': dict(train_top1=0.5, train_loss=2.0, test_top1=0.3),
-        '6': dict(train_top1=0.75, train_loss=1.0)}
-
-
 def test_a_run_counts_from_the_record_while_its_row_makes_the_same_run(written, tmp_path):
     """A run trained on another machine counts from the committed record by its key, for any
     row that makes the same run, and stops counting when the row (or the data) changes."""
@@ -223,7 +181,7 @@ def test_a_run_counts_from_the_record_while_its_row_makes_the_same_run(written, 
     renamed = row._replace(name='motion products')
     assert bench.finished(args, renamed, 1) == dict(run, row='motion products')
     # a row that trains something else does not
-    other = row._replace(edits=row.edits + (bench.backbone(diff_gain=2.0), ))
+    other = row._replace(edits=row.edits + (edits.backbone(diff_gain=2.0), ))
     assert bench.finished(args, other, 1) is None
     # nor does the same row on a dataset converted with another mapping
     (data / 'convert_meta.json').write_text(json.dumps(dict(version=2, mapping=dict(size=64))))
@@ -273,23 +231,6 @@ def test_the_tables_take_every_seed_a_row_has_a_run_folder_of(tmp_path):
     for name in ('seed2', 'seed1', 'seed1.replaced-20260101_000000', 'seedling'):
         (tmp_path / bench.slug(row.name) / name).mkdir(parents=True)
     assert bench.seeds_of(row, args) == [0, 1, 2]
-
-
-def test_a_run_that_cannot_resume_is_moved_aside_whole(tmp_path):
-    folder = tmp_path / 'seed0'
-    bench.set_aside(folder, 'row seed 0')  # nothing there: nothing to do
-    assert list(tmp_path.iterdir()) == []
-    folder.mkdir()
-    bench.set_aside(folder, 'row seed 0')  # an empty folder holds no run to keep
-    assert list(tmp_path.iterdir()) == []
-    (folder / '20260101_000000').mkdir(parents=True)
-    (folder / 'result.json').write_text('{"top1": 0.5}')
-    bench.set_aside(folder, 'row seed 0')
-    assert not folder.exists()
-    (moved, ) = tmp_path.iterdir()
-    assert moved.name.startswith('seed0.replaced-')
-    assert (moved / 'result.json').read_text() == '{"top1": 0.5}'
-    assert (moved / '20260101_000000').is_dir()
 
 
 def _runs(*top1):
@@ -353,15 +294,6 @@ def test_findings_sort_each_row_against_its_base_models_spread():
                                    costs)[4:] == []
 
 
-def test_committed_results_name_paths_relative_to_the_repository():
-    inside = str(bench.REPO / 'work_dirs/bench_utd_mhad/x/seed0/config.py')
-    runs = {'x': [dict(top1=0.5, config=inside, checkpoint='/elsewhere/epoch_60.pth')]}
-    (run, ) = bench.portable(runs)['x']
-    assert run == dict(top1=0.5, config='work_dirs/bench_utd_mhad/x/seed0/config.py',
-                       checkpoint='/elsewhere/epoch_60.pth')
-    assert runs['x'][0]['config'] == inside  # the runs themselves are left as they are
-
-
 def test_costs_are_of_the_frames_the_run_read(written):
     """A row that changes T edits the dataloaders' pipelines, not the config's top-level
     pipeline variables: its cost is that of the T it trained with (conv1 alone grows, by
@@ -371,3 +303,31 @@ def test_costs_are_of_the_frames_the_run_read(written):
     costs = bench.cost_of([ROWS[name] for name in names], args)
     grown = (costs[bench.RECIPE_T8_ROW]['params_m'] - costs['T=3']['params_m']) * 1e6
     assert grown == pytest.approx(64 * 3 * 7 * 7 * (8 - 3), abs=1)
+
+
+@pytest.mark.slow
+def test_the_committed_record_alone_rewrites_every_table(tmp_path, monkeypatch):
+    """A fresh clone (no data set, no run folders) writes the committed tables, the zoo
+    results and the curves from benchmarks/results/utd_mhad.json, to the byte."""
+    outputs = dict(RESULTS=bench.RESULTS, FAMILY_README=bench.FAMILY_README,
+                   BENCH_README=bench.BENCH_README, PROJECT_README=bench.PROJECT_README)
+    committed = {name: path.read_text() for name, path in outputs.items()}
+    record, zoo_results = bench.RESULTS.with_suffix('.json'), bench.ZOO_RESULTS
+    curves = (bench.RESULTS.parent / 'utd_mhad_curves.png').read_bytes()
+    for name, path in outputs.items():
+        (tmp_path / name).mkdir()
+        monkeypatch.setattr(bench, name, tmp_path / name / path.name)
+        bench.__dict__[name].write_text('' if name == 'RESULTS' else committed[name])
+    monkeypatch.setattr(bench, 'ZOO_RESULTS', tmp_path / 'zoo_results')
+    (tmp_path / 'record.json').write_text(record.read_text())
+    bench.main(['--report-only', '--data', str(tmp_path / 'no_data'), '--work-dir',
+                str(tmp_path / 'work'), '--record', str(tmp_path / 'record.json')])
+    for name in outputs:
+        assert bench.__dict__[name].read_text() == committed[name], name
+    assert (tmp_path / 'record.json').read_text() == record.read_text()
+    assert (tmp_path / 'RESULTS' / 'utd_mhad_curves.png').read_bytes() == curves
+    written = sorted((tmp_path / 'zoo_results').iterdir())
+    assert [path.name for path in written] == sorted(path.name
+                                                     for path in zoo_results.glob('*.json'))
+    for path in written:
+        assert path.read_text() == (zoo_results / path.name).read_text()

@@ -1,4 +1,4 @@
-"""Fixtures for the config tests: the zoo_table tool as a module, a stand-in video dataset."""
+"""Fixtures for the config tests: the model-zoo library, a stand-in video dataset."""
 from pathlib import Path
 from types import ModuleType
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from ..conftest import REPO, load_script
+from ..conftest import REPO
 
 CONFIG_ROOT = REPO / 'configs/hyperframes'
 #: the real-dataset families, each with README.md and metafile.yml
@@ -24,8 +24,9 @@ def one_torch_thread():
 
 @pytest.fixture(scope='session')
 def zoo_table() -> ModuleType:
-    """tools/analysis/zoo_table.py, imported as a module."""
-    return load_script('tools/analysis/zoo_table.py')
+    """benchmarks.lib.zoo, the library behind tools/analysis/zoo_table.py."""
+    from benchmarks.lib import zoo
+    return zoo
 
 
 @pytest.fixture(scope='session')

@@ -9,6 +9,8 @@ import pytest
 import yaml
 from mmengine.config import Config
 
+from benchmarks.lib.tables import replace_section
+
 from ..conftest import REPO
 from .conftest import CONFIG_ROOT, FAMILIES
 
@@ -174,7 +176,7 @@ def test_zoo_table_refuses_a_readme_without_markers(zoo_table, tmp_path):
     readme = tmp_path / 'README.md'
     readme.write_text('# no table here\n')
     with pytest.raises(ValueError, match='needs the lines <!-- zoo_table: start -->'):
-        zoo_table.replace_table(readme, '| table |\n')
+        replace_section(readme, '| table |\n', zoo_table.TABLE_START, zoo_table.TABLE_END)
     assert readme.read_text() == '# no table here\n'
 
 

@@ -1,0 +1,123 @@
+"""Config edits a benchmark row declares: each a function of an mmengine ``Config`` that changes
+one thing in every place the run reads it (the dataloaders' pipelines, the backbone, the
+schedule), so that a row is its base config and a tuple of these."""
+from pathlib import Path
+from typing import Callable, Dict, List, Optional
+
+Edit = Callable[[object], None]
+
+
+def one_config(folder: Path, pattern: str) -> Path:
+    """The one config of ``folder`` whose file name matches ``pattern`` (a glob).
+
+    Raises:
+        FileNotFoundError: none or several match.
+    """
+    matches = sorted(Path(folder).glob(pattern))
+    if len(matches) != 1:
+        raise FileNotFoundError(f'{folder}: expected one config named {pattern}, found '
+                                f'{[path.name for path in matches]}')
+    return matches[0]
+
+
+def find(pipeline: List[dict], type_name: str) -> dict:
+    """The first step of ``type_name`` in a pipeline (it must exist)."""
+    return next(step for step in pipeline if step['type'] == type_name)
+
+
+def pipelines(cfg) -> List[List[dict]]:
+    """The train, val and test dataloaders' pipelines (what a run reads)."""
+    return [cfg.train_dataloader.dataset.pipeline, cfg.val_dataloader.dataset.pipeline,
+            cfg.test_dataloader.dataset.pipeline]
+
+
+def sync_pipeline_variables(cfg) -> None:
+    """Point the config's ``train_pipeline`` / ``val_pipeline`` / ``test_pipeline`` at its
+    dataloaders' pipelines. The edits change the dataloaders' (what a run reads); mmaction2's
+    inference, the model-zoo view and the latency tools read the variables, which would
+    otherwise keep the family config's T and sampling."""
+    for split in ('train', 'val', 'test'):
+        if f'{split}_pipeline' in cfg:
+            cfg[f'{split}_pipeline'] = cfg[f'{split}_dataloader'].dataset.pipeline
+
+
+def read_data_from(cfg, root: Path) -> None:
+    """Every dataloader reads its list (same file name) and videos from ``root``."""
+    for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
+        loader.dataset.ann_file = str(Path(root) / Path(loader.dataset.ann_file).name)
+        loader.dataset.data_prefix = dict(video=str(root))
+
+
+def _update(spec: Dict, changes: Dict) -> None:
+    """``spec.update(changes)``, where a ``None`` value drops the key."""
+    spec.update(changes)
+    for key in [key for key, value in changes.items() if value is None]:
+        spec.pop(key)
+
+
+def backbone(**kwargs) -> Edit:
+    """Set backbone arguments."""
+    return lambda cfg: cfg.model.backbone.update(kwargs)
+
+
+def train_augment(**kwargs) -> Edit:
+    """Set the training ``ConsistentClipAugment``'s arguments."""
+    return lambda cfg: find(cfg.train_dataloader.dataset.pipeline,
+                            'ConsistentClipAugment').update(kwargs)
+
+
+def sampling(**kwargs) -> Edit:
+    """Set every pipeline's ``HyperframeSampleFrames`` arguments (``None`` drops one)."""
+    def change(cfg):
+        for pipeline in pipelines(cfg):
+            _update(find(pipeline, 'HyperframeSampleFrames'), kwargs)
+    return change
+
+
+def stream(name: str, **kwargs) -> Edit:
+    """Set one stream's arguments in every pipeline's ``HyperframeSampleFrames`` (``None``
+    drops one)."""
+    def change(cfg):
+        for pipeline in pipelines(cfg):
+            _update(find(pipeline, 'HyperframeSampleFrames')['streams'][name], kwargs)
+    return change
+
+
+def frames(num_frames: int, interval: Optional[float] = None) -> Edit:
+    """T picks (sampler and backbone), ``interval`` apart when given."""
+    extra = {} if interval is None else dict(interval=interval)
+
+    def change(cfg):
+        cfg.model.backbone.num_frames = num_frames
+        sampling(num_frames=num_frames, **extra)(cfg)
+    return change
+
+
+def own_backbones(**frames_per_stream: int) -> Edit:
+    """One backbone per stream (not shared), each with its stream's T."""
+    def change(cfg):
+        shared = dict(cfg.model.backbone)
+        cfg.model.backbone = {name: dict(shared, num_frames=num_frames)
+                              for name, num_frames in frames_per_stream.items()}
+        cfg.model.share_backbone = False
+        for name, num_frames in frames_per_stream.items():
+            stream(name, num_frames=num_frames)(cfg)
+    return change
+
+
+def schedule_of(config: Path) -> Edit:
+    """Take another config's optimiser and schedule (e.g. the baselines' SGD)."""
+    def change(cfg):
+        from mmengine.config import Config
+        other = Config.fromfile(str(config))
+        for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'auto_scale_lr'):
+            cfg[key] = other[key]
+    return change
+
+
+def two_passes(cfg) -> None:
+    """A fast/slow model's two T=5 hyperframes through the shared backbone one after the
+    other, features concatenated (the fast/slow design before early fusion)."""
+    cfg.model.fusion = 'concat'
+    cfg.model.backbone.num_frames = 5
+    cfg.model.cls_head.in_channels = 1024

@@ -1,0 +1,39 @@
+"""Markdown for the generated tables: summaries over runs and the README sections they fill."""
+import statistics
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+
+def summary(runs: Sequence[Dict], key: str) -> Tuple[float, float]:
+    """Mean and sample standard deviation of ``run[key]`` over ``runs`` (0 for one run)."""
+    values = [run[key] for run in runs]
+    return statistics.fmean(values), (statistics.stdev(values) if len(values) > 1 else 0.0)
+
+
+def mean_sd(runs: Sequence[Dict], key: str) -> str:
+    """``0.720 ± 0.020``, or ``0.720`` where one run has no spread to show."""
+    mean, spread = summary(runs, key)
+    return f'{mean:.3f} ± {spread:.3f}' if len(runs) > 1 else f'{mean:.3f}'
+
+
+def markdown_table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> List[str]:
+    """A markdown table's lines; ``align`` has one letter per column, ``l`` or ``r``."""
+    rule = ''.join('---|' if side == 'l' else '---:|' for side in align)
+    return ['| ' + ' | '.join(header) + ' |', '|' + rule] + [
+        '| ' + ' | '.join(cells) + ' |' for cells in rows]
+
+
+def replace_section(readme: Path, text: str, start_marker: str, end_marker: str) -> None:
+    """Put ``text`` between the marker lines of ``readme``, keeping everything around them.
+
+    Raises:
+        ValueError: the markers are missing or out of order.
+    """
+    content = Path(readme).read_text()
+    start, end = content.find(start_marker), content.find(end_marker)
+    if start < 0 or end < start:
+        raise ValueError(f'{readme}: needs the lines {start_marker} and {end_marker} around '
+                         'the table')
+    head = content[:start + len(start_marker)]
+    text = text if text.endswith('\n') else text + '\n'
+    Path(readme).write_text(f'{head}\n{text}{content[end:]}')

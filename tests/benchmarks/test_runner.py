@@ -1,0 +1,101 @@
+"""benchmarks.lib.runner: what a run logged (curves, training time over resumed starts), the
+record's portable paths, a folder that cannot resume moved aside whole, a failing tool named
+with its log's tail."""
+import json
+import sys
+
+from benchmarks.lib import runner
+
+
+def test_curves_average_the_epochs_batches(tmp_path):
+    scalars = tmp_path / '20260101_000000' / 'vis_data' / 'scalars.json'
+    scalars.parent.mkdir(parents=True)
+    lines = [dict(epoch=1, iter=1, top1_acc=0.25, loss=3.0),
+             dict(epoch=1, iter=2, top1_acc=0.75, loss=2.0),
+             dict(epoch=2, iter=3, top1_acc=1.0, loss=1.0),
+             {'acc/top1': 0.4, 'step': 2}]
+    scalars.write_text('\n'.join(json.dumps(line) for line in lines) + '\n')
+    assert runner.curves(tmp_path) == {
+        '1': dict(train_top1=0.5, train_loss=2.5),
+        '2': dict(train_top1=1.0, train_loss=1.0, test_top1=0.4)}
+
+
+def _log(folder, lines):
+    folder.mkdir(parents=True)
+    (folder / f'{folder.name}.log').write_text(
+        ''.join(f'2026/01/01 {stamp} - mmengine - INFO - {text}\n' for stamp, text in lines))
+
+
+def test_a_resumed_run_counts_the_epochs_it_trained_again_once(tmp_path):
+    # stopped 10 min after its epoch-5 checkpoint; the resumed start redoes epochs 6..
+    _log(tmp_path / '20260101_100000', [('10:00:00', 'start'),
+                                        ('10:30:00', 'Saving checkpoint at 5 epochs'),
+                                        ('10:40:00', 'Epoch(train) [6][3/27]')])
+    _log(tmp_path / '20260101_110000', [('11:00:00', 'start'),
+                                        ('11:00:05', 'resumed epoch: 5, iter: 135'),
+                                        ('11:20:00', 'Saving checkpoint at 10 epochs')])
+    assert runner.training_seconds(tmp_path) == 30 * 60 + 20 * 60
+    # the later start's epochs replace the earlier one's, validations of both are kept
+    for start, entries in (('20260101_100000', [dict(epoch=5, top1_acc=0.5, loss=2.0),
+                                                dict(epoch=6, top1_acc=0.1, loss=9.0),
+                                                {'acc/top1': 0.3, 'step': 5}]),
+                           ('20260101_110000', [dict(epoch=6, top1_acc=0.75, loss=1.0),
+                                                {'acc/top1': 0.6, 'step': 10}])):
+        scalars = tmp_path / start / 'vis_data' / 'scalars.json'
+        scalars.parent.mkdir()
+        scalars.write_text(''.join(json.dumps(entry) + '\n' for entry in entries))
+    assert runner.curves(tmp_path) == {
+        '5': dict(train_top1=0.5, train_loss=2.0, test_top1=0.3),
+        '6': dict(train_top1=0.75, train_loss=1.0)}
+
+
+def test_a_run_that_cannot_resume_is_moved_aside_whole(tmp_path):
+    folder = tmp_path / 'seed0'
+    assert runner.set_aside(folder) is None  # nothing there: nothing to do
+    assert list(tmp_path.iterdir()) == []
+    folder.mkdir()
+    assert runner.set_aside(folder) is None  # an empty folder holds no run to keep
+    assert list(tmp_path.iterdir()) == []
+    (folder / '20260101_000000').mkdir(parents=True)
+    (folder / 'result.json').write_text('{"top1": 0.5}')
+    target = runner.set_aside(folder)
+    assert not folder.exists()
+    (moved, ) = tmp_path.iterdir()
+    assert moved == target
+    assert moved.name.startswith('seed0.replaced-')
+    assert (moved / 'result.json').read_text() == '{"top1": 0.5}'
+    assert (moved / '20260101_000000').is_dir()
+
+
+def test_committed_results_name_paths_relative_to_the_repository():
+    inside = str(runner.REPO / 'work_dirs/bench_utd_mhad/x/seed0/config.py')
+    runs = {'x': [dict(top1=0.5, config=inside, checkpoint='/elsewhere/epoch_60.pth')]}
+    (run, ) = runner.portable(runs)['x']
+    assert run == dict(top1=0.5, config='work_dirs/bench_utd_mhad/x/seed0/config.py',
+                       checkpoint='/elsewhere/epoch_60.pth')
+    assert runs['x'][0]['config'] == inside  # the runs themselves are left as they are
+
+
+
+
+def test_a_failing_tool_reports_its_log_tail_and_path(tmp_path):
+    log = tmp_path / 'row' / 'train.log'
+    command = [sys.executable, '-c', 'import sys; print("\\n".join(map(str, range(100)))); '
+               'sys.exit(3)']
+    try:
+        runner.run_tool(command, log, env={})
+    except runner.ToolFailed as error:
+        message = str(error)
+    else:
+        raise AssertionError('run_tool() did not raise')
+    assert message.startswith(f'-c failed (exit 3); last lines of {log}:')
+    assert message.splitlines()[-1] == '99' and '\n69\n' not in message
+    assert log.read_text().startswith(f'+ {sys.executable} -c import sys;')
+
+
+def test_a_resumed_run_appends_to_its_log(tmp_path):
+    log = tmp_path / 'train.log'
+    log.write_text('first start\n')
+    runner.run_tool([sys.executable, '-c', 'print("second")'], log, append=True)
+    assert log.read_text().splitlines()[0] == 'first start'
+    assert log.read_text().splitlines()[-1] == 'second'
