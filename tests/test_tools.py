@@ -96,3 +96,32 @@ def test_dist_scripts_launch_torchrun_as_mmaction2s_do(tmp_path, script, args, e
 def test_dist_scripts_are_valid_bash(script):
     import subprocess
     subprocess.run(['bash', '-n', str(REPO / 'tools' / script)], check=True)
+
+
+def _diverged_copy(checkpoint: Path, target: Path) -> Path:
+    """``checkpoint`` with one weight set to NaN, as a run that diverged saves it."""
+    import torch
+    state = torch.load(checkpoint, map_location='cpu', weights_only=False)
+    key = next(k for k, v in state['state_dict'].items() if v.is_floating_point())
+    state['state_dict'][key].view(-1)[0] = float('nan')
+    torch.save(state, target)
+    return target
+
+
+def test_tools_refuse_diverged_checkpoint_by_name(tiny_work_dir, tiny_dataset, tmp_path):
+    import shutil
+    nan = _diverged_copy(tiny_work_dir / 'epoch_1.pth', tmp_path / 'nan_epoch.pth')
+    result = run_tool([upstream_tool_path('test'), TINY_CONFIG, nan, '--work-dir', tmp_path],
+                      tiny_dataset, check=False)
+    assert result.returncode != 0
+    assert 'CheckpointNotFiniteError' in result.stderr and 'nan_epoch.pth' in result.stderr
+    # --resume reads the work dir's last checkpoint
+    work_dir = tmp_path / 'resume'
+    shutil.copytree(tiny_work_dir, work_dir)
+    _diverged_copy(tiny_work_dir / 'epoch_1.pth', work_dir / 'epoch_1.pth')
+    (work_dir / 'last_checkpoint').write_text(str(work_dir / 'epoch_1.pth'))
+    result = run_tool([REPO / 'tools/train.py', TINY_CONFIG, '--work-dir', work_dir, '--resume',
+                       '--cfg-options', 'train_cfg.max_epochs=2'], tiny_dataset, check=False)
+    assert result.returncode != 0
+    assert 'CheckpointNotFiniteError' in result.stderr and 'epoch_1.pth' in result.stderr
+    assert not (work_dir / 'epoch_2.pth').exists()

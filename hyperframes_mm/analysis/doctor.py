@@ -320,15 +320,18 @@ def first_conv_channels(path: str, backbone) -> int:
 
     Raises:
         FileNotFoundError: no such file.
+        CheckpointNotFiniteError: a tensor of the file holds NaN or Inf.
         KeyError: no first-conv weight after the backbone's key mapping.
         pickle.UnpicklingError: the file needs more than weights-only loading allows.
     """
     import torch
 
+    from ..engine.checkpoint import check_finite
     from ..models.backbones.hyperframe_backbone import strip_prefixes
     if not osp.isfile(path):
         raise FileNotFoundError(f'{path}: checkpoint not found')
     checkpoint = torch.load(path, map_location='cpu', weights_only=True)
+    check_finite(checkpoint, path)
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
@@ -344,6 +347,8 @@ def first_conv_channels(path: str, backbone) -> int:
 def check_pretrained(streams: Dict[Optional[str], object]) -> List[Finding]:
     """Every backbone's ``pretrained`` file: present, weights-only readable, conv1 3 or 3T."""
     import pickle
+
+    from ..engine.checkpoint import CheckpointNotFiniteError
     findings, seen = [], set()
     for name, backbone in streams.items():
         path = backbone.pretrained
@@ -357,6 +362,10 @@ def check_pretrained(streams: Dict[Optional[str], object]) -> List[Finding]:
         except FileNotFoundError as error:
             findings.append(Finding('error', 'pretrained', f'{label}: {error}',
                                     'fix the path (nothing is downloaded) or set pretrained=None'))
+            continue
+        except CheckpointNotFiniteError as error:
+            findings.append(Finding('error', 'pretrained', f'{label}: {error}',
+                                    'use a checkpoint saved before the run diverged'))
             continue
         except (pickle.UnpicklingError, RuntimeError, KeyError) as error:
             findings.append(Finding(

@@ -22,7 +22,8 @@ without checking the CRC-32 each record carries, so a flipped byte in a tensor l
 and a truncated file fails with "failed finding central directory"; both now raise
 :class:`CheckpointCorruptError` naming the file. A file that weights-only loading refuses (it
 holds Python objects beyond tensors and what mmengine writes, possibly a code payload) raises
-:class:`CheckpointRefusedError` naming the file and the refused object. CRC-32 catches
+:class:`CheckpointRefusedError` naming the file and the refused object; one whose tensors hold
+NaN or Inf (a diverged run's) raises :class:`CheckpointNotFiniteError`. CRC-32 catches
 corruption (disk, copy, kill), not a deliberate forger who recomputes it; what protects against
 a malicious file is torch's weights-only loading, kept on by :mod:`hyperframes_mm.compat`.
 
@@ -59,6 +60,11 @@ class CheckpointRefusedError(RuntimeError):
 
 class CheckpointCorruptError(CheckpointRefusedError):
     """A checkpoint file that is damaged: empty, truncated, or bytes changed after writing."""
+
+
+class CheckpointNotFiniteError(CheckpointRefusedError):
+    """A checkpoint file whose tensors hold NaN or Inf: the run that wrote it had diverged, so
+    its weights would train or predict garbage without any error of their own."""
 
 
 def atomic_write_bytes(data: bytes, path: Union[str, os.PathLike]) -> None:
@@ -225,6 +231,45 @@ def verify_checkpoint_file(path: Union[str, os.PathLike]) -> None:
             'damaged after it was written. Delete it and resume from an earlier checkpoint.')
 
 
+def non_finite_tensors(checkpoint, prefix: str = '') -> List[str]:
+    """The dotted keys of every floating-point tensor in ``checkpoint`` (nested dicts, lists and
+    tuples: state dict, optimizer state, EMA weights) that holds a NaN or an Inf."""
+    import torch
+    if isinstance(checkpoint, torch.Tensor):
+        if checkpoint.is_floating_point() or checkpoint.is_complex():
+            return [] if bool(torch.isfinite(checkpoint).all()) else [prefix or '<tensor>']
+        return []
+    if isinstance(checkpoint, dict):
+        items = ((str(key), value) for key, value in checkpoint.items())
+    elif isinstance(checkpoint, (list, tuple)):
+        items = ((str(index), value) for index, value in enumerate(checkpoint))
+    else:
+        return []
+    found = []
+    for key, value in items:
+        found += non_finite_tensors(value, f'{prefix}.{key}' if prefix else key)
+    return found
+
+
+def check_finite(checkpoint, path: Union[str, os.PathLike]) -> None:
+    """Refuse a loaded checkpoint whose tensors hold NaN or Inf, naming the file and the keys.
+
+    A diverged run keeps saving checkpoints: without this check its NaN weights load silently
+    into ``pretrained=``, ``load_from``, ``--resume`` or ``tools/test.py``, and the symptom
+    (loss ``nan``, chance accuracy) shows up far from its cause.
+
+    Raises:
+        CheckpointNotFiniteError: naming ``path`` and up to five of the tensors.
+    """
+    bad = non_finite_tensors(checkpoint)
+    if bad:
+        shown = ', '.join(bad[:5]) + (f' and {len(bad) - 5} more' if len(bad) > 5 else '')
+        raise CheckpointNotFiniteError(
+            f'{os.fspath(path)}: {len(bad)} tensor(s) hold NaN or Inf ({shown}); the run that '
+            'saved it had diverged. Resume or test from an earlier checkpoint, and lower the '
+            'learning rate or add gradient clipping (optim_wrapper.clip_grad) before retraining.')
+
+
 def _has_crc(records: List[zipfile.ZipInfo]) -> bool:
     """False when every non-empty record has CRC 0: torch skipped CRCs when writing
     (``torch.serialization.set_crc32_options(False)``), so there is nothing to compare."""
@@ -243,21 +288,24 @@ def _unpickler_reason(error: Exception) -> str:
 
 
 def _verified_loader(load_from_local: Callable) -> Callable:
-    """Wrap mmengine's local checkpoint loader: damaged files and files that weights-only
-    loading refuses raise a :class:`CheckpointRefusedError` that names the file."""
+    """Wrap mmengine's local checkpoint loader: damaged files, files that weights-only loading
+    refuses and checkpoints holding NaN or Inf raise a :class:`CheckpointRefusedError` that
+    names the file."""
 
     def load_from_local_verified(filename, map_location):
         path = osp.expanduser(filename)
         if osp.isfile(path):
             verify_checkpoint_file(path)
         try:
-            return load_from_local(filename, map_location)
+            checkpoint = load_from_local(filename, map_location)
         except pickle.UnpicklingError as error:
             raise CheckpointRefusedError(
                 f'{filename}: refused by torch weights-only loading. The file holds Python objects '
                 'that are not plain tensors or the values mmengine writes, so loading it could run '
                 'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
                 f'torch said: {_unpickler_reason(error)}') from error
+        check_finite(checkpoint, filename)
+        return checkpoint
 
     load_from_local_verified.__wrapped__ = load_from_local
     load_from_local_verified.verifies_integrity = True

@@ -194,6 +194,18 @@ def test_pretrained_missing_or_not_plain_weights(tiny_root, tmp_path):
     assert not marker.exists()
 
 
+def test_pretrained_with_non_finite_weights(tiny_root, checkpoints, tmp_path):
+    state = torch.load(checkpoints[3], weights_only=True)
+    state['state_dict']['conv1.conv.weight'][0, 0, 0, 0] = float('inf')
+    path = tmp_path / 'diverged.pth'
+    torch.save(state, path)
+    findings = run('good', **{'model.backbone.pretrained': str(path)})
+    assert problems(findings) == [('error', 'pretrained')]
+    assert 'diverged.pth: 1 tensor(s) hold NaN or Inf (state_dict.conv1.conv.weight)' in \
+        findings[0].message
+    assert findings[0].fix == 'use a checkpoint saved before the run diverged'
+
+
 # ----------------------------------------------------------------------------------- memory
 def test_batch_that_does_not_fit(tiny_root):
     cfg = config('good', **{'train_dataloader.batch_size': 100000})

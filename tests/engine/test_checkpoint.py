@@ -198,3 +198,48 @@ def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
     assert find(str(tmp_path)) == str(first)
     (tmp_path / 'last_checkpoint').unlink()
     assert find(str(tmp_path)) == str(first)
+
+
+# ------------------------------------------------------------------- diverged (NaN/Inf) weights
+@pytest.mark.parametrize('bad', [float('nan'), float('inf'), float('-inf')])
+def test_checkpoint_with_non_finite_weights_is_refused_by_name(tmp_path, bad):
+    weights = torch.zeros(2, 3)
+    weights[1, 2] = bad
+    path = tmp_path / 'diverged.pth'
+    torch.save({'state_dict': {'backbone.conv1.weight': weights,
+                               'backbone.bn.num_batches_tracked': torch.tensor(3)},
+                'optimizer': {'state': {0: {'exp_avg': torch.ones(2)}}}}, path)
+    with pytest.raises(checkpoint.CheckpointNotFiniteError,
+                       match=r'diverged\.pth: 1 tensor\(s\) hold NaN or Inf '
+                             r'\(state_dict\.backbone\.conv1\.weight\)'):
+        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+    # the one type callers catch for any refusal
+    with pytest.raises(checkpoint.CheckpointRefusedError):
+        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+
+
+def test_non_finite_search_covers_nested_state_and_lists_keys():
+    state = {'state_dict': {'a': torch.ones(2), 'b': torch.tensor([1.0, float('nan')])},
+             'optimizer': {'state': {0: {'exp_avg': torch.tensor([float('inf')])}},
+                           'param_groups': [{'lr': 0.1}]},
+             'ints': torch.arange(3), 'history': [torch.tensor(float('nan')), 1.5]}
+    assert checkpoint.non_finite_tensors(state) == [
+        'state_dict.b', 'optimizer.state.0.exp_avg', 'history.0']
+    assert checkpoint.non_finite_tensors({'w': torch.ones(3, dtype=torch.float16)}) == []
+    many = {f'w{i}': torch.tensor([float('nan')]) for i in range(7)}
+    with pytest.raises(checkpoint.CheckpointNotFiniteError,
+                       match=r'm\.pth: 7 tensor\(s\) .*\(w0, w1, w2, w3, w4 and 2 more\)'):
+        checkpoint.check_finite(many, 'm.pth')
+
+
+def test_pretrained_backbone_refuses_non_finite_checkpoint(tmp_path):
+    from mmaction.registry import MODELS
+    backbone = MODELS.build(dict(type='HyperResNet', depth=18, num_frames=1))
+    state = backbone.state_dict()
+    state['layer1.0.conv1.conv.weight'][0, 0, 0, 0] = float('nan')
+    path = tmp_path / 'resnet18_nan.pth'
+    torch.save(state, path)
+    model = MODELS.build(dict(type='HyperResNet', depth=18, num_frames=2, pretrained=str(path)))
+    with pytest.raises(checkpoint.CheckpointNotFiniteError,
+                       match=r'resnet18_nan\.pth: 1 tensor\(s\) .*\(layer1\.0\.conv1\.conv\.weight\)'):
+        model.init_weights()
