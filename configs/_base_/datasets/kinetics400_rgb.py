@@ -1,49 +1,21 @@
 # Kinetics-400 as mmaction2 lays it out (tools/data/kinetics: videos under
 # data/kinetics400/videos_train and videos_val, lists "<name>.mp4 <label>";
 # mmaction2 resizes the videos to a 256 or 320 short side first, which decodes much faster).
-# Pipelines: one T=5 hyperframe of frames 2 apart, one augmentation draw per sample. The flip has
-# no flip_label_map: no Kinetics-400 class names a left/right direction, so a flipped clip keeps
-# its label.
-# Every copy of Kinetics has some videos that fail to decode, so the training set is wrapped in
-# GuardedDataset(on_bad_video='skip'): a bad video is logged, replaced by a random other sample
-# and never decoded again. Validation and test use on_bad_video='raise' instead: a replaced test
-# video would count another video's prediction twice; remove the file the error names from the
-# list. All three check the list on construction (bad labels raise; missing videos raise, or with
-# 'skip' are listed in a warning and never drawn).
+# Pipelines: those of hyperframe_rgb_pipelines.py (T=5, frames 2 apart, one augmentation draw per
+# sample). The flip has no flip_label_map: no Kinetics-400 class names a left/right direction, so a
+# flipped clip keeps its label. Every copy of Kinetics has some videos that fail to decode, so the
+# training set is wrapped in GuardedDataset(on_bad_video='skip'): a bad video is logged, replaced by
+# a random other sample and never decoded again. Validation and test use on_bad_video='raise'
+# instead: a replaced test video would count another video's prediction twice; remove the file the
+# error names from the list. All three check the list on construction (bad labels raise; missing
+# videos raise, or with 'skip' are listed in a warning and never drawn).
+_base_ = ['./hyperframe_rgb_pipelines.py']
 dataset_type = 'VideoDataset'
 data_root = 'data/kinetics400/videos_train'
 data_root_val = 'data/kinetics400/videos_val'
 ann_file_train = 'data/kinetics400/kinetics400_train_list_videos.txt'
 ann_file_val = 'data/kinetics400/kinetics400_val_list_videos.txt'
 num_classes = 400
-
-train_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=2),
-    dict(type='DecordDecode'),
-    dict(type='ConsistentClipAugment', size=224, flip_ratio=0.5, brightness=0.4, contrast=0.4,
-         saturation=0.4, hue=0.1),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
-]
-val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=2, num_clips=3, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='CenterCrop', crop_size=224),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
-]
-test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=2, num_clips=10, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='ThreeCrop', crop_size=256),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
-]
 
 train_dataloader = dict(
     batch_size=32,
@@ -58,7 +30,7 @@ train_dataloader = dict(
             type=dataset_type,
             ann_file=ann_file_train,
             data_prefix=dict(video=data_root),
-            pipeline=train_pipeline)))
+            pipeline=_base_.train_pipeline)))
 val_dataloader = dict(
     batch_size=32,
     num_workers=8,
@@ -72,7 +44,7 @@ val_dataloader = dict(
             type=dataset_type,
             ann_file=ann_file_val,
             data_prefix=dict(video=data_root_val),
-            pipeline=val_pipeline,
+            pipeline=_base_.val_pipeline,
             test_mode=True)))
 test_dataloader = dict(
     batch_size=1,
@@ -87,7 +59,7 @@ test_dataloader = dict(
             type=dataset_type,
             ann_file=ann_file_val,
             data_prefix=dict(video=data_root_val),
-            pipeline=test_pipeline,
+            pipeline=_base_.test_pipeline,
             test_mode=True)))
 
 val_evaluator = dict(type='AccMetric')

@@ -1,11 +1,12 @@
 # Something-Something V2 as mmaction2 lays it out (tools/data/sthv2: webm videos converted to
 # data/sthv2/videos/<id>.mp4, lists "<id>.mp4 <label>"): 174 classes of short hand-object
 # actions (~4 s at 12 fps) that a single frame cannot tell apart.
-# Pipelines: one T=5 hyperframe of frames 2 apart, one augmentation draw per sample. Some
-# classes name a direction, so a flipped clip swaps their labels (mmaction2's map for
-# "... from left to right" <-> "... from right to left" and the like).
-# Training skips videos that fail to decode (GuardedDataset(on_bad_video='skip'), logged);
-# validation and test stop on them, naming the file.
+# Pipelines: those of hyperframe_rgb_pipelines.py (T=5, frames 2 apart, one augmentation draw per
+# sample). Some classes name a direction, so a flipped clip swaps their labels (mmaction2's map for
+# "... from left to right" <-> "... from right to left" and the like). Training skips videos that
+# fail to decode (GuardedDataset(on_bad_video='skip'), logged); validation and test stop on them,
+# naming the file.
+_base_ = ['./hyperframe_rgb_pipelines.py']
 dataset_type = 'VideoDataset'
 data_root = 'data/sthv2/videos'
 ann_file_train = 'data/sthv2/sthv2_train_list_videos.txt'
@@ -13,32 +14,23 @@ ann_file_val = 'data/sthv2/sthv2_val_list_videos.txt'
 num_classes = 174
 flip_label_map = {86: 87, 87: 86, 93: 94, 94: 93, 166: 167, 167: 166}
 
+# 4 test clips x 3 crops (2 x 1 in validation) of its short clips
+val_clips = 2
+test_clips = 4
+augment = dict(_base_.augment, flip_label_map=flip_label_map)
 train_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=2),
-    dict(type='DecordDecode'),
-    dict(type='ConsistentClipAugment', size=224, flip_ratio=0.5, flip_label_map=flip_label_map,
-         brightness=0.4, contrast=0.4, saturation=0.4, hue=0.1),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.train_init, _base_.hyperframe_sampler,
+    dict(type='DecordDecode'), augment, *_base_.hyperframe_format
 ]
 val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=2, num_clips=2, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='CenterCrop', crop_size=224),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(_base_.hyperframe_sampler, num_clips=val_clips, test_mode=True),
+    *_base_.val_transforms, *_base_.hyperframe_format
 ]
 test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(type='HyperframeSampleFrames', num_frames=5, interval=2, num_clips=4, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='ThreeCrop', crop_size=256),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(_base_.hyperframe_sampler, num_clips=test_clips, test_mode=True),
+    *_base_.test_transforms, *_base_.hyperframe_format
 ]
 
 train_dataloader = dict(

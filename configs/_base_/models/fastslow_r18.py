@@ -3,34 +3,10 @@
 # HyperResNet-18, so the second scale costs a wider conv1 rather than a second backbone pass. On
 # real video (the UTD-MHAD fast/slow ablation in benchmarks/README.md) this beat two passes whose
 # features are concatenated (fusion='concat', num_frames=5, in_channels=1024).
+_base_ = ['hyper_r18.py']
 model = dict(
     type='FastSlowRecognizer',
     streams=('fast', 'slow'),
     share_backbone=True,
     fusion='early',
-    backbone=dict(
-        type='HyperResNet',
-        depth=18,
-        num_frames=10,
-        inflate_init='replicate',
-        # centre frame + 4x frame differences (benchmarks/README.md); the same function as
-        # stacked frames at initialisation from a 2D checkpoint, easier to train
-        input_encoding='diff',
-        diff_gain=4.0,
-        pretrained=None,
-        norm_eval=False),
-    cls_head=dict(
-        type='TSNHead',
-        num_classes=400,
-        in_channels=512,
-        spatial_type='avg',
-        consensus=dict(type='AvgConsensus', dim=1),
-        dropout_ratio=0.4,
-        init_std=0.01,
-        average_clips='prob'),
-    data_preprocessor=dict(
-        type='HyperframeDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375]),
-    train_cfg=None,
-    test_cfg=None)
+    backbone=dict(num_frames=10))

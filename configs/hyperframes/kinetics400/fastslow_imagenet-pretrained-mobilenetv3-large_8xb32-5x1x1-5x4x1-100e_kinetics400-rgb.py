@@ -8,7 +8,9 @@ _base_ = [
 ]
 
 model = dict(
-    backbone=dict(pretrained='checkpoints/mobilenet_v3_large-imagenet.pth'),
+    backbone=dict(
+        num_frames=2 * _base_.num_frames,
+        pretrained='checkpoints/mobilenet_v3_large-imagenet.pth'),
     cls_head=dict(num_classes=400))
 # mmaction2's MobileNetV2 TSM recipe (SGD lr 0.02 at a total batch of 128, weight decay 2e-5,
 # gradient clip 20) rescaled to a batch of 256 and times 0.6, as for the ResNets.

@@ -8,5 +8,7 @@ _base_ = [
 ]
 
 model = dict(
-    backbone=dict(pretrained='checkpoints/resnet18-imagenet.pth'),
+    backbone=dict(
+        num_frames=2 * _base_.num_frames,
+        pretrained='checkpoints/resnet18-imagenet.pth'),
     cls_head=dict(num_classes=400))

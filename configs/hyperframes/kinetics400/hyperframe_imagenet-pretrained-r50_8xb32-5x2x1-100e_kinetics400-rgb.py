@@ -7,5 +7,7 @@ _base_ = [
 ]
 
 model = dict(
-    backbone=dict(pretrained='checkpoints/resnet50-imagenet.pth'),
+    backbone=dict(
+        num_frames=_base_.num_frames,
+        pretrained='checkpoints/resnet50-imagenet.pth'),
     cls_head=dict(num_classes=400))

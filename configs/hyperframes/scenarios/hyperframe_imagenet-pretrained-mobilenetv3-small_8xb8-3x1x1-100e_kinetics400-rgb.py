@@ -8,28 +8,28 @@ _base_ = [
     '../../_base_/schedules/sgd_warmup_cosine_100e.py', '../../_base_/default_runtime.py'
 ]
 
+# set once: T, the input size and the views, which every pipeline below reads
+num_frames = 3
+input_size = 160
+test_scale = input_size * 8 // 7
+val_clips = test_clips = 1
 model = dict(
-    backbone=dict(num_frames=3, pretrained='checkpoints/mobilenet_v3_small-imagenet.pth'),
+    backbone=dict(num_frames=num_frames,
+                  pretrained='checkpoints/mobilenet_v3_small-imagenet.pth'),
     cls_head=dict(num_classes=400))
 
-sampler = dict(type='HyperframeSampleFrames', num_frames=3, interval=1)
+sampler = dict(type='HyperframeSampleFrames', num_frames=num_frames, interval=1)
 train_pipeline = [
-    dict(type='SafeDecordInit'),
-    sampler,
+    _base_.train_init, sampler,
     dict(type='DecordDecode'),
-    dict(type='ConsistentClipAugment', size=160, flip_ratio=0.5, brightness=0.4, contrast=0.4,
-         saturation=0.4, hue=0.1),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    dict(_base_.augment, size=input_size), *_base_.hyperframe_format
 ]
 val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(sampler, num_clips=1, test_mode=True),
+    _base_.test_init,
+    dict(sampler, num_clips=test_clips, test_mode=True),
     dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 182)),
-    dict(type='CenterCrop', crop_size=160),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    dict(type='Resize', scale=(-1, test_scale)),
+    dict(type='CenterCrop', crop_size=input_size), *_base_.hyperframe_format
 ]
 test_pipeline = val_pipeline
 train_dataloader = dict(batch_size=8, dataset=dict(dataset=dict(pipeline=train_pipeline)))

@@ -6,37 +6,24 @@ _base_ = [
     '../../_base_/schedules/sgd_warmup_cosine_100e.py', '../../_base_/default_runtime.py'
 ]
 
+# T and the test clips, set once; the input size and the validation views are the dataset's
+num_frames = 8
+test_clips = 5
 model = dict(
-    backbone=dict(num_frames=8, pretrained='checkpoints/resnet18-imagenet.pth'),
+    backbone=dict(num_frames=num_frames, pretrained='checkpoints/resnet18-imagenet.pth'),
     cls_head=dict(num_classes=400))
 
-sampler = dict(type='HyperframeSampleFrames', num_frames=8, interval=8)
-train_pipeline = [
-    dict(type='SafeDecordInit'),
-    sampler,
-    dict(type='DecordDecode'),
-    dict(type='ConsistentClipAugment', size=224, flip_ratio=0.5, brightness=0.4, contrast=0.4,
-         saturation=0.4, hue=0.1),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
-]
+sampler = dict(type='HyperframeSampleFrames', num_frames=num_frames, interval=8)
+train_pipeline = [_base_.train_init, sampler, *_base_.train_transforms, *_base_.hyperframe_format]
 val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(sampler, num_clips=3, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='CenterCrop', crop_size=224),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(sampler, num_clips=_base_.val_clips, test_mode=True), *_base_.val_transforms,
+    *_base_.hyperframe_format
 ]
 test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(sampler, num_clips=5, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='ThreeCrop', crop_size=256),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(sampler, num_clips=test_clips, test_mode=True), *_base_.test_transforms,
+    *_base_.hyperframe_format
 ]
 train_dataloader = dict(batch_size=32, dataset=dict(dataset=dict(pipeline=train_pipeline)))
 val_dataloader = dict(dataset=dict(dataset=dict(pipeline=val_pipeline)))

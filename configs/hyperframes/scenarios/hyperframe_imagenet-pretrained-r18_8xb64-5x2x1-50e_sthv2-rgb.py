@@ -8,7 +8,7 @@ _base_ = [
 ]
 
 model = dict(
-    backbone=dict(num_frames=5, pretrained='checkpoints/resnet18-imagenet.pth'),
+    backbone=dict(num_frames=_base_.num_frames, pretrained='checkpoints/resnet18-imagenet.pth'),
     cls_head=dict(num_classes=174))
 train_dataloader = dict(batch_size=64)
 # The base lr (0.006 at a total batch of 256) scaled linearly to 8 GPUs x 64.

@@ -7,40 +7,35 @@ _base_ = [
     '../../_base_/schedules/adamw_warmup_cosine_30e.py', '../../_base_/default_runtime.py'
 ]
 
+# set once: T, the input size (ViT's position embedding) and the views, which every pipeline
+# below reads; validation and test resize the short side to the input size
+num_frames = 16
+input_size = test_scale = 256
+val_clips = 1
+test_clips = 4
 model = dict(
     backbone=dict(
-        num_frames=16,
-        backbone=dict(img_size=256),
+        num_frames=num_frames,
+        backbone=dict(img_size=input_size),
         pretrained='checkpoints/vit-base-p16-imagenet.pth'),
     cls_head=dict(num_classes=400))
 
-sampler = dict(type='HyperframeSampleFrames', num_frames=16, interval=4)
+sampler = dict(type='HyperframeSampleFrames', num_frames=num_frames, interval=4)
 train_pipeline = [
-    dict(type='SafeDecordInit'),
-    sampler,
+    _base_.train_init, sampler,
     dict(type='DecordDecode'),
-    dict(type='ConsistentClipAugment', size=256, flip_ratio=0.5, brightness=0.4, contrast=0.4,
-         saturation=0.4, hue=0.1),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    dict(_base_.augment, size=input_size), *_base_.hyperframe_format
 ]
+test_decode_resize = [dict(type='DecordDecode'), dict(type='Resize', scale=(-1, test_scale))]
 val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(sampler, num_clips=1, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='CenterCrop', crop_size=256),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(sampler, num_clips=val_clips, test_mode=True), *test_decode_resize,
+    dict(type='CenterCrop', crop_size=input_size), *_base_.hyperframe_format
 ]
 test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(sampler, num_clips=4, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(-1, 256)),
-    dict(type='ThreeCrop', crop_size=256),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(sampler, num_clips=test_clips, test_mode=True), *test_decode_resize,
+    dict(type='ThreeCrop', crop_size=test_scale), *_base_.hyperframe_format
 ]
 train_dataloader = dict(batch_size=8, dataset=dict(dataset=dict(pipeline=train_pipeline)))
 val_dataloader = dict(batch_size=8, dataset=dict(dataset=dict(pipeline=val_pipeline)))

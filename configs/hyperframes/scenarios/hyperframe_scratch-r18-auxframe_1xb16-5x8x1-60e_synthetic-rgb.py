@@ -8,8 +8,6 @@
 # (or make_synthetic_dataset(..., frame_labels=True)); docs/scenarios.md.
 _base_ = ['../synthetic/hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 
-data_root = '{{$HF_SYNTHETIC:data/synthetic}}'
-
 model = dict(
     cls_head=dict(
         _delete_=True,
@@ -21,13 +19,9 @@ model = dict(
 # The base's training pipeline with the centre frame's motion state added after the sampler
 # and carried into the data sample (tests/scenarios checks that nothing else differs).
 train_pipeline = [
-    {{_base_.frame_cache_init}},
-    {{_base_.hyperframe_sampler}},
-    dict(type='CenterFrameTarget', ann_file=f'{data_root}/train_frame_labels.jsonl',
-         data_prefix=data_root),
-    {{_base_.frame_cache_decode}},
-    dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
-         flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
+    _base_.train_init, _base_.hyperframe_sampler,
+    dict(type='CenterFrameTarget', ann_file=f'{_base_.data_root}/train_frame_labels.jsonl',
+         data_prefix=_base_.data_root), *_base_.train_transforms,
     dict(type='HyperframeStack'),
     dict(type='PackActionInputs', algorithm_keys=('aux_label', ))
 ]

@@ -6,13 +6,13 @@
 # benchmarks/README.md gives what each choice costs on both data sets.
 _base_ = [
     '../../_base_/models/hyper_r18.py', '../../_base_/datasets/synthetic_hyperframe.py',
-    '../../_base_/schedules/adamw_cosine_60e_synthetic.py', '../../_base_/default_runtime.py'
+    '../../_base_/schedules/adamw_warmup_cosine_60e.py', '../../_base_/default_runtime.py'
 ]
 # At 32x32 layer4 works on 1x1 maps, where a padded 3x3 conv reads mostly padding:
 # PadAwareConv2d skips those taps (the same function, a faster step; bench_train_step.py).
 model = dict(
-    backbone=dict(num_frames=5, input_encoding='diff', diff_gain=4.0, motion_products=False,
-                  conv_cfg=dict(type='PadAwareConv2d')),
+    backbone=dict(num_frames=_base_.num_frames, input_encoding='diff', diff_gain=4.0,
+                  motion_products=False, conv_cfg=dict(type='PadAwareConv2d')),
     cls_head=dict(num_classes=10, dropout_ratio=0.2))
 # a checkpoint holds the weights and the AdamW state: saving one each epoch would cost a
 # noticeable part of these short epochs, so only every 20th (and the last) is kept

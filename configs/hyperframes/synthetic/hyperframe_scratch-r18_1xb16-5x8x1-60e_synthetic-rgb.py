@@ -11,24 +11,15 @@ model = dict(backbone=dict(motion_products=True))
 # Picks 8/30 s apart, time-based, so every frame rate covers the same 1.07 s: the fast classes'
 # steps stay short, the slow classes' scale and position changes grow enough to read (6/30 s
 # left approach/recede confused). mode='interval' is spelt out: it replaces the base's 'uniform'.
-hyperframe_sampler = dict(
-    type='HyperframeSampleFrames', num_frames=5, mode='interval', interval=8 / 30,
-    time_based=True)
+hyperframe_sampler = dict(_base_.hyperframe_sampler, mode='interval', interval=8 / 30,
+                          time_based=True)
 train_pipeline = [
-    {{_base_.frame_cache_init}},
-    hyperframe_sampler,
-    {{_base_.frame_cache_decode}},
-    {{_base_.augment}},
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.hyperframe_format
 ]
 val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(hyperframe_sampler, num_clips=3, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(32, 32), keep_ratio=False),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
+    *_base_.test_transforms, *_base_.hyperframe_format
 ]
 test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))

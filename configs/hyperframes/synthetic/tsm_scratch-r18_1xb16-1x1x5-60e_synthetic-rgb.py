@@ -9,7 +9,8 @@ model = dict(
         depth=18,
         pretrained=None,
         pretrained2d=False,
-        num_segments=5,
+        num_segments=_base_.num_frames,
         shift_div=8,
         norm_eval=False),
-    cls_head=dict(type='TSMHead', num_segments=5, is_shift=True, init_std=0.001))
+    cls_head=dict(
+        type='TSMHead', num_segments=_base_.num_frames, is_shift=True, init_std=0.001))

@@ -3,7 +3,7 @@
 # models (same augmentation draw for all frames, schedule, input size).
 _base_ = [
     '../../_base_/datasets/synthetic_hyperframe.py',
-    '../../_base_/schedules/adamw_cosine_60e_synthetic.py', '../../_base_/default_runtime.py'
+    '../../_base_/schedules/adamw_warmup_cosine_60e.py', '../../_base_/default_runtime.py'
 ]
 model = dict(
     type='Recognizer2D',
@@ -22,26 +22,16 @@ model = dict(
         mean=[123.675, 116.28, 103.53],
         std=[58.395, 57.12, 57.375],
         format_shape='NCHW'))
-segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=5)
-train_pipeline = [
-    {{_base_.frame_cache_init}},
-    segments,
-    {{_base_.frame_cache_decode}},
-    dict(type='ConsistentClipAugment', size=32, area_range=(0.8, 1.0),
-         flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}),
-    dict(type='FormatShape', input_format='NCHW'),
-    dict(type='PackActionInputs')
+# T segments over the clip, one frame each; the test takes the same T segments, centred
+segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
+segment_format = [dict(type='FormatShape', input_format='NCHW'), dict(type='PackActionInputs')]
+train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *segment_format]
+val_pipeline = [
+    _base_.test_init,
+    dict(segments, test_mode=True), *_base_.test_transforms, *segment_format
 ]
-test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(segments, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(32, 32), keep_ratio=False),
-    dict(type='FormatShape', input_format='NCHW'),
-    dict(type='PackActionInputs')
-]
+test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_pipeline = test_pipeline
-val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader
 default_hooks = dict(logger=dict(interval=10))

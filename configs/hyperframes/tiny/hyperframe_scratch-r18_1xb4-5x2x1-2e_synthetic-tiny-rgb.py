@@ -4,38 +4,32 @@ _base_ = [
     '../../_base_/models/hyper_r18.py', '../../_base_/default_runtime.py'
 ]
 
+# set once: T, the frame side and the clips, which every pipeline below reads
 num_frames = 5
+input_size = 56
+val_clips = 1
+test_clips = 2
 model = dict(
     backbone=dict(num_frames=num_frames),
     cls_head=dict(num_classes=4, dropout_ratio=0.0))
 
 dataset_type = 'VideoDataset'
 data_root = '{{$HF_SYNTHETIC_TINY:data/synthetic_tiny}}'
-train_pipeline = [
-    dict(type='DecordInit'),
-    dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=1),
+sampler = dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=1)
+transforms = [
     dict(type='DecordDecode'),
-    dict(type='Resize', scale=(56, 56), keep_ratio=False),
+    dict(type='Resize', scale=(input_size, input_size), keep_ratio=False),
     dict(type='HyperframeStack'),
     dict(type='PackActionInputs')
 ]
+train_pipeline = [dict(type='DecordInit'), sampler, *transforms]
 val_pipeline = [
     dict(type='DecordInit'),
-    dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=1,
-         test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(56, 56), keep_ratio=False),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    dict(sampler, num_clips=val_clips, test_mode=True), *transforms
 ]
 test_pipeline = [
     dict(type='DecordInit'),
-    dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=2,
-         test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(56, 56), keep_ratio=False),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    dict(sampler, num_clips=test_clips, test_mode=True), *transforms
 ]
 
 train_dataloader = dict(

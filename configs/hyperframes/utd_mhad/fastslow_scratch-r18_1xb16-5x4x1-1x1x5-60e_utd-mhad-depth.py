@@ -11,31 +11,21 @@ model = dict(
     streams=('fast', 'slow'),
     share_backbone=True,
     fusion='early',
-    backbone=dict(num_frames=10, motion_products=True),
-    cls_head=dict(in_channels=512))
+    backbone=dict(num_frames=2 * _base_.num_frames, motion_products=True))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
-    num_frames=5,
+    num_frames=_base_.num_frames,
     time_based=True,
     streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
-pack = dict(type='PackActionInputs', collect_keys=('imgs_fast', 'imgs_slow'))
 train_pipeline = [
-    {{_base_.frame_cache_init}},
-    hyperframe_sampler,
-    {{_base_.frame_cache_decode}},
-    {{_base_.augment}},
-    dict(type='HyperframeStack'),
-    pack
+    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.stream_format
 ]
-test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(hyperframe_sampler, num_clips=3, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(96, 96), keep_ratio=False),
-    dict(type='HyperframeStack'),
-    pack
+val_pipeline = [
+    _base_.test_init,
+    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
+    *_base_.test_transforms, *_base_.stream_format
 ]
-val_pipeline = test_pipeline
+test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader

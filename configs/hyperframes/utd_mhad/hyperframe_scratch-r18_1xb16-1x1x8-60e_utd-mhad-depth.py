@@ -4,22 +4,14 @@
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
 num_frames = 8
 model = dict(backbone=dict(num_frames=num_frames))
-hyperframe_sampler = dict(type='HyperframeSampleFrames', num_frames=num_frames, mode='uniform')
+hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
 train_pipeline = [
-    {{_base_.frame_cache_init}},
-    hyperframe_sampler,
-    {{_base_.frame_cache_decode}},
-    {{_base_.augment}},
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.hyperframe_format
 ]
 val_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(hyperframe_sampler, num_clips={{_base_.test_clips}}, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=({{_base_.input_size}}, {{_base_.input_size}}), keep_ratio=False),
-    dict(type='HyperframeStack'),
-    dict(type='PackActionInputs')
+    _base_.test_init,
+    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
+    *_base_.test_transforms, *_base_.hyperframe_format
 ]
 test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))

@@ -32,25 +32,17 @@ model = dict(
         mean=[123.675, 116.28, 103.53],
         std=[58.395, 57.12, 57.375],
         format_shape='NCTHW'))
-frames = dict(type='HyperframeSampleFrames', num_frames=8, mode='uniform')
-train_pipeline = [
-    {{_base_.frame_cache_init}},
-    frames,
-    {{_base_.frame_cache_decode}},
-    {{_base_.augment}},
-    dict(type='FormatShape', input_format='NCTHW'),
-    dict(type='PackActionInputs')
+num_frames = 8
+frames = dict(type='HyperframeSampleFrames', num_frames=num_frames, mode='uniform')
+clip_format = [dict(type='FormatShape', input_format='NCTHW'), dict(type='PackActionInputs')]
+train_pipeline = [_base_.train_init, frames, *_base_.train_transforms, *clip_format]
+val_pipeline = [
+    _base_.test_init,
+    dict(frames, num_clips=_base_.test_clips, test_mode=True), *_base_.test_transforms,
+    *clip_format
 ]
-test_pipeline = [
-    dict(type='SafeDecordInit'),
-    dict(frames, num_clips=3, test_mode=True),
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(96, 96), keep_ratio=False),
-    dict(type='FormatShape', input_format='NCTHW'),
-    dict(type='PackActionInputs')
-]
-val_pipeline = test_pipeline
+test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader
 default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))

@@ -14,14 +14,14 @@ model = dict(
         depth=18,
         pretrained=None,
         pretrained2d=False,
-        num_segments=5,
+        num_segments=_base_.num_frames,
         shift_div=8,
         norm_eval=False),
     cls_head=dict(
         type='TSMHead',
         num_classes=27,
         in_channels=512,
-        num_segments=5,
+        num_segments=_base_.num_frames,
         spatial_type='avg',
         consensus=dict(type='AvgConsensus', dim=1),
         dropout_ratio=0.5,
@@ -33,29 +33,15 @@ model = dict(
         mean=[123.675, 116.28, 103.53],
         std=[58.395, 57.12, 57.375],
         format_shape='NCHW'))
-segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=5)
-# the test views of every row of the family: 3 clips of 5 frames, each frame at the fraction
-# (k + 0.5) / 3 of its segment, the whole 96x96 frame
-test_segments = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform', num_clips=3,
-                     test_mode=True)
-train_pipeline = [
-    {{_base_.frame_cache_init}},
-    segments,
-    {{_base_.frame_cache_decode}},
-    {{_base_.augment}},
-    dict(type='FormatShape', input_format='NCHW'),
-    dict(type='PackActionInputs')
-]
-test_pipeline = [
-    dict(type='SafeDecordInit'),
-    test_segments,
-    dict(type='DecordDecode'),
-    dict(type='Resize', scale=(96, 96), keep_ratio=False),
-    dict(type='FormatShape', input_format='NCHW'),
-    dict(type='PackActionInputs')
-]
-val_pipeline = test_pipeline
+# T frames a sample, one from each of T equal segments of the clip; tested on the views of every
+# row of the family (the recipe's picks for its test clips)
+segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
+test_segments = dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True)
+segment_format = [dict(type='FormatShape', input_format='NCHW'), dict(type='PackActionInputs')]
+train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *segment_format]
+val_pipeline = [_base_.test_init, test_segments, *_base_.test_transforms, *segment_format]
+test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader
 default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))

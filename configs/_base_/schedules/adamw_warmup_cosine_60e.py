@@ -1,7 +1,9 @@
-# The one schedule every model on the synthetic benchmark trains with (CPU-sized): 60 epochs,
-# 3 of linear warm-up, cosine decay, AdamW. At 30 epochs the recipe was still learning; 60 fit
-# the main job's CPU budget once training read the frame cache and HyperResNet skipped its
-# padding-only conv taps (benchmarks/README.md, "Schedule length", has the measurements).
+# Training from scratch on a CPU: 60 epochs, 3 of linear warm-up, cosine decay, AdamW. The
+# schedule of every model on the synthetic benchmark and of the hyperframe models on UTD-MHAD:
+# mmaction2's from-scratch SGD schedule underfits the synthetic clips, and on UTD-MHAD it is an
+# ablation row (benchmarks/README.md compares the two on both). At 30 epochs the synthetic recipe
+# was still learning; 60 fit the main job's CPU budget once training read the frame cache and
+# HyperResNet skipped its padding-only conv taps (benchmarks/README.md, "Schedule length").
 max_epochs = 60
 train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs, val_begin=1, val_interval=20)
 val_cfg = dict(type='ValLoop')
