@@ -5,15 +5,15 @@ stride 2, BN, HSwish), so only ``layer0.conv`` is widened and inflated; the inve
 blocks, frozen stages and ``norm_eval`` are mmpretrain's own.
 """
 from collections import OrderedDict
-from typing import Dict, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmaction.registry import MODELS
-from mmengine.model import BaseModule
 from mmpretrain.models.backbones.mobilenet_v3 import MobileNetV3
 
-from .hyperframe_backbone import HyperframeArgs, HyperframeBackboneMixin
+from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
+from .stem import HyperframeStem
 
 
 def _torchvision_to_mmpretrain_modules(arch_setting: Sequence[Sequence]) -> Dict[str, str]:
@@ -79,61 +79,77 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
     Args:
         arch (str): ``'small'``, ``'large'`` (torchvision checkpoints exist for these two), or
             mmpretrain's ``'small_075'``, ``'small_050'``. Defaults to ``'small'``.
-        **kwargs: :class:`~.hyperframe_backbone.HyperframeArgs` (``num_frames``,
-            ``inflate_init``, ``pretrained`` in mmpretrain layout, ``layer0.conv.weight``, or
-            torchvision's ``mobilenet_v3_{small,large}`` layout, ``features.0.0.weight``, and
-            the :class:`~.stem.HyperframeStem`'s parts, which run around ``layer0``:
-            ``extra_bn`` between its conv and norm), and mmpretrain ``MobileNetV3``'s own, with
-            its defaults:
+        num_frames (int): T, frames per hyperframe. Defaults to 5.
+        inflate_init (str): how a 2D checkpoint's stem conv is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
+            ``'replicate'``.
+        pretrained (str, optional): a 2D (3-channel stem conv) or hyperframe (3T) checkpoint
+            in mmpretrain layout (``layer0.conv.weight``) or torchvision's
+            ``mobilenet_v3_{small,large}`` layout (``features.0.0.weight``), bare or under
+            ``state_dict``/``model``, with or without ``backbone.``/``module.`` prefixes.
+            Defaults to None.
         conv_cfg (dict, optional): conv layer config. Defaults to None (Conv2d).
         norm_cfg (dict): norm layer config. Defaults to
             ``dict(type='BN', eps=0.001, momentum=0.01)`` (torchvision's values).
         out_indices (Sequence[int], optional): layers whose output is returned (0 = stem, the
             last = the final 1x1 conv); one index gives a tensor, several a tuple. Defaults to
             the last layer (12 for small, 16 for large).
-        frozen_stages (int): layers to freeze; 0 freezes the stem (with ``extra_bn`` and frame
-            attention), -1 nothing. Defaults to -1.
-        norm_eval (bool): keep the pretrained batch norms in eval mode while training.
-            Defaults to False.
+        frozen_stages (int): layers to freeze; 0 freezes the stem (with the hyperframe stem's
+            parts), -1 nothing. Defaults to -1.
+        norm_eval (bool): keep the pretrained batch norms in eval mode while training
+            (``extra_bn`` keeps training). Defaults to False.
         with_cp (bool): gradient checkpointing in the inverted residual blocks.
             Defaults to False.
-        init_cfg (dict or list[dict], optional): initialisation from scratch (mmpretrain's).
+        init_cfg (dict or list[dict], optional): initialisation from scratch.
+            Defaults to mmpretrain ``MobileNetV3``'s.
+        **stem: the :class:`~.stem.HyperframeStem`'s options, by name (``input_encoding``,
+            ``diff_gain``, ``frame_attention``, ``extra_bn``, ``motion_products``), declared
+            and checked there; the stem runs around ``layer0``, ``extra_bn`` between its conv
+            and norm.
     """
 
     first_conv_name = 'layer0.conv'
     stem_module_name = 'layer0'
 
-    def __init__(self, arch: str = 'small', **kwargs) -> None:
+    def __init__(self,
+                 arch: str = 'small',
+                 num_frames: int = 5,
+                 inflate_init: str = 'replicate',
+                 pretrained: Optional[str] = None,
+                 conv_cfg: Optional[Dict] = None,
+                 norm_cfg: Dict = dict(type='BN', eps=0.001, momentum=0.01),
+                 out_indices: Optional[Sequence[int]] = None,
+                 frozen_stages: int = -1,
+                 norm_eval: bool = False,
+                 with_cp: bool = False,
+                 init_cfg: Optional[Union[Dict, List[Dict]]] = [
+                     dict(type='Kaiming', layer=['Conv2d'], nonlinearity='leaky_relu'),
+                     dict(type='Normal', layer=['Linear'], std=0.01),
+                     dict(type='Constant', layer=['BatchNorm2d'], val=1)
+                 ],
+                 **stem) -> None:
         name = type(self).__name__
-        args, mobilenet_args = HyperframeArgs.split(type(self), MobileNetV3, kwargs,
-                                                    fixed=('arch', ))
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
         if arch not in self.arch_settings:
             raise ValueError(f'{name}: arch must be one of {sorted(self.arch_settings)}, '
                              f'got {arch!r}')
-        super().__init__(arch=arch, **mobilenet_args)
-        resize_conv_input(self.layer0.conv, 3 * args.num_frames)
-        self._setup_hyperframe(args)
+        super().__init__(arch=arch, conv_cfg=conv_cfg, norm_cfg=norm_cfg,
+                         out_indices=out_indices, frozen_stages=frozen_stages,
+                         norm_eval=norm_eval, with_cp=with_cp, init_cfg=init_cfg)
+        resize_conv_input(self.layer0.conv, 3 * num_frames)
+        self.inflate_init, self.pretrained = inflate_init, pretrained
+        self.hyperframe_stem = HyperframeStem(num_frames, name, self.layer0, **stem)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmpretrain and torchvision MobileNetV3 layouts."""
         return mobilenet_v3_state_dict_to_mmpretrain(state_dict, self.arch_settings[self.arch])
 
-    def init_weights(self) -> None:
-        """Initialise from scratch, then load and inflate ``pretrained`` when given."""
-        BaseModule.init_weights(self)
-        self._init_hyperframe_weights()
-
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""
         outs = []
         for index, layer_name in enumerate(self.layers):
-            x = self.stem_forward(x) if index == 0 else getattr(self, layer_name)(x)
+            x = self.hyperframe_stem(x, self.layer0) if index == 0 else \
+                getattr(self, layer_name)(x)
             if index in self.out_indices:
                 outs.append(x)
         return outs[0] if len(outs) == 1 else tuple(outs)
-
-    def train(self, mode: bool = True) -> 'HyperMobileNetV3':
-        """Set train/eval mode, then apply frozen stages and ``norm_eval``."""
-        super().train(mode)
-        self.train_hyperframe_parts(mode, stem_frozen=self.frozen_stages >= 0)
-        return self

@@ -1,15 +1,14 @@
 """ResNet whose conv1 takes a hyperframe (3T channels) and loads an ordinary 2D checkpoint."""
 from collections import OrderedDict
-from typing import Dict, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 from mmaction.models.backbones.resnet import ResNet
 from mmaction.registry import MODELS
-from mmengine.logging import MMLogger
-from mmengine.model import BaseModule
-from torch import nn
+from mmaction.utils import ConfigType
 
-from .hyperframe_backbone import HyperframeArgs, HyperframeBackboneMixin
+from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .stem import HyperframeStem
 
 #: Keys of classifier heads a torchvision checkpoint keeps next to the backbone.
 _HEAD_PREFIXES = ('fc.', )
@@ -61,11 +60,14 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
 
     Args:
         depth (int): 18, 34, 50, 101 or 152.
-        **kwargs: :class:`~.hyperframe_backbone.HyperframeArgs` (``num_frames``,
-            ``inflate_init``, ``pretrained`` in mmaction2, torchvision or mmpretrain key
-            layout, and the :class:`~.stem.HyperframeStem`'s parts, which run around conv1:
-            ``extra_bn`` between conv1 and its norm), and mmaction2 ``ResNet``'s own, with its
-            defaults:
+        num_frames (int): T, frames per hyperframe. Defaults to 5.
+        inflate_init (str): how a 2D checkpoint's conv1 is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
+            ``'replicate'``.
+        pretrained (str, optional): a 2D (3-channel conv1) or hyperframe (3T) checkpoint in
+            mmaction2, torchvision or mmpretrain ResNet layout, bare or under
+            ``state_dict``/``model``, with or without ``backbone.``/``module.`` prefixes.
+            Defaults to None.
         num_stages (int): ResNet stages. Defaults to 4.
         out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
             several a tuple. Defaults to ``(3, )``.
@@ -74,8 +76,8 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
         dilations (Sequence[int]): dilation of each stage. Defaults to ``(1, 1, 1, 1)``.
         style (str): ``'pytorch'`` (stride on the 3x3 conv) or ``'caffe'``.
             Defaults to ``'pytorch'``.
-        frozen_stages (int): stages to freeze; 0 freezes the stem (conv1, ``extra_bn``, frame
-            attention), -1 nothing. Defaults to -1.
+        frozen_stages (int): stages to freeze; 0 freezes the stem (conv1 and the hyperframe
+            stem's parts), -1 nothing. Defaults to -1.
         conv_cfg (dict): conv layer config. Defaults to ``dict(type='Conv')``, mmaction2's
             ``ResNet`` default. ``dict(type='PadAwareConv2d')`` computes the same function
             without the kernel taps that only read zero padding: it pays at inputs so small that
@@ -86,34 +88,59 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
         norm_eval (bool): keep the pretrained batch norms in eval mode while training
             (``extra_bn`` keeps training: it is there to track what they cannot).
             Defaults to False.
-        partial_bn (bool): freeze every batch norm but the stem's. Defaults to False.
+        partial_bn (bool): freeze every batch norm but the stem's (conv1's and ``extra_bn``).
+            Defaults to False.
         with_cp (bool): gradient checkpointing in the residual blocks. Defaults to False.
         init_cfg (dict or list[dict], optional): initialisation from scratch.
-            Defaults to Kaiming for convs, 1 for batch norms.
+            Defaults to Kaiming for convs, 1 for batch norms (mmaction2's ``ResNet``'s).
+        **stem: the :class:`~.stem.HyperframeStem`'s options, by name (``input_encoding``,
+            ``diff_gain``, ``frame_attention``, ``extra_bn``, ``motion_products``), declared
+            and checked there; the stem runs around conv1, ``extra_bn`` between conv1 and its
+            norm.
     """
 
     first_conv_name = 'conv1.conv'
     stem_module_name = 'conv1'
 
-    def __init__(self, depth: int, **kwargs) -> None:
-        args, resnet_args = HyperframeArgs.split(
-            type(self), ResNet, kwargs, fixed=('depth', 'torchvision_pretrain', 'in_channels'))
-        super().__init__(depth, pretrained=args.pretrained, torchvision_pretrain=False,
-                         in_channels=3 * args.num_frames, **resnet_args)
-        self._setup_hyperframe(args)
+    def __init__(self,
+                 depth: int,
+                 num_frames: int = 5,
+                 inflate_init: str = 'replicate',
+                 pretrained: Optional[str] = None,
+                 num_stages: int = 4,
+                 out_indices: Sequence[int] = (3, ),
+                 strides: Sequence[int] = (1, 2, 2, 2),
+                 dilations: Sequence[int] = (1, 1, 1, 1),
+                 style: str = 'pytorch',
+                 frozen_stages: int = -1,
+                 conv_cfg: ConfigType = dict(type='Conv'),
+                 norm_cfg: ConfigType = dict(type='BN2d', requires_grad=True),
+                 act_cfg: ConfigType = dict(type='ReLU', inplace=True),
+                 norm_eval: bool = False,
+                 partial_bn: bool = False,
+                 with_cp: bool = False,
+                 init_cfg: Optional[Union[Dict, List[Dict]]] = [
+                     dict(type='Kaiming', layer='Conv2d'),
+                     dict(type='Constant', layer='BatchNorm2d', val=1.)
+                 ],
+                 **stem) -> None:
+        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
+        super().__init__(
+            depth, pretrained=pretrained, torchvision_pretrain=False, in_channels=3 * num_frames,
+            num_stages=num_stages, out_indices=out_indices, strides=strides, dilations=dilations,
+            style=style, frozen_stages=frozen_stages, conv_cfg=conv_cfg, norm_cfg=norm_cfg,
+            act_cfg=act_cfg, norm_eval=norm_eval, partial_bn=partial_bn, with_cp=with_cp,
+            init_cfg=init_cfg)
+        self.inflate_init = inflate_init
+        self.hyperframe_stem = HyperframeStem(num_frames, type(self).__name__, self.conv1, **stem)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmaction2, torchvision and mmpretrain ResNet layouts."""
         return resnet_state_dict_to_mmaction(state_dict)
 
-    def init_weights(self) -> None:
-        """Initialise from scratch, then load and inflate ``pretrained`` when given."""
-        BaseModule.init_weights(self)
-        self._init_hyperframe_weights()
-
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` stages."""
-        x = self.maxpool(self.stem_forward(x))
+        x = self.maxpool(self.hyperframe_stem(x, self.conv1))
         outs = []
         for index, layer_name in enumerate(self.res_layers):
             x = getattr(self, layer_name)(x)
@@ -125,19 +152,3 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
         """Re-inflate conv1 to ``num_frames`` frames (see the mixin); keep ``in_channels`` true."""
         super().reinflate(num_frames)
         self.in_channels = 3 * num_frames
-
-    def _partial_bn(self) -> None:
-        """Freeze every batch norm but the stem's (conv1's norm and ``extra_bn``)."""
-        MMLogger.get_current_instance().info('Freezing BatchNorm2D except the stem\'s.')
-        stem_norms = {id(self.conv1.bn), id(self.extra_bn)}
-        for module in self.modules():
-            if isinstance(module, nn.BatchNorm2d) and id(module) not in stem_norms:
-                module.eval()
-                module.weight.requires_grad = False
-                module.bias.requires_grad = False
-
-    def train(self, mode: bool = True) -> 'HyperResNet':
-        """Set train/eval mode, then apply frozen stages, ``norm_eval`` and ``partial_bn``."""
-        super().train(mode)
-        self.train_hyperframe_parts(mode, stem_frozen=self.frozen_stages >= 0)
-        return self

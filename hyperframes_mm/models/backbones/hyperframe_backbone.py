@@ -1,42 +1,39 @@
-"""What every hyperframe backbone shares: the hyperframe stem, checkpoint inflation, T -> T'.
+"""What every hyperframe backbone shares: weights in, train modes, T -> T'.
 
-A hyperframe backbone is a 2D backbone whose first convolution takes ``C * num_frames`` channels.
-:class:`HyperframeBackboneMixin` gives it
+A hyperframe backbone is a 2D backbone whose first convolution takes ``C * num_frames``
+channels, with a :class:`~.stem.HyperframeStem` (input check, frame attention, input encoding,
+motion products, ``extra_bn``) run around its 2D stem. :class:`HyperframeBackboneMixin`, mixed
+in before the 2D class, gives every such backbone one copy of
 
-* a :class:`~.stem.HyperframeStem` (input check, frame attention, input encoding, motion
-  products, ``extra_bn``) around its own 2D stem;
-* loading of a 2D (C-channel) or hyperframe (C*T-channel) checkpoint, the first conv inflated by
-  :func:`inflate_conv_weight`; anything else, or a checkpoint that leaves a backbone weight
-  unset, is an error naming the file, never a silently random layer;
-* :meth:`reinflate` (T -> T', in place), which :func:`reinflate_backbone` applies to every
-  hyperframe backbone of a model.
+* ``init_weights``: the 2D backbone's own initialisation, then a 2D (C-channel) or hyperframe
+  (C*T-channel) checkpoint loaded by :func:`load_inflated_checkpoint`, whose first conv is
+  inflated by :func:`inflate_conv_weight`; anything else, or a checkpoint that leaves a backbone
+  weight unset, is an error naming the file, never a silently random layer;
+* ``train``: the 2D backbone's frozen stages and ``norm_eval``, the stem's parts kept training
+  (or frozen with the stem), partial BN that spares the stem's norms;
+* :meth:`~HyperframeBackboneMixin.reinflate` (T -> T', in place), which
+  :func:`reinflate_backbone` applies to every hyperframe backbone of a model.
 """
-import inspect
 import logging
 from collections import OrderedDict
-from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Set, Tuple
+from typing import Dict, List, Optional, Set
 
 import torch
-from mmengine.logging import print_log
+from mmengine.logging import MMLogger, print_log
+from mmengine.model import BaseModule
 from mmengine.runner.checkpoint import _load_checkpoint
 from torch import nn
 
 from ...utils import delegated, positive_int
 from .encoding import describe
 from .inflate import INFLATE_MODES, inflate_conv_weight
-from .stem import STEM_NAME, HyperframeStem, init_extra_bn, upgrade_stem_keys
+from .stem import STEM_NAME, HyperframeStem, init_extra_bn
 
 
 def stem_part(key: str) -> Optional[str]:
     """The stem part (``extra_bn``, ...) a backbone state-dict key belongs to, else None."""
     parts = key.split('.')
     return parts[1] if parts[0] == STEM_NAME and len(parts) > 2 else None
-
-
-def _upgrade_stem_keys_hook(state_dict: Dict[str, torch.Tensor], prefix: str, *_) -> None:
-    """``load_state_dict`` pre-hook: checkpoints saved before the stem existed hold its parts
-    at the backbone's top level (a module-level function, so the model stays picklable)."""
-    upgrade_stem_keys(state_dict, prefix)
 
 
 def strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -62,101 +59,50 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
     return checkpoint
 
 
-class HyperframeArgs(NamedTuple):
-    """The arguments every hyperframe backbone takes beside its 2D backbone's, checked before
-    any layer is built: one declaration for every backbone, whose ``**kwargs`` hold them.
+def check_hyperframe_args(owner: str, num_frames: int, inflate_init: str,
+                          pretrained: Optional[str]) -> None:
+    """Check the arguments every hyperframe backbone takes beside its 2D backbone's; called
+    before any layer is built, so that a bad ``num_frames`` never reaches a conv.
 
     Args:
-        num_frames (int): T, frames per hyperframe. Defaults to 5.
-        inflate_init (str): how a 2D checkpoint's first conv is inflated: ``'replicate'``,
-            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
-            ``'replicate'``.
-        pretrained (str, optional): path of a 2D (C-channel first conv) or hyperframe (C*T)
-            checkpoint, bare or under ``state_dict``/``model``, with or without
-            ``backbone.``/``module.`` prefixes, in a key layout the backbone reads.
-            Defaults to None.
-        frame_attention, input_encoding, diff_gain, extra_bn, motion_products: the
-            :class:`~.stem.HyperframeStem`'s. Defaults: False, ``'frames'``, 4, False, False.
+        owner (str): the backbone's name, for the errors.
+        num_frames (int): T, frames per hyperframe: a positive int.
+        inflate_init (str): one of :data:`~.inflate.INFLATE_MODES`.
+        pretrained (str, optional): a checkpoint path, or None.
     """
-    num_frames: int = 5
-    inflate_init: str = 'replicate'
-    pretrained: Optional[str] = None
-    frame_attention: bool = False
-    input_encoding: str = 'frames'
-    diff_gain: float = 4.0
-    extra_bn: bool = False
-    motion_products: bool = False
-
-    @classmethod
-    def split(cls, owner: type, base: type, kwargs: Dict[str, Any],
-              fixed: Sequence[str] = ()) -> Tuple['HyperframeArgs', Dict[str, Any]]:
-        """A hyperframe backbone's keyword arguments as its own (checked) and its 2D base's.
-
-        Args:
-            owner (type): the hyperframe backbone, named in errors.
-            base (type): the 2D class it builds on; every other argument must be one of its
-                ``__init__``'s, except those in ``fixed``.
-            kwargs (dict): what the backbone was given.
-            fixed (Sequence[str]): base arguments the backbone sets itself (the first conv's
-                input channels follow ``num_frames``), so a user may not.
-        """
-        name = owner.__name__
-        accepted = set(inspect.signature(base.__init__).parameters) - {'self'} - set(fixed)
-        others = {key: value for key, value in kwargs.items() if key not in cls._fields}
-        unknown = sorted(set(others) - accepted)
-        if unknown:
-            raise TypeError(f'{name}: unexpected arguments {unknown}; it takes '
-                            f'{list(cls._fields)} and {base.__name__}\'s {sorted(accepted)}')
-        return cls.of(name, {key: value for key, value in kwargs.items()
-                             if key in cls._fields}), others
-
-    @classmethod
-    def of(cls, owner: str, hyperframe: Dict[str, Any]) -> 'HyperframeArgs':
-        """``hyperframe`` (a backbone's keyword arguments beyond its 2D ones), checked."""
-        unknown = sorted(set(hyperframe) - set(cls._fields))
-        if unknown:
-            raise TypeError(f'{owner}: unexpected arguments {unknown}; beside its 2D '
-                            f'backbone\'s it takes {list(cls._fields)}')
-        args = cls(**hyperframe)
-        positive_int(args.num_frames, 'num_frames', owner)
-        if args.inflate_init not in INFLATE_MODES:
-            raise ValueError(f'{owner}: inflate_init must be one of {INFLATE_MODES}, '
-                             f'got {args.inflate_init!r}')
-        if args.pretrained is not None and not isinstance(args.pretrained, str):
-            raise TypeError(f'{owner}: pretrained must be a checkpoint path or None, '
-                            f'got {type(args.pretrained).__name__}')
-        return args
+    positive_int(num_frames, 'num_frames', owner)
+    if inflate_init not in INFLATE_MODES:
+        raise ValueError(f'{owner}: inflate_init must be one of {INFLATE_MODES}, '
+                         f'got {inflate_init!r}')
+    if pretrained is not None and not isinstance(pretrained, str):
+        raise TypeError(f'{owner}: pretrained must be a checkpoint path or None, '
+                        f'got {type(pretrained).__name__}')
 
 
 class HyperframeBackboneMixin:
-    """Hyperframe behaviour for a 2D backbone class; mix in before the backbone class.
+    """``init_weights``, ``train`` and ``reinflate`` of a hyperframe backbone; mix it in before
+    the 2D backbone class.
 
-    A subclass sets ``first_conv_name`` (dotted module path of the first ``nn.Conv2d``) and,
-    when its first conv sits in a conv-norm-act ``ConvModule`` stem, ``stem_module_name``;
-    reads its :class:`HyperframeArgs` before building any layer (:meth:`HyperframeArgs.split`
-    separates them from a 2D base's keyword arguments, :meth:`HyperframeArgs.of` checks them
-    alone) and hands them to :meth:`_setup_hyperframe` after building the 2D layers; runs the
-    input through :meth:`stem_forward` (which gives the conv stem's output, or with no conv
-    stem the first conv's input); calls :meth:`_init_hyperframe_weights` at the end of
-    ``init_weights``; and may override :meth:`convert_checkpoint` for foreign key layouts.
+    The backbone names its first ``nn.Conv2d`` (``first_conv_name``, a dotted module path) and,
+    when that conv sits in a conv-norm-act ``ConvModule`` stem, the stem (``stem_module_name``);
+    its ``__init__`` checks its arguments with :func:`check_hyperframe_args`, builds its 2D
+    layers with ``C * num_frames`` input channels, then sets ``hyperframe_stem`` (a
+    :class:`~.stem.HyperframeStem` around the conv stem), ``inflate_init`` and ``pretrained``;
+    its forward runs the input through ``hyperframe_stem``. A backbone whose checkpoints come in
+    foreign key layouts overrides :meth:`convert_checkpoint`.
     """
 
     first_conv_name: str = ''
     stem_module_name: Optional[str] = None
+    #: Stages the 2D backbone freezes (its own argument where it has one); from 0 on, its stem
+    #: is frozen and the hyperframe stem's parts with it. A wrapper of an arbitrary backbone
+    #: freezes nothing of the stem, which it does not know.
+    frozen_stages: int = -1
 
-    def _setup_hyperframe(self, args: HyperframeArgs) -> None:
-        """Build the :class:`~.stem.HyperframeStem` (3 channels a frame) and keep how a
-        checkpoint is to be loaded."""
-        self.inflate_init = args.inflate_init
-        self.pretrained = args.pretrained
-        self.hyperframe_stem = HyperframeStem(
-            args.num_frames, type(self).__name__, self.conv_stem,
-            input_encoding=args.input_encoding, diff_gain=args.diff_gain,
-            frame_attention=args.frame_attention, extra_bn=args.extra_bn,
-            motion_products=args.motion_products)
-        self._register_load_state_dict_pre_hook(_upgrade_stem_keys_hook)
+    hyperframe_stem: HyperframeStem
+    inflate_init: str
+    pretrained: Optional[str]
 
-    # ----------------------------------------------------------------------- structure
     @property
     def conv_stem(self) -> Optional[nn.Module]:
         """The 2D stem the hyperframe stem runs around (``stem_module_name``), if any."""
@@ -175,30 +121,42 @@ class HyperframeBackboneMixin:
     extra_bn = delegated(STEM_NAME, 'extra_bn', 'The stem\'s, or None.')
     motion_products = delegated(STEM_NAME, 'motion_products', 'The stem\'s, or None.')
 
-    # ------------------------------------------------------------------------- forward
-    def stem_forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Hyperframes through the hyperframe stem and the backbone's conv stem (its output),
-        or, for a backbone without a conv stem, the encoded input its first conv reads."""
-        return self.hyperframe_stem(x, self.conv_stem)
-
-    def train_hyperframe_parts(self, mode: bool, stem_frozen: bool) -> None:
-        """Train (or freeze, with the backbone's stem) the hyperframe stem's parts."""
-        self.hyperframe_stem.train_parts(mode, stem_frozen)
-
-    # --------------------------------------------------------------------- checkpoints
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Map a checkpoint's keys to this module's; identity unless a subclass knows layouts."""
         return state_dict
 
-    def _init_hyperframe_weights(self) -> None:
-        """Load ``pretrained`` (if any), then initialise the parts it did not provide."""
+    def init_weights(self) -> None:
+        """Initialise from scratch as the 2D backbone's ``init_cfg`` says (never its own
+        checkpoint loading, which would skip the widened first conv), load and inflate
+        ``pretrained`` when given, then derive ``extra_bn`` from the stem norm unless the
+        checkpoint held it."""
+        BaseModule.init_weights(self)
         loaded: Set[str] = set()
         if self.pretrained is not None:
             loaded = load_inflated_checkpoint(self, self.pretrained)
         if self.extra_bn is not None and not any(stem_part(key) == 'extra_bn' for key in loaded):
             init_extra_bn(self.extra_bn, self.conv_stem.norm)
 
-    # ---------------------------------------------------------------------- T -> T'
+    def train(self, mode: bool = True) -> nn.Module:
+        """Set train/eval mode with the 2D backbone's rules (frozen stages, ``norm_eval``,
+        partial BN), then the stem's parts: frozen with the stem, otherwise training whatever
+        those rules did to the batch norms."""
+        super().train(mode)
+        self.hyperframe_stem.train_parts(mode, frozen=self.frozen_stages >= 0)
+        return self
+
+    def _partial_bn(self) -> None:
+        """Freeze every batch norm but the stem's (its norm and ``extra_bn``): TSN's partial BN,
+        which keeps the first norm training because the first conv's input statistics are new,
+        wherever the module order puts the stem's norms."""
+        MMLogger.get_current_instance().info('Freezing BatchNorm2D except the stem\'s.')
+        stem_norms = {id(self.conv_stem.norm), id(self.extra_bn)}
+        for module in self.modules():
+            if isinstance(module, nn.BatchNorm2d) and id(module) not in stem_norms:
+                module.eval()
+                module.weight.requires_grad = False
+                module.bias.requires_grad = False
+
     def reinflate(self, num_frames: int) -> None:
         """Re-inflate the first conv in place from ``self.num_frames`` to ``num_frames``.
 
@@ -258,7 +216,6 @@ def load_inflated_checkpoint(model: nn.Module,
         first_conv, channels_per_frame = model.first_conv_name, model.channels_per_frame
         inflate_init = inflate_init or model.inflate_init
         state_dict = model.convert_checkpoint(state_dict)
-        upgrade_stem_keys(state_dict)
         stem = model.hyperframe_stem
         if stem.input_encoding != 'frames':
             basis = f', in the {describe(stem.input_encoding, stem.diff_gain)} input basis'

@@ -7,8 +7,9 @@ from mmaction.registry import MODELS
 from mmengine.model import BaseModule
 from torch import nn
 
-from .hyperframe_backbone import HyperframeArgs, HyperframeBackboneMixin
+from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
+from .stem import HyperframeStem
 
 
 def build_2d_backbone(cfg: Dict) -> nn.Module:
@@ -81,21 +82,29 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
     Args:
         backbone (dict): config of the 2D backbone, built at 3 input channels.
         first_conv (str): dotted name of its first ``nn.Conv2d`` (or of a ConvModule holding it).
+        num_frames (int): T, frames per hyperframe. Defaults to 5.
+        inflate_init (str): how a 2D checkpoint's first conv is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
+            ``'replicate'``.
+        pretrained (str, optional): a checkpoint of the wrapped 2D backbone (its own key
+            layout, bare or under ``backbone.``; classifier keys are reported and ignored) or
+            of this wrapper (``model.*`` keys), C or C*T channels. Defaults to None.
         init_cfg (dict, optional): initialisation of the wrapper. Defaults to None.
-        **hyperframe: :class:`~.hyperframe_backbone.HyperframeArgs` (``num_frames``,
-            ``inflate_init``, ``pretrained``: a checkpoint of the wrapped 2D backbone, its own
-            key layout, bare or under ``backbone.``, classifier keys reported and ignored, or of
-            this wrapper, ``model.*`` keys, C or C*T channels; and the
-            :class:`~.stem.HyperframeStem`'s ``frame_attention``, ``input_encoding`` and
-            ``diff_gain``, which run on the input before the wrapped backbone).
+        **stem: the :class:`~.stem.HyperframeStem`'s options, by name, declared and checked
+            there: ``input_encoding``, ``diff_gain`` and ``frame_attention``, which run on the
+            input before the wrapped backbone.
     """
 
     def __init__(self,
                  backbone: Dict[str, Any],
                  first_conv: str,
+                 num_frames: int = 5,
+                 inflate_init: str = 'replicate',
+                 pretrained: Optional[str] = None,
                  init_cfg: Optional[Dict] = None,
-                 **hyperframe) -> None:
-        args = HyperframeArgs.of(type(self).__name__, hyperframe)
+                 **stem) -> None:
+        name = type(self).__name__
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
         super().__init__(init_cfg=init_cfg)
         self.model = build_2d_backbone(backbone)
         type_name = backbone['type']
@@ -105,8 +114,9 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
             raise ValueError(f'InflatedBackbone: {type_name}.{conv_path} takes '
                              f'{conv.in_channels} channels; build the 2D backbone at 3')
         self.first_conv_name = f'model.{conv_path}'
-        resize_conv_input(conv, 3 * args.num_frames)
-        self._setup_hyperframe(args)
+        resize_conv_input(conv, 3 * num_frames)
+        self.inflate_init, self.pretrained = inflate_init, pretrained
+        self.hyperframe_stem = HyperframeStem(num_frames, name, **stem)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A checkpoint of the wrapped backbone gets the ``model.`` prefix; one of this wrapper
@@ -115,14 +125,9 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
             return state_dict
         return {f'model.{key}': value for key, value in state_dict.items()}
 
-    def init_weights(self) -> None:
-        """Initialise the wrapped backbone its own way, then load and inflate ``pretrained``."""
-        super().init_weights()
-        self._init_hyperframe_weights()
-
     def forward(self, x: torch.Tensor) -> Any:
         """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""
-        out = self.model(self.stem_forward(x))
+        out = self.model(self.hyperframe_stem(x))
         if isinstance(out, (tuple, list)) and len(out) == 1:
             out = out[0]
         if isinstance(out, torch.Tensor) and out.dim() == 2:

@@ -14,7 +14,7 @@ are built and initialised (hence what a seed gives), are the 2D network's: the s
 with them rather than holding them.
 """
 import logging
-from typing import Dict, Optional
+from typing import Optional
 
 import torch
 from mmcv.cnn import ConvModule, build_norm_layer
@@ -28,20 +28,8 @@ from .frame_attention import FrameAttention
 from .inflate import reinflate_conv_weight, set_conv_weight
 from .motion_products import MotionProducts
 
-#: The stem's parts, by the name each has in it (and had, before the stem, in the backbone).
-STEM_PARTS = ('frame_attention', 'extra_bn', 'motion_products')
 #: Where a backbone registers its stem; its parts' state-dict keys start with it.
 STEM_NAME = 'hyperframe_stem'
-
-
-def upgrade_stem_keys(state_dict: Dict[str, torch.Tensor], prefix: str = '') -> None:
-    """Move, in place, the stem parts' keys of a checkpoint saved before the stem existed
-    (``<prefix>extra_bn.*``, the parts registered in the backbone itself) to their place in it
-    (``<prefix>hyperframe_stem.extra_bn.*``), so such checkpoints keep loading."""
-    for key in list(state_dict):
-        rest = key[len(prefix):]
-        if key.startswith(prefix) and rest.split('.', 1)[0] in STEM_PARTS:
-            state_dict[f'{prefix}{STEM_NAME}.{rest}'] = state_dict.pop(key)
 
 
 def check_conv_stem(stem: nn.Module, owner: str, part: str) -> ConvModule:
@@ -80,6 +68,10 @@ class HyperframeStem(BaseModule):
     """Input check, frame attention, input encoding, motion products and ``extra_bn`` of a
     hyperframe backbone, run around its 2D stem (see the module doc).
 
+    The keyword-only arguments are the stem's options, declared here and nowhere else: every
+    hyperframe backbone takes them by name (``HyperResNet(18, input_encoding='diff')``) and
+    hands them on unread.
+
     Args:
         num_frames (int): T, frames per hyperframe.
         owner (str): the backbone's name, for error messages.
@@ -111,6 +103,7 @@ class HyperframeStem(BaseModule):
                  owner: str,
                  conv_stem: Optional[nn.Module] = None,
                  channels_per_frame: int = 3,
+                 *,
                  input_encoding: str = 'frames',
                  diff_gain: float = 4.0,
                  frame_attention: bool = False,
@@ -123,8 +116,8 @@ class HyperframeStem(BaseModule):
         self.channels_per_frame = channels_per_frame
         self.input_encoding = input_encoding
         self.diff_gain = float(diff_gain)
-        # built in this order (frame attention, extra_bn, motion products): the order their
-        # layers draw from the random generator, kept from the backbones before the stem
+        # built in this order (frame attention, extra_bn, motion products): the order in which
+        # their layers draw from the random generator, so what a seed gives depends on it
         self.frame_attention = FrameAttention(channels_per_frame) if frame_attention else None
         self.extra_bn = None
         if extra_bn:

@@ -31,7 +31,9 @@ def test_encode_frames_matches_the_matrix_on_every_pixel():
 
 @pytest.mark.parametrize('dtype', [torch.float32, torch.float16, torch.bfloat16])
 def test_kernel_basis_change_round_trips(dtype):
-    weight = torch.randn(4, 15, 3, 3).to(dtype)
+    # a fixed draw: a half-precision round trip of an unlucky one (a tiny weight whose encoded
+    # terms are large) can exceed any fixed tolerance
+    weight = torch.randn(4, 15, 3, 3, generator=torch.Generator().manual_seed(0)).to(dtype)
     there = change_kernel_basis(weight, 5, 'diff', 4.0, to_encoded=True)
     back = change_kernel_basis(there, 5, 'diff', 4.0, to_encoded=False)
     assert there.dtype == dtype

@@ -1,4 +1,6 @@
 """HyperResNet against 2D ResNets of mmaction2, torchvision and mmpretrain (their own forward)."""
+import inspect
+
 import pytest
 import torch
 import torchvision
@@ -293,15 +295,27 @@ def test_wrong_input_is_a_clear_error(shape, match):
     (dict(pretrained=True), TypeError, 'pretrained must be a checkpoint path or None'),
     (dict(extra_bn=True, norm_cfg=dict(type='GN', num_groups=8, requires_grad=True)), ValueError,
      'extra_bn needs a batch norm; norm_cfg builds GroupNorm'),
-    # a misspelt hyperframe argument is named, never passed on to (or dropped by) ResNet
-    (dict(num_frame=5), TypeError, r"^HyperResNet: unexpected arguments \['num_frame'\]; it "
-     r"takes \['num_frames', 'inflate_init', 'pretrained', "),
-    # conv1's input channels follow num_frames
-    (dict(in_channels=3), TypeError, r"unexpected arguments \['in_channels'\]"),
+    # what is neither HyperResNet's nor ResNet's goes to the stem, which refuses it
+    (dict(num_frame=5), TypeError, "unexpected keyword argument 'num_frame'"),
+    # conv1's input channels follow num_frames, and pretrained reads every layout
+    (dict(in_channels=3), TypeError, "unexpected keyword argument 'in_channels'"),
+    (dict(torchvision_pretrain=True), TypeError,
+     "unexpected keyword argument 'torchvision_pretrain'"),
+    (dict(input_encoding='flow'), ValueError, "input_encoding must be one of"),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         HyperResNet(18, **kwargs)
+
+
+def test_every_resnet_argument_is_offered_with_resnets_default():
+    ours = inspect.signature(HyperResNet.__init__).parameters
+    theirs = inspect.signature(MMActionResNet.__init__).parameters
+    # conv1's input channels follow num_frames; pretrained reads torchvision's layout itself
+    offered = set(theirs) - {'in_channels', 'torchvision_pretrain'}
+    assert offered <= set(ours)
+    for name in offered - {'self', 'depth', 'pretrained'}:
+        assert ours[name].default == theirs[name].default, name
 
 
 def test_resnet_arguments_reach_resnet():

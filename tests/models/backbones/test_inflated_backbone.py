@@ -117,7 +117,9 @@ def test_wrong_input_is_a_clear_error():
     (dict(extra_bn=True), ValueError, 'InflatedBackbone has no conv-norm stem to put extra_bn in'),
     (dict(motion_products=True), ValueError,
      'InflatedBackbone has no conv-norm stem to put motion_products in'),
-    (dict(num_frame=T), TypeError, r"InflatedBackbone: unexpected arguments \['num_frame'\]"),
+    (dict(num_frame=T), TypeError, "unexpected keyword argument 'num_frame'"),
+    (dict(pretrained=True), TypeError,
+     'InflatedBackbone: pretrained must be a checkpoint path or None'),
 ])
 def test_constructor_errors(kwargs, error, match):
     cfg = dict(backbone=MMPRETRAIN_VIT, first_conv='patch_embed.projection', num_frames=T)

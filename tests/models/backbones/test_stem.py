@@ -1,14 +1,13 @@
-"""HyperframeStem: the composition order, where its parts live, checkpoints from before it."""
+"""HyperframeStem: the composition order, where its parts live, a stem without a conv stem."""
 import pickle
 
 import pytest
 import torch
 import torch.nn.functional as F
-from mmaction.registry import MODELS
 
 from hyperframes_mm.models.backbones import HyperResNet
 from hyperframes_mm.models.backbones.encoding import encode_frames
-from hyperframes_mm.models.backbones.stem import HyperframeStem, upgrade_stem_keys
+from hyperframes_mm.models.backbones.stem import HyperframeStem
 
 from .helpers import randomise_norms, save_checkpoint
 
@@ -36,7 +35,7 @@ def test_the_stem_composes_its_parts_around_the_conv_stem_in_order():
     frames = stem.frame_attention(x)
     out = conv1.conv(encode_frames(frames, T, 'diff', 4.0, 3)) + stem.motion_products(frames)
     expected = F.relu(conv1.bn(stem.extra_bn(out)))
-    torch.testing.assert_close(model.stem_forward(x), expected, rtol=0, atol=0)
+    torch.testing.assert_close(model.hyperframe_stem(x, conv1), expected, rtol=0, atol=0)
     torch.testing.assert_close(model(x), model.layer4(model.layer3(model.layer2(model.layer1(
         model.maxpool(expected))))), rtol=0, atol=0)
 
@@ -48,42 +47,6 @@ def test_the_parts_live_in_the_stem_and_the_2d_layers_keep_their_keys():
         'frame_attention', 'extra_bn', 'motion_products'}
     assert not [key for key in keys if key.startswith(('extra_bn.', 'motion_products.',
                                                        'frame_attention.'))]
-
-
-def test_upgrade_moves_top_level_parts_under_the_stem_only():
-    state = {'backbone.extra_bn.weight': 1, 'backbone.conv1.conv.weight': 2,
-             'backbone.layer1.0.extra_bn.weight': 3, 'cls_head.fc_cls.weight': 4}
-    upgrade_stem_keys(state, 'backbone.')
-    assert state == {'backbone.hyperframe_stem.extra_bn.weight': 1,
-                     'backbone.conv1.conv.weight': 2, 'backbone.layer1.0.extra_bn.weight': 3,
-                     'cls_head.fc_cls.weight': 4}
-
-
-def _old_layout(state_dict, prefix=''):
-    """A state dict as backbones saved it before the stem: its parts at the top level."""
-    return {key.replace(f'{prefix}hyperframe_stem.', prefix): value
-            for key, value in state_dict.items()}
-
-
-@torch.no_grad()
-def test_checkpoints_saved_before_the_stem_still_load(tmp_path):
-    trained = trained_resnet(**PARTS)
-    clip = torch.rand(2, 3 * T, SIZE, SIZE)
-    # a recognizer checkpoint through load_state_dict (what mmengine's load_checkpoint does)
-    recognizer = MODELS.build(dict(
-        type='Recognizer2D', backbone=dict(type='HyperResNet', depth=18, num_frames=T, **PARTS),
-        cls_head=dict(type='TSNHead', num_classes=3, in_channels=512)))
-    old = _old_layout({f'backbone.{k}': v for k, v in trained.state_dict().items()},
-                      'backbone.')
-    old.update({f'cls_head.{k}': v for k, v in recognizer.cls_head.state_dict().items()})
-    assert 'backbone.extra_bn.weight' in old
-    recognizer.load_state_dict(old, strict=True)
-    assert torch.equal(recognizer.backbone.eval()(clip), trained(clip))
-    # a hyperframe checkpoint given as pretrained=
-    path = save_checkpoint(tmp_path / 'old.pth', _old_layout(trained.state_dict()))
-    loaded = HyperResNet(18, num_frames=T, pretrained=path, **PARTS)
-    loaded.init_weights()
-    assert torch.equal(loaded.eval()(clip), trained(clip))
 
 
 def test_a_stem_part_without_a_conv_stem_is_an_error():
