@@ -17,15 +17,16 @@ given relative to TSM-5. A finished row (its ``result.json``, newer than the dat
 """
 import argparse
 import json
-import os
 import shutil
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional
 
+from benchmarks.lib import runner
+from benchmarks.lib.edits import (backbone, find, frames, pipelines, read_data_from, sampling,
+                                  train_augment, two_passes)
+from benchmarks.lib.tables import replace_section
 from hyperframes_mm.utils import slug
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,42 +45,16 @@ AUX = (REPO / 'configs' / 'hyperframes' / 'scenarios' /
        'hyperframe_scratch-r18-auxframe_1xb16-5x8x1-60e_synthetic-rgb.py')
 
 
-def find(pipeline: List[dict], type_name: str) -> dict:
-    """The first step of ``type_name`` in a pipeline (it must exist)."""
-    return next(step for step in pipeline if step['type'] == type_name)
-
-
-def pipelines(cfg) -> List[List[dict]]:
-    return [cfg.train_dataloader.dataset.pipeline, cfg.val_dataloader.dataset.pipeline,
-            cfg.test_dataloader.dataset.pipeline]
-
-
-def samplers(cfg, update: dict) -> None:
-    for pipeline in pipelines(cfg):
-        find(pipeline, 'HyperframeSampleFrames').update(update)
-
-
-def backbone(**kwargs) -> Callable:
-    return lambda cfg: cfg.model.backbone.update(kwargs)
-
-
-def train_augment(**kwargs) -> Callable:
-    return lambda cfg: find(cfg.train_dataloader.dataset.pipeline,
-                            'ConsistentClipAugment').update(kwargs)
-
-
 def frames_same_span(num_frames: int) -> Callable:
     """``num_frames`` picks spread over the time the config's own picks span."""
     def change(cfg):
         sampler = find(cfg.train_dataloader.dataset.pipeline, 'HyperframeSampleFrames')
         span = (cfg.model.backbone.num_frames - 1) * sampler['interval']
-        cfg.model.backbone.num_frames = num_frames
-        samplers(cfg, dict(num_frames=num_frames, interval=span / (num_frames - 1)))
+        frames(num_frames, interval=span / (num_frames - 1))(cfg)
     return change
 
 
-def uniform(cfg) -> None:
-    samplers(cfg, dict(mode='uniform', interval=None, time_based=False))
+uniform = sampling(mode='uniform', interval=None, time_based=False)
 
 
 def from_single_frame(mode: str) -> Callable:
@@ -87,13 +62,6 @@ def from_single_frame(mode: str) -> Callable:
     def change(cfg):
         cfg.model.backbone.update(pretrained='{single_frame_checkpoint}', inflate_init=mode)
     return change
-
-
-def concat_fusion(cfg) -> None:
-    """Fast/slow as this table measured it: two T=5 passes of the shared backbone, features
-    concatenated (the zoo config has since stacked both streams into one T=10 hyperframe)."""
-    cfg.merge_from_dict({'model.fusion': 'concat', 'model.backbone.num_frames': 5,
-                         'model.cls_head.in_channels': 1024})
 
 
 class Row(NamedTuple):
@@ -132,7 +100,7 @@ ROWS = [
     Row('recipe, T=8', RECIPE, 'T=8 over the recipe\'s span (7 gaps)', (frames_same_span(8), )),
     Row('recipe, uniform sampling', RECIPE, 'T=5 spread over the whole clip', (uniform, )),
     Row('fast/slow (recipe)', FASTSLOW, 'fast 3/30 s + slow 9/30 s, shared backbone, concat',
-        (concat_fusion, )),
+        (two_passes, )),
     Row('recipe + aux centre-frame head', AUX, 'AuxFrameHead on the motion state, weight 0.5'),
 ]
 
@@ -179,9 +147,8 @@ def row_config(row: Row, args, work_dir: Path, single_frame_checkpoint: str):
     if cfg.model.backbone.get('pretrained') == '{single_frame_checkpoint}':
         cfg.model.backbone.pretrained = single_frame_checkpoint
     data_root = Path(args.data).resolve()
+    read_data_from(cfg, data_root)
     for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
-        loader.dataset.ann_file = str(data_root / Path(loader.dataset.ann_file).name)
-        loader.dataset.data_prefix = dict(video=str(data_root))
         loader.num_workers = 0
         loader.persistent_workers = False
     use_cache(cfg, data_root, Path(str(data_root) + '_cache'))
@@ -218,23 +185,18 @@ def train_row(row: Row, args, single_frame_checkpoint: str = '') -> Dict:
         shutil.rmtree(work_dir)  # a killed run, or a run on older clips: start over
     work_dir.mkdir(parents=True, exist_ok=True)
     config = row_config(row, args, work_dir, single_frame_checkpoint)
-    env = dict(os.environ, OMP_NUM_THREADS='1', PYTHONWARNINGS='ignore')
     start = time.time()
-    for cmd in ([sys.executable, 'tools/train.py', str(config), '--work-dir', str(work_dir)],
-                [sys.executable, 'tools/test.py', str(config), '{checkpoint}', '--work-dir',
-                 str(work_dir), '--dump', str(work_dir / 'predictions.pkl')]):
-        if '{checkpoint}' in cmd:
-            train_seconds = time.time() - start
-            cmd[cmd.index('{checkpoint}')] = (work_dir / 'last_checkpoint').read_text().strip()
-        log = work_dir / f'{Path(cmd[1]).stem}.log'
-        with open(log, 'w') as out:
-            if subprocess.run(cmd, cwd=REPO, env=env, stdout=out,
-                              stderr=subprocess.STDOUT).returncode:
-                raise RuntimeError(f'{row.name}: {" ".join(cmd[:3])} failed, see {log}')
+    try:
+        checkpoint = runner.train(config, work_dir, work_dir / 'train.log')
+        train_seconds = time.time() - start
+        runner.test(config, checkpoint, work_dir, work_dir / 'test.log',
+                    dump=work_dir / 'predictions.pkl')
+    except runner.ToolFailed as error:
+        raise RuntimeError(f'{row.name}: {error}') from error
     from hyperframes_mm.evaluation import accuracy_by_group, class_groups_of
     result = dict(accuracy_by_group(work_dir / 'predictions.pkl', class_groups_of(args.data)),
                   train_min=train_seconds / 60, config=str(config), changes=row.changes,
-                  checkpoint=(work_dir / 'last_checkpoint').read_text().strip())
+                  checkpoint=checkpoint)
     result_file.write_text(json.dumps(result, indent=2))
     print(f'[bench_accuracy] {row.name}: top-1 {result["top1"]:.3f} '
           f'({result["train_min"]:.1f} min)', flush=True)
@@ -325,11 +287,9 @@ def points(gap: float) -> str:
 
 
 def update_readme(table: str, readme: Path = README) -> None:
-    """Put the table between the accuracy markers of benchmarks/README.md."""
-    text = readme.read_text()
-    start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
-    body = table.split('\n', 2)[2]  # without the '# ...' title line and its blank line
-    readme.write_text(text[:start] + '\n' + body + text[end:])
+    """Put the table, without its title line, between the accuracy markers of
+    benchmarks/README.md."""
+    replace_section(readme, table.split('\n', 2)[2], BEGIN, END)
 
 
 def main(argv=None) -> str:

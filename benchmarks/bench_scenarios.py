@@ -24,7 +24,8 @@ model per row and seed:
 - ``recipe`` / ``aux``: that config without and with ``AuxFrameHead`` (the
   ``hyperframe_scratch-r18-auxframe_*`` config of configs/hyperframes/scenarios), same schedule.
 
-Each run is a subprocess (``_run``) with its own work directory; a finished run
+Each run trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's
+own tools, :mod:`benchmarks.lib.runner`) in its own work directory; a finished run
 (``result.json``) is not redone and a killed one resumes from its last checkpoint. The results
 go to ``benchmarks/results/scenarios.md``, one section per command (a rerun of one keeps the
 other).
@@ -33,15 +34,19 @@ import argparse
 import copy
 import json
 import os
-import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
+
+from benchmarks.lib import runner
+from benchmarks.lib.costing import cpu_name
+from benchmarks.lib.edits import one_config
+from benchmarks.lib.tables import replace_titled_section
+from benchmarks.lib.zoo import view_options, views_per_test_sample
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'scenarios.md'
@@ -58,6 +63,8 @@ REFERENCE_FPS = 30
 SHRUNK_VIT = dict(type='mmpretrain.VisionTransformer',
                   arch=dict(embed_dims=192, num_layers=4, num_heads=3, feedforward_channels=768),
                   patch_size=4, drop_path_rate=0.1)
+#: the first line of the results file
+HEADER = '# Scenario reference configs: cost and synthetic-benchmark accuracy\n\n'
 SHRUNK_VIT_NAME = 'ViT 4 layers x 192, patch 4 (shrunk from ViT-B/16)'
 
 
@@ -85,17 +92,8 @@ ROWS = tuple(s.key for s in SCENARIOS) + ABLATION_ROWS
 
 
 def find_config(pattern) -> Path:
-    """The one config of a folder that matches a file-name pattern.
-
-    Raises:
-        FileNotFoundError: none or several match.
-    """
-    folder, name = pattern
-    found = sorted(folder.glob(name))
-    if len(found) != 1:
-        raise FileNotFoundError(f'{folder}: expected one config named {name}, found '
-                                f'{[path.name for path in found]}')
-    return found[0]
+    """The one config of a folder that matches a file-name pattern (``(folder, glob)``)."""
+    return one_config(*pattern)
 
 
 def load(path, data: Optional[str] = None):
@@ -121,23 +119,10 @@ def scenario(key: str) -> Scenario:
 
 
 # ------------------------------------------------------------------------------------ cost
-def view_options(cfg) -> Dict:
-    """cfg_options for one view: no checkpoint, the val pipeline with one clip as the test
-    pipeline."""
-    from hyperframes_mm.analysis.config_utils import sampler_spec
-    pipeline = copy.deepcopy(list(cfg.val_pipeline))
-    spec = sampler_spec(pipeline)
-    pipeline[spec.index] = dict(pipeline[spec.index], num_clips=1, test_mode=True)
-    return {'test_pipeline': pipeline, 'model.backbone.pretrained': None}
-
-
 def test_views(cfg) -> int:
     """Clips x crops of one sample of the config's test pipeline."""
-    from hyperframes_mm.analysis.config_utils import sampler_spec, transform_type
-    crops = 1
-    for step in cfg.test_pipeline:
-        crops *= {'ThreeCrop': 3, 'TenCrop': 10}.get(transform_type(step), 1)
-    return sampler_spec(cfg.test_pipeline).num_clips * crops
+    clips, crops = views_per_test_sample(cfg)
+    return clips * crops
 
 
 def backbone_name(backbone: Dict) -> str:
@@ -199,13 +184,7 @@ def run_cost(args) -> str:
 def machine() -> str:
     """CPU model, CPU count and torch version, in words."""
     import torch
-    cpu = platform.machine()
-    cpuinfo = Path('/proc/cpuinfo')
-    if cpuinfo.is_file():
-        names = [line.split(':', 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-                 if line.startswith('model name')]
-        cpu = names[0] if names else cpu
-    return f'{cpu}, {os.cpu_count()} CPUs, torch {torch.__version__}'
+    return f'{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}'
 
 
 # ------------------------------------------------------------------------------- synthetic
@@ -259,13 +238,16 @@ def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Opti
 
 
 def run_one(row: str, data: str, seed: int, work_dir: Path, epochs: Optional[int]) -> Dict:
-    """Train and test one row in this process; write and return ``result.json``'s content."""
-    from mmengine.runner import Runner
+    """Train (or resume) and test one row through mmaction2's tools; write and return
+    ``result.json``'s content."""
+    work_dir.mkdir(parents=True, exist_ok=True)
     cfg = synthetic_config(row, data, seed, str(work_dir), epochs)
+    config = work_dir / 'config.py'
+    cfg.dump(str(config))
     start = time.perf_counter()
-    runner = Runner.from_cfg(cfg)
-    runner.train()
-    metrics = runner.test()
+    # the config resumes from the work dir's last checkpoint by itself (``resume=True``)
+    checkpoint = runner.train(config, work_dir, work_dir / 'train.log')
+    metrics, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log')
     result = dict(row=row, seed=seed, epochs=cfg.train_cfg.max_epochs,
                   top1=float(metrics['acc/top1']), mean1=float(metrics['acc/mean1']),
                   seconds=round(time.perf_counter() - start, 1))
@@ -307,7 +289,8 @@ def section_name(rows: Sequence[str]) -> str:
 
 
 def run_synthetic(args) -> str:
-    """Train every requested row and seed (each in a subprocess), then tabulate."""
+    """Train every requested row and seed (mmaction2's tools, one run at a time), then
+    tabulate."""
     from hyperframes_mm.datasets.synthetic import load_meta, written_after_dataset
     ensure_frame_labels(args.data)
     results: Dict[str, List[Dict]] = {}
@@ -318,14 +301,8 @@ def run_synthetic(args) -> str:
             if not written_after_dataset(done, args.data):  # none, or of older clips
                 if done.is_file():
                     shutil.rmtree(work_dir)  # its checkpoints too: they learnt other clips
-                work_dir.mkdir(parents=True, exist_ok=True)
-                command = [sys.executable, __file__, '_run', row, '--data', str(args.data),
-                           '--seed', str(seed), '--work-dir', str(work_dir)]
-                if args.epochs is not None:
-                    command += ['--epochs', str(args.epochs)]
                 print(f'training {row}, seed {seed} -> {work_dir}', flush=True)
-                with open(work_dir / 'bench.log', 'a') as log:
-                    subprocess.run(command, check=True, stdout=log, stderr=subprocess.STDOUT)
+                run_one(row, args.data, seed, work_dir, args.epochs)
             results.setdefault(row, []).append(json.loads(done.read_text()))
     meta = load_meta(args.data)
     recipe_path = find_config(RECIPE_PATTERN)
@@ -360,18 +337,6 @@ def run_synthetic(args) -> str:
 
 
 # -------------------------------------------------------------------------------- results
-def replace_section(path: Path, title: str, text: str) -> None:
-    """Put ``text`` (which starts with the ``## title`` line) in place of the file's section
-    of that title, or append it; the file's other sections are kept."""
-    header = '# Scenario reference configs: cost and synthetic-benchmark accuracy\n\n'
-    content = path.read_text() if path.is_file() else header
-    sections = content.split('\n## ')
-    kept = [sections[0]] + [s for s in sections[1:] if not s.startswith(title.lstrip('# '))]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('\n## '.join(s.rstrip('\n') + '\n' for s in kept).rstrip('\n') + '\n\n' +
-                    text)
-
-
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     sub = parser.add_subparsers(dest='command', required=True)
@@ -380,10 +345,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     cost.add_argument('--repeats', type=int, default=10, help='timed rounds (default 10)')
     cost.add_argument('--warmup', type=int, default=3, help='untimed rounds (default 3)')
     synthetic = sub.add_parser('synthetic', help='top-1 on the synthetic benchmark')
-    run = sub.add_parser('_run', help=argparse.SUPPRESS)
-    run.add_argument('row', choices=ROWS)
-    run.add_argument('--seed', type=int, default=0)
-    for command in (synthetic, run):
+    for command in (synthetic, ):
         command.add_argument('--data', default='data/synthetic',
                              help='synthetic dataset root (default data/synthetic)')
         command.add_argument('--epochs', type=int,
@@ -403,14 +365,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
-    if args.command == '_run':
-        print(json.dumps(run_one(args.row, args.data, args.seed, Path(args.work_dir),
-                                 args.epochs)))
-        return 0
     text = run_cost(args) if args.command == 'cost' else run_synthetic(args)
     print(text)
     title = text.splitlines()[0]
-    replace_section(args.out, title[3:], text)
+    replace_titled_section(args.out, title[3:], text, HEADER)
     return 0
 
 

@@ -1,6 +1,8 @@
 """tools/main_job.py end to end on the tiny preset: one row trained through mmaction2's tools for
-one epoch, tested, tabulated, with a short terminal output; a rerun reuses it; the schedule
-override scales the scheduler; progress is read from mmengine's log lines."""
+one epoch, tested, tabulated, with a short terminal output; a rerun reuses it, recording it
+trains nothing; the schedule override scales the scheduler; progress is read from mmengine's
+log lines; the record keeps runs by config, seed and kernel setting, and the README's table and
+each run's verdict are read from it."""
 import io
 import json
 import subprocess
@@ -8,10 +10,10 @@ import sys
 
 import pytest
 
-from .conftest import REPO
+from benchmarks import main_job
+from benchmarks.lib import progress, runner
 
-sys.path.insert(0, str(REPO / 'tools'))
-import main_job  # noqa: E402
+from .conftest import REPO
 
 
 def test_schedule_options_scale_the_synthetic_schedule():
@@ -33,13 +35,13 @@ MMENGINE_LINE = ('12/01 10:46:19 - mmengine - INFO - Epoch(train)  [7][27/27]  l
 
 
 def test_progress_is_parsed_from_mmengine_training_lines():
-    assert main_job.parse_train_line(MMENGINE_LINE) == (7, 27, 27, '0:52:31', '3.4818')
-    assert main_job.parse_train_line('... Epoch(val) [5][27/27]  acc/top1: 0.06') is None
+    assert progress.parse_train_line(MMENGINE_LINE) == (7, 27, 27, '0:52:31', '3.4818')
+    assert progress.parse_train_line('... Epoch(val) [5][27/27]  acc/top1: 0.06') is None
 
 
 def test_log_follower_returns_complete_lines_once(tmp_path):
     log = tmp_path / 'train.log'
-    follower = main_job.LogFollower(log)
+    follower = progress.LogFollower(log)
     assert follower.new_lines() == []  # not written yet
     log.write_text('one\ntw')
     assert follower.new_lines() == ['one']
@@ -51,7 +53,7 @@ def test_log_follower_returns_complete_lines_once(tmp_path):
 
 
 def _training(name, epoch, max_epochs=3):
-    status = main_job.RowStatus(main_job.Row(name, 'x.py', ''), None, max_epochs)
+    status = progress.RowStatus(main_job.Row(name, 'x.py', ''), None, max_epochs)
     status.phase, status.epoch, status.iteration, status.iterations = 'training', epoch, 2, 4
     status.loss, status.eta = '1.25', '0:01:00'
     return status
@@ -59,7 +61,7 @@ def _training(name, epoch, max_epochs=3):
 
 def test_piped_progress_prints_a_line_per_new_epoch_throttled_and_the_last_epoch():
     out = io.StringIO()
-    display = main_job.Display(out, live=False, interval=3600)
+    display = progress.Display(out, live=False, interval=3600)
     rows = [_training('a', 1), _training('b', 1)]
     display.status(rows)  # first epoch: printed
     display.status(rows)  # nothing new
@@ -76,7 +78,7 @@ def test_piped_progress_prints_a_line_per_new_epoch_throttled_and_the_last_epoch
 
 def test_live_progress_rewrites_one_line_under_the_phase_lines():
     out = io.StringIO()
-    display = main_job.Display(out, live=True)
+    display = progress.Display(out, live=True)
     row = _training('a', 1)
     display.status([row])
     display.line('[main job] phase')
@@ -86,18 +88,78 @@ def test_live_progress_rewrites_one_line_under_the_phase_lines():
                               'a: epoch 1/3 [2/4] loss 1.25 eta 0:01:00\r\x1b[Ka: testing')
 
 
-def test_a_failing_tool_reports_its_log_tail_and_path(tmp_path):
-    log = tmp_path / 'row' / 'train.log'
-    command = [sys.executable, '-c', 'import sys; print("\\n".join(map(str, range(100)))); '
-               'sys.exit(3)']
-    try:
-        main_job.run(command, {}, log)
-    except main_job.ToolFailed as error:
-        message = str(error)
-    else:
-        raise AssertionError('run() did not raise')
-    assert message.startswith(f'-c failed (exit 3); last lines of {log}:')
-    assert message.splitlines()[-1] == '99' and '\n69\n' not in message
+AVX512 = dict(cpu_capability='AVX512', ATEN_CPU_CAPABILITY='', ONEDNN_MAX_CPU_ISA='')
+AVX2 = dict(cpu_capability='AVX2', ATEN_CPU_CAPABILITY='avx2', ONEDNN_MAX_CPU_ISA='AVX2')
+
+
+def _run(top1, seed=0, kernels=AVX512, key='k', row='hyperframe T=5', latency=10.0):
+    return dict(row=row, key=key, seed=seed, kernels=kernels, top1=top1, mean_class=top1,
+                fast=top1 + 0.1, slow=top1 - 0.1, gflops=0.4, params_m=11.2,
+                latency_ms=latency, train_min=5.0)
+
+
+def test_the_kernel_setting_is_read_from_kernels_json_else_from_this_process(tmp_path,
+                                                                             monkeypatch):
+    written = tmp_path / 'kernels.json'
+    written.write_text(json.dumps(dict(setting='avx2', seed=1, **AVX2)))
+    assert main_job.kernel_setting(written) == AVX2
+    assert main_job.kernel_label(AVX2) == 'AVX2 (ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2)'
+    assert main_job.kernel_label(AVX512) == 'AVX512'
+    import torch
+    monkeypatch.setenv('ONEDNN_MAX_CPU_ISA', 'SSE41')
+    monkeypatch.delenv('ATEN_CPU_CAPABILITY', raising=False)
+    assert main_job.kernel_setting(tmp_path / 'none.json') == dict(
+        cpu_capability=torch.backends.cpu.get_cpu_capability(), ATEN_CPU_CAPABILITY='',
+        ONEDNN_MAX_CPU_ISA='SSE41')
+
+
+def test_a_run_recorded_again_replaces_itself_and_others_are_kept(tmp_path):
+    record = runner.Record(tmp_path / 'record.json')
+    main_job.add_to_record(record, [_run(0.70), _run(0.50, key='s', row='single frame (T=1)')])
+    main_job.add_to_record(record, [_run(0.72), _run(0.74, seed=1), _run(0.71, kernels=AVX2)])
+    runs = runner.Record(tmp_path / 'record.json').data['results']
+    assert list(runs) == ['single frame (T=1)', 'hyperframe T=5']  # the main job's row order
+    assert [(run['seed'], run['kernels']['cpu_capability'], run['top1'])
+            for run in runs['hyperframe T=5']] == [(0, 'AVX2', 0.71), (0, 'AVX512', 0.72),
+                                                   (1, 'AVX512', 0.74)]
+    assert [run['top1'] for run in main_job.recorded_runs(record, 'k')] == [0.71, 0.72, 0.74]
+
+
+def test_each_run_is_judged_against_the_recorded_range_of_its_config():
+    recorded = [_run(0.70), _run(0.74, seed=1), _run(0.72, kernels=AVX2)]
+    # min-max 0.70-0.74 widened by one sd (0.02)
+    assert main_job.expected_range(recorded) == pytest.approx((0.68, 0.76))
+    assert main_job.verdict(_run(0.759), recorded) == (
+        'hyperframe T=5: top-1 0.759, inside the expected range 0.680-0.760 (3 recorded runs)')
+    assert main_job.verdict(_run(0.62), recorded) == (
+        'hyperframe T=5: top-1 0.620, OUTSIDE the expected range 0.680-0.760 (3 recorded runs)')
+    assert main_job.verdict(_run(0.62), recorded[:1]) == (
+        'hyperframe T=5: top-1 0.620; one recorded run (0.700): no spread to compare with yet')
+    assert main_job.verdict(_run(0.62), []) == (
+        'hyperframe T=5: top-1 0.620, no record for this row (its config, preset and epochs)')
+
+
+def test_the_readme_table_is_the_record_over_seeds_and_kernel_settings(tmp_path):
+    record = runner.Record(tmp_path / 'record.json')
+    main_job.add_to_record(record, [_run(0.70, latency=12.0), _run(0.74, seed=1, latency=10.0),
+                                    _run(0.72, kernels=AVX2, latency=11.0)])
+    lines = main_job.readme_table(record).splitlines()
+    assert lines[:3] == [
+        '| model | top-1 (mean ± sd) | top-1 min-max | fast classes | slow classes | runs | '
+        'seeds | kernel settings | GFLOPs | params (M) | CPU latency (ms) |',
+        '|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|',
+        '| hyperframe T=5 | 0.720 ± 0.020 | 0.700-0.740 | 0.820 | 0.620 | 3 | 0, 1 | AVX2 '
+        '(ATEN_CPU_CAPABILITY=avx2, ONEDNN_MAX_CPU_ISA=AVX2); AVX512 | 0.400 | 11.20 | 11.0 |']
+    assert 'min-max widened by 1 sd on each side' in lines[4]
+
+
+def test_the_committed_readme_table_is_the_committed_records():
+    if not main_job.RECORD.is_file():
+        pytest.skip(f'{main_job.RECORD} is not committed yet (python tools/main_job.py --record '
+                    '--work-dir DIR for each run, then --report-only --readme)')
+    readme = (REPO / 'README.md').read_text()
+    table = readme.split(main_job.README_BEGIN)[1].split(main_job.README_END)[0]
+    assert table.strip('\n') == main_job.readme_table(runner.Record(main_job.RECORD))
 
 
 @pytest.mark.slow
@@ -116,6 +178,9 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert '[main job] single frame (T=1): epoch 1/1 [' in first.stdout
     assert 'loss ' in first.stdout and 'eta ' in first.stdout
     assert '[main job] single frame (T=1): trained 1 epoch in' in first.stdout
+    # a tiny one-epoch run is no run of the README's rows: nothing to compare it with
+    assert '[main job] single frame (T=1): top-1 ' in first.stdout
+    assert ', no record for this row (its config, preset and epochs)' in first.stdout
     for noise in ('Initialized by', 'Unsupported operator', 'MultiScaleDeformableAttention',
                   'Warning'):
         assert noise not in terminal, noise
@@ -148,3 +213,19 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert second.returncode == 0, second.stderr[-3000:]
     assert '[main job] single frame (T=1): done before' in second.stdout
     assert '[main job] frame cache: 16 videos: 0 built, 0 rebuilt, 16 fresh' in second.stdout
+    # recording a finished run trains nothing: the row is read from the work dir
+    record = tmp_path / 'record.json'
+    recorded = subprocess.run(command + ['--record', '--record-file', str(record)], cwd=REPO,
+                              capture_output=True, text=True, timeout=600)
+    assert recorded.returncode == 0, recorded.stderr[-3000:]
+    assert f'[main job] recorded 1 row of {tmp_path / "work"} (seed 0, ' in recorded.stdout
+    assert 'frame cache' not in recorded.stdout and ': training, log' not in recorded.stdout
+    (run, ) = json.loads(record.read_text())['results']['single frame (T=1)']
+    assert (run['seed'], run['top1'], run['kernels']) == (0, row['top1'],
+                                                         main_job.kernel_setting())
+    # a rerun is judged against the record (one run: no spread yet)
+    third = subprocess.run(command + ['--record-file', str(record)], cwd=REPO,
+                           capture_output=True, text=True, timeout=600)
+    assert third.returncode == 0, third.stderr[-3000:]
+    assert (f'[main job] single frame (T=1): top-1 {row["top1"]:.3f}; one recorded run '
+            f'({row["top1"]:.3f}): no spread to compare with yet') in third.stdout

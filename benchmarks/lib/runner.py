@@ -123,13 +123,14 @@ def _loaded(config) -> Dict:
     return Config.fromfile(str(config)).to_dict()
 
 
-def run_key(config, data_root: Path, data: Dict) -> str:
+def run_key(config, data_root: Path, data: Dict, keys: Sequence[str] = RUN_KEYS) -> str:
     """What a run of ``config`` trains, as a digest: every setting the runner reads
-    (:data:`RUN_KEYS`, as :func:`run_identity` compares them), with ``data_root`` written as
-    ``{data}``, and ``data`` (what identifies the data set beyond its folder, e.g. a
-    conversion's version and mapping), so the same run has the same key on any machine."""
+    (``keys``, by default :data:`RUN_KEYS`, as :func:`run_identity` compares them), with
+    ``data_root`` written as ``{data}``, and ``data`` (what identifies the data set beyond its
+    folder, e.g. a conversion's version and mapping), so the same run has the same key on any
+    machine."""
     cfg = _loaded(config)
-    text = json.dumps(dict(data=data, run={key: run_identity(cfg, key) for key in RUN_KEYS}),
+    text = json.dumps(dict(data=data, run={key: run_identity(cfg, key) for key in keys}),
                       sort_keys=True, default=repr)
     return hashlib.sha256(text.replace(str(data_root), '{data}').encode()).hexdigest()
 

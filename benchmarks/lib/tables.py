@@ -37,3 +37,15 @@ def replace_section(readme: Path, text: str, start_marker: str, end_marker: str)
     head = content[:start + len(start_marker)]
     text = text if text.endswith('\n') else text + '\n'
     Path(readme).write_text(f'{head}\n{text}{content[end:]}')
+
+
+def replace_titled_section(path: Path, title: str, text: str, header: str) -> None:
+    """Put ``text`` (which starts with the ``## title`` line) in place of the file's section
+    of that title, or append it; the file's other sections are kept. A new file starts with
+    ``header``."""
+    content = path.read_text() if path.is_file() else header
+    sections = content.split('\n## ')
+    kept = [sections[0]] + [s for s in sections[1:] if not s.startswith(title.lstrip('# '))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('\n## '.join(s.rstrip('\n') + '\n' for s in kept).rstrip('\n') + '\n\n' +
+                    text)

@@ -30,7 +30,6 @@ import copy
 import json
 import logging
 import os
-import platform
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -473,17 +472,11 @@ def measurement_note(rows: Sequence[ZooRow], repeats: int, warmup: int) -> str:
     import torch
     if all(row.latency_ms is None for row in rows):
         return 'CPU latency not measured (`--no-latency`).\n'
-    cpu = platform.processor() or platform.machine()
-    cpuinfo = Path('/proc/cpuinfo')
-    if cpuinfo.is_file():
-        models = [line.split(':', 1)[1].strip() for line in cpuinfo.read_text().splitlines()
-                  if line.startswith('model name')]
-        cpu = models[0] if models else cpu
-    load = os.getloadavg()[0] if hasattr(os, 'getloadavg') else float('nan')
+    from .costing import cpu_name, load_average
     return (f'CPU latency: median of {repeats} calls after {warmup} warm-up, the models '
             f'interleaved round by round, batch 1, one view, '
-            f'{torch.get_num_threads()} thread(s), torch {torch.__version__}, {cpu}, load '
-            f'average {load:.1f} when measured.\n')
+            f'{torch.get_num_threads()} thread(s), torch {torch.__version__}, {cpu_name()}, '
+            f'load average {load_average():.1f} when measured.\n')
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:

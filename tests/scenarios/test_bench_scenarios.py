@@ -5,9 +5,8 @@ import json
 import pytest
 from mmengine.config import Config
 
-from ..conftest import load_script
-
-bench = load_script('benchmarks/bench_scenarios.py')
+from benchmarks import bench_scenarios as bench
+from benchmarks.lib.tables import replace_titled_section
 
 
 @pytest.mark.parametrize('row, frames, interval, backbone', [
@@ -52,9 +51,9 @@ def test_ablation_rows_are_the_recipe_and_the_aux_config():
 
 def test_replace_section_keeps_the_other_section(tmp_path):
     out = tmp_path / 'r.md'
-    bench.replace_section(out, 'A', '## A\n\none\n')
-    bench.replace_section(out, 'B', '## B\n\ntwo\n')
-    bench.replace_section(out, 'A', '## A\n\nthree\n')
+    for title, text in (('A', '## A\n\none\n'), ('B', '## B\n\ntwo\n'),
+                        ('A', '## A\n\nthree\n')):
+        replace_titled_section(out, title, text, bench.HEADER)
     assert out.read_text() == ('# Scenario reference configs: cost and synthetic-benchmark '
                                'accuracy\n\n## B\n\ntwo\n\n## A\n\nthree\n')
 
@@ -66,7 +65,7 @@ def test_one_training_run_and_the_table(labelled_dataset, tmp_path, monkeypatch)
     (tmp_path / 'recipe-seed0').mkdir()
     (tmp_path / 'recipe-seed0' / 'result.json').write_text(json.dumps(
         dict(row='recipe', seed=0, epochs=1, top1=0.5, mean1=0.25, seconds=60.0)))
-    monkeypatch.setattr(bench.subprocess, 'run', lambda *a, **k: pytest.fail('not skipped'))
+    monkeypatch.setattr(bench, 'run_one', lambda *a, **k: pytest.fail('not skipped'))
     out = tmp_path / 'scenarios.md'
     bench.main(['synthetic', '--data', str(labelled_dataset), '--rows', 'recipe', 'aux',
                 '--epochs', '1', '--work-dir', str(tmp_path), '--out', str(out)])
