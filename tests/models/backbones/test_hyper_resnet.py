@@ -1,6 +1,4 @@
 """HyperResNet against 2D ResNets of mmaction2, torchvision and mmpretrain (their own forward)."""
-import inspect
-
 import pytest
 import torch
 import torchvision
@@ -306,16 +304,6 @@ def test_wrong_input_is_a_clear_error(shape, match):
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         HyperResNet(18, **kwargs)
-
-
-def test_every_resnet_argument_is_offered_with_resnets_default():
-    ours = inspect.signature(HyperResNet.__init__).parameters
-    theirs = inspect.signature(MMActionResNet.__init__).parameters
-    # conv1's input channels follow num_frames; pretrained reads torchvision's layout itself
-    offered = set(theirs) - {'in_channels', 'torchvision_pretrain'}
-    assert offered <= set(ours)
-    for name in offered - {'self', 'depth', 'pretrained'}:
-        assert ours[name].default == theirs[name].default, name
 
 
 def test_resnet_arguments_reach_resnet():

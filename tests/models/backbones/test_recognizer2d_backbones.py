@@ -12,6 +12,8 @@ BACKBONES = {
     'HyperResNet-18+fa+extra_bn': (dict(type='HyperResNet', depth=18, num_frames=T,
                                         frame_attention=True, extra_bn=True), 512),
     'HyperMobileNetV3-small': (dict(type='HyperMobileNetV3', arch='small', num_frames=T), 576),
+    'HyperMobileNetV2+extra_bn+diff': (dict(type='HyperMobileNetV2', num_frames=T, extra_bn=True,
+                                            input_encoding='diff'), 1280),
     'InflatedBackbone-ViT': (dict(type='InflatedBackbone', num_frames=T,
                                   first_conv='patch_embed.projection',
                                   backbone=dict(type='mmpretrain.VisionTransformer', img_size=SIZE,

@@ -1,0 +1,121 @@
+"""MobileNetV2 whose conv1 takes a hyperframe (3T channels), on mmaction2's own ``MobileNetV2``.
+
+Built on mmaction2's ``MobileNetV2`` rather than mmpretrain's or torchvision's so that the
+hyperframe model and mmaction2's TSN / TSM-MobileNetV2 (``MobileNetV2TSM``, which loads its 2D
+file strictly) read one ImageNet file: ``conv1.conv.weight``, ``conv1.bn.*``, ``layer1..7.*``,
+``conv2.*`` (mmpretrain's ``MobileNetV2`` uses the same names). mmaction2's ``MobileNetV2``
+builds conv1 at 3 channels whatever it is asked (it has no ``in_channels``), so conv1 is widened
+after the 2D layers are built; its stem ``conv1`` is a conv-norm-act ``ConvModule``, so
+``extra_bn`` and motion products sit in it as in ResNet's.
+"""
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+import torch
+from mmaction.models.backbones.mobilenet_v2 import MobileNetV2
+from mmaction.registry import MODELS
+
+from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .inflate import resize_conv_input
+from .mobilenet_v2_converters import mobilenet_v2_state_dict_to_mmaction
+from .stem import HyperframeStem
+
+
+@MODELS.register_module()
+class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
+    """MobileNetV2 over hyperframes: conv1 takes ``3 * num_frames`` channels.
+
+    Everything after conv1 is mmaction2's ``MobileNetV2`` (frozen stages, ``norm_eval``,
+    ``with_cp``, ``out_indices``), so a 2D checkpoint loads into it key for key; only conv1's
+    kernel is inflated from 3 to 3T input channels by :func:`inflate_conv_weight`. A checkpoint
+    that does not fit (a missing layer, a wrong shape) is an error naming the file.
+
+    Args:
+        num_frames (int): T, frames per hyperframe. Defaults to 5.
+        inflate_init (str): how a 2D checkpoint's conv1 is inflated: ``'replicate'``,
+            ``'center'`` or ``'random'`` (see :func:`inflate_conv_weight`). Defaults to
+            ``'replicate'``.
+        pretrained (str, optional): a 2D (3-channel conv1) or hyperframe (3T) checkpoint in
+            mmaction2's (= mmpretrain's) ``MobileNetV2`` layout, the file
+            ``MobileNetV2TSM(pretrained=...)`` loads, or a float torchvision ``mobilenet_v2``
+            state dict; bare or under ``state_dict``/``model``, with or without
+            ``backbone.``/``module.`` prefixes. Defaults to None.
+        widen_factor (float): width multiplier of every layer. Defaults to 1.
+        out_indices (Sequence[int]): layers whose output is returned (0-6 = ``layer1..7``,
+            7 = ``conv2``, 1280 channels at width 1); one index gives a tensor, several a
+            tuple. Defaults to ``(7, )``.
+        frozen_stages (int): stages to freeze; 0 freezes the stem (conv1 and the hyperframe
+            stem's parts), 1-8 also ``layer1`` .. ``conv2``, -1 nothing. Defaults to -1.
+        conv_cfg (dict): conv layer config. Defaults to ``dict(type='Conv')``.
+        norm_cfg (dict): norm layer config. Defaults to ``dict(type='BN2d', requires_grad=True)``.
+        act_cfg (dict): activation config. Defaults to ``dict(type='ReLU6', inplace=True)``.
+        norm_eval (bool): keep the pretrained batch norms in eval mode while training
+            (``extra_bn`` keeps training: it is there to track what they cannot).
+            Defaults to False.
+        partial_bn (bool): freeze every batch norm but the stem's (conv1's and ``extra_bn``),
+            as mmaction2's ``ResNet(partial_bn=True)`` does for TSN; mmaction2's
+            ``MobileNetV2`` has no such option. Defaults to False.
+        with_cp (bool): gradient checkpointing in the inverted residual blocks.
+            Defaults to False.
+        init_cfg (dict or list[dict], optional): initialisation from scratch.
+            Defaults to Kaiming for convs, 1 for norms (mmaction2's ``MobileNetV2``'s).
+        **stem: the :class:`~.stem.HyperframeStem`'s options, by name (``input_encoding``,
+            ``diff_gain``, ``frame_attention``, ``extra_bn``, ``motion_products``), declared
+            and checked there; the stem runs around conv1, ``extra_bn`` between conv1 and its
+            norm.
+    """
+
+    first_conv_name = 'conv1.conv'
+    stem_module_name = 'conv1'
+
+    def __init__(self,
+                 num_frames: int = 5,
+                 inflate_init: str = 'replicate',
+                 pretrained: Optional[str] = None,
+                 widen_factor: float = 1.,
+                 out_indices: Sequence[int] = (7, ),
+                 frozen_stages: int = -1,
+                 conv_cfg: Dict = dict(type='Conv'),
+                 norm_cfg: Dict = dict(type='BN2d', requires_grad=True),
+                 act_cfg: Dict = dict(type='ReLU6', inplace=True),
+                 norm_eval: bool = False,
+                 partial_bn: bool = False,
+                 with_cp: bool = False,
+                 init_cfg: Optional[Union[Dict, List[Dict]]] = [
+                     dict(type='Kaiming', layer='Conv2d'),
+                     dict(type='Constant', layer=['GroupNorm', '_BatchNorm'], val=1.)
+                 ],
+                 **stem) -> None:
+        name = type(self).__name__
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        # pretrained is not handed on: mmaction2's MobileNetV2 would turn it into
+        # init_cfg=Pretrained, which cannot load a 3-channel conv1 into the widened one
+        super().__init__(pretrained=None, widen_factor=widen_factor, out_indices=out_indices,
+                         frozen_stages=frozen_stages, conv_cfg=conv_cfg, norm_cfg=norm_cfg,
+                         act_cfg=act_cfg, norm_eval=norm_eval, with_cp=with_cp,
+                         init_cfg=init_cfg)
+        resize_conv_input(self.conv1.conv, 3 * num_frames)
+        self.partial_bn = partial_bn
+        self.inflate_init, self.pretrained = inflate_init, pretrained
+        self.hyperframe_stem = HyperframeStem(num_frames, name, self.conv1, **stem)
+
+    def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
+        """Read mmaction2's (= mmpretrain's) and torchvision's MobileNetV2 layouts."""
+        return mobilenet_v2_state_dict_to_mmaction(state_dict)
+
+    def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
+        """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""
+        x = self.hyperframe_stem(x, self.conv1)
+        outs = []
+        for index, layer_name in enumerate(self.layers):
+            x = getattr(self, layer_name)(x)
+            if index in self.out_indices:
+                outs.append(x)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def train(self, mode: bool = True) -> 'HyperMobileNetV2':
+        """Set train/eval mode (frozen stages, ``norm_eval``, the stem's parts), then partial
+        BN, which mmaction2's ``MobileNetV2`` lacks."""
+        super().train(mode)
+        if mode and self.partial_bn:
+            self._partial_bn()
+        return self
