@@ -4,7 +4,6 @@ Built on mmpretrain's ``MobileNetV3``: its stem ``layer0`` is a ConvModule (3 ->
 stride 2, BN, HSwish), so only ``layer0.conv`` is widened and inflated; the inverted residual
 blocks, frozen stages and ``norm_eval`` are mmpretrain's own.
 """
-from collections import OrderedDict
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
@@ -13,6 +12,7 @@ from mmpretrain.models.backbones.mobilenet_v3 import MobileNetV3
 
 from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
+from .mobilenet_v2_converters import rename_torchvision_modules
 from .stem import HyperframeStem
 
 
@@ -62,14 +62,7 @@ def mobilenet_v3_state_dict_to_mmpretrain(
     """
     if not any(key.startswith('features.') for key in state_dict):
         return state_dict
-    mapping = _torchvision_to_mmpretrain_modules(arch_setting)
-    converted = OrderedDict()
-    for key, value in state_dict.items():
-        if key.startswith('classifier.'):
-            continue
-        module, param = key.rsplit('.', 1)
-        converted[f'{mapping[module]}.{param}' if module in mapping else key] = value
-    return converted
+    return rename_torchvision_modules(state_dict, _torchvision_to_mmpretrain_modules(arch_setting))
 
 
 @MODELS.register_module()
