@@ -195,6 +195,7 @@ def trained_report(trained_checkpoint):
                               progress=False)
 
 
+@pytest.mark.trained
 def test_trained_model_uses_time(trained_report):
     report = trained_report
     original = report.condition('original')
@@ -268,6 +269,7 @@ def test_outputs_json_and_chart(centre_model, tmp_path):
     assert png_path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
+@pytest.mark.trained
 def test_command_line_tool(trained_checkpoint, trained_report, tmp_path, monkeypatch):
     monkeypatch.setenv('OMP_NUM_THREADS', '1')
     result = run_tool([REPO / 'tools/analysis/temporal_probe.py', PROBE_CONFIG,

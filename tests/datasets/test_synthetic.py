@@ -395,6 +395,7 @@ def test_softmax_probe_separates_separable_data():
     assert np.mean(probe.predict(features) == labels) == 1.0
 
 
+@pytest.mark.trained
 def test_single_frame_probe_is_near_chance_and_motion_oracle_is_not():
     names = PRESETS['default'].classes
 

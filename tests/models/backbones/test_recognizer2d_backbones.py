@@ -47,6 +47,7 @@ def batch(num_samples: int = 4):
 
 @pytest.mark.filterwarnings('ignore:In MMCV v1.4.4')  # mmcv's HSigmoid, upstream
 @pytest.mark.parametrize('name', list(BACKBONES))
+@pytest.mark.trained
 def test_train_step_lowers_the_loss_and_test_step_predicts(name):
     torch.manual_seed(0)
     model = build_recognizer(*BACKBONES[name])
