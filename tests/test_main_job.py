@@ -11,7 +11,7 @@ import sys
 import pytest
 
 from benchmarks import main_job
-from benchmarks.lib import progress, runner
+from benchmarks.lib import kernels, progress, runner
 
 from .conftest import REPO
 
@@ -104,19 +104,19 @@ def test_the_kernel_setting_is_read_from_kernels_json_else_from_this_process(tmp
                                                                              monkeypatch):
     written = tmp_path / 'kernels.json'
     written.write_text(json.dumps(dict(setting='avx2', seed=1, **AVX2)))
-    assert main_job.kernel_setting(written) == AVX2
-    assert main_job.kernel_label(AVX2) == 'AVX2 (avx2)'  # a setting of kernel_settings.txt
-    assert main_job.kernel_label(AVX512) == 'AVX512'
-    assert main_job.kernel_label(dict(AVX512, ONEDNN_MAX_CPU_ISA='AVX2')) == \
+    assert kernels.kernel_setting(written) == AVX2
+    assert kernels.kernel_label(AVX2) == 'AVX2 (avx2)'  # a setting of kernel_settings.txt
+    assert kernels.kernel_label(AVX512) == 'AVX512'
+    assert kernels.kernel_label(dict(AVX512, ONEDNN_MAX_CPU_ISA='AVX2')) == \
         'AVX512 (ONEDNN_MAX_CPU_ISA=AVX2)'
-    assert main_job.named_kernel_settings()['default'] == dict(
+    assert kernels.named_kernel_settings()['default'] == dict(
         ATEN_CPU_CAPABILITY='default', ONEDNN_MAX_CPU_ISA='SSE41',
         MKL_ENABLE_INSTRUCTIONS='SSE4_2', OPENBLAS_CORETYPE='Nehalem')
     import torch
     monkeypatch.setenv('ONEDNN_MAX_CPU_ISA', 'SSE41')
     for name in ('ATEN_CPU_CAPABILITY', 'MKL_ENABLE_INSTRUCTIONS', 'OPENBLAS_CORETYPE'):
         monkeypatch.delenv(name, raising=False)
-    assert main_job.kernel_setting(tmp_path / 'none.json') == dict(
+    assert kernels.kernel_setting(tmp_path / 'none.json') == dict(
         cpu_capability=torch.backends.cpu.get_cpu_capability(), ATEN_CPU_CAPABILITY='',
         ONEDNN_MAX_CPU_ISA='SSE41', MKL_ENABLE_INSTRUCTIONS='', OPENBLAS_CORETYPE='')
 
@@ -230,7 +230,7 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert 'frame cache' not in recorded.stdout and ': training, log' not in recorded.stdout
     (run, ) = json.loads(record.read_text())['results']['single frame (T=1)']
     assert (run['seed'], run['top1'], run['kernels']) == (0, row['top1'],
-                                                         main_job.kernel_setting())
+                                                         kernels.kernel_setting())
     # a rerun is judged against the record (one run: no spread yet)
     third = subprocess.run(command + ['--record-file', str(record)], cwd=REPO,
                            capture_output=True, text=True, timeout=600)
