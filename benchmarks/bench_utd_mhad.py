@@ -25,20 +25,15 @@ section of ``configs/hyperframes/utd_mhad/README.md`` (between its ``bench_utd_m
 and ``configs/hyperframes/utd_mhad/results/<config>.json`` (the zoo rows' test metrics, mean
 over seeds, read by ``tools/analysis/zoo_table.py``).
 """
-import argparse
-import json
-import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, List, Sequence
 
+from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.costing import side_by_side
-from benchmarks.lib.edits import (backbone, frames, one_config, own_backbones, read_data_from,
-                                  sampling, schedule_of, stream, sync_pipeline_variables,
-                                  train_augment, two_passes)
+from benchmarks.lib.edits import (backbone, frames, one_config, own_backbones, sampling,
+                                  schedule_of, stream, train_augment, two_passes)
+from benchmarks.lib.rows import Row, accuracy_cell, curve_table
 from benchmarks.lib.tables import replace_section, summary
-from hyperframes_mm.utils import slug
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad'
@@ -64,17 +59,6 @@ def family_config(prefix: str) -> Path:
 def half_size(cfg) -> None:
     """A fast/slow model's fast stream at half the input size."""
     cfg.model.stream_downsample = dict(fast=2)
-
-
-class Row(NamedTuple):
-    """One model: a family config, or the recipe with ``edits`` (an ablation)."""
-    name: str
-    config: Path
-    note: str
-    seeds: Tuple[int, ...] = (0, )
-    edits: tuple = ()
-    #: training cost relative to one hyperframe model, to start the longest runs first
-    cost: float = 1.0
 
 
 RECIPE = family_config('hyperframe_scratch-r18_1xb16-1x1x5-')
@@ -151,189 +135,26 @@ ROWS = ZOO_ROWS + [row for row in ABLATION_ROWS if row not in ZOO_ROWS]
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--data', default='data/utd_mhad',
-                        help='converted UTD-MHAD (tools/data/utd_mhad/convert_depth.py)')
-    parser.add_argument('--work-dir', default='work_dirs/bench_utd_mhad')
-    parser.add_argument('--jobs', type=int, default=2, help='runs trained at once (1 thread each)')
-    parser.add_argument('--part', choices=('zoo', 'ablation', 'all'), default='all')
-    parser.add_argument('--rows', nargs='+', help='only rows whose name contains one of these')
-    parser.add_argument('--seeds', type=int, nargs='+',
-                        help='train these seeds of every selected row (default: each row\'s own)')
-    parser.add_argument('--report-only', action='store_true',
-                        help='write the tables from the finished runs, train nothing')
-    parser.add_argument('--record', default=str(RESULTS.with_suffix('.json')),
-                        help='the record of finished runs: read for runs not in --work-dir, '
-                        'rewritten with the tables')
-    return parser.parse_args(argv)
+    return lib.arguments(__doc__.splitlines()[0], 'data/utd_mhad', 'work_dirs/bench_utd_mhad',
+                         RESULTS.with_suffix('.json')).parse_args(argv)
 
 
-# ------------------------------------------------------------------------------- one run
-def run_dir(args, row: Row, seed: int) -> Path:
-    return Path(args.work_dir) / slug(row.name) / f'seed{seed}'
-
-
-CROSS_SUBJECT_LISTS = ('cross_subject_train.txt', 'cross_subject_test.txt')
-
-
-def data_description(args) -> Dict:
-    """What the tables and the run keys need of the converted data set: the conversion's
-    version and mapping, the number of classes and clips per list. From ``convert_meta.json``
-    where the data set is here, else from the record (a fresh clone)."""
-    meta_path = Path(args.data) / 'convert_meta.json'
-    if not meta_path.is_file():
-        return runner.Record(args.record).data.get('data', {})
-    meta = json.loads(meta_path.read_text())
-    description = dict(version=meta.get('version'), mapping=meta.get('mapping'))
-    if 'classes' in meta:  # a converter's meta; the run-key tests write only the two above
-        description.update(classes=len(meta['classes']),
-                           lists={name: meta['lists'][name] for name in CROSS_SUBJECT_LISTS})
-    return description
-
-
-def finished(args, row: Row, seed: int) -> Optional[Dict]:
-    """The run of this row and seed: its ``result.json`` in the work dir when that is newer
-    than the converted dataset and its config is the one the row makes now, else the record's
-    run of the same :func:`run_key`, else None."""
-    folder = run_dir(args, row, seed)
-    result, meta = folder / 'result.json', Path(args.data) / 'convert_meta.json'
-    if (result.is_file() and not (meta.is_file() and
-                                  result.stat().st_mtime <= meta.stat().st_mtime)
-            and same_config(folder, row, seed, args)):
-        return json.loads(result.read_text())
-    run = runner.Record(args.record).runs().get(run_key(row, seed, args))
-    return None if run is None else dict(run, row=row.name)
-
-
-_RUN_KEYS: Dict[Tuple[Row, int, str], str] = {}
-
-
-def run_key(row: Row, seed: int, args) -> str:
-    """:func:`benchmarks.lib.runner.run_key` of the config :func:`run_config` makes, with the
-    data root written as ``{data}`` and the conversion's version and mapping, so the same run
-    has the same key on any machine and a dataset converted otherwise makes other runs."""
-    data_root = str(Path(args.data).resolve())
-    cache = (row, seed, data_root)
-    if cache not in _RUN_KEYS:
-        description = data_description(args)
-        with tempfile.TemporaryDirectory() as tmp:
-            _RUN_KEYS[cache] = runner.run_key(
-                run_config(row, seed, args, Path(tmp)), data_root,
-                {key: description.get(key) for key in ('version', 'mapping')})
-    return _RUN_KEYS[cache]
-
-
-def same_config(folder: Path, row: Row, seed: int, args) -> bool:
-    """Whether the run in ``folder`` trained the config :func:`run_config` makes now."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return runner.same_config(folder / 'config.py', run_config(row, seed, args, Path(tmp)))
-
-
-def resumable(folder: Path, row: Row, seed: int, args) -> bool:
-    """Whether a stopped run of this very config left a checkpoint to resume from."""
-    with tempfile.TemporaryDirectory() as tmp:
-        return runner.resumable(folder, run_config(row, seed, args, Path(tmp)))
-
-
-def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
-    """The row's config for one seed, with every iteration logged, dumped into the run dir."""
-    from mmengine.config import Config
-    cfg = Config.fromfile(str(row.config))
-    for edit in row.edits:
-        edit(cfg)
-    sync_pipeline_variables(cfg)
-    read_data_from(cfg, Path(args.data).resolve())
-    cfg.randomness = dict(seed=seed)
-    # every iteration in the logs, unsmoothed: the epoch's training accuracy is their mean
-    cfg.default_hooks.logger = dict(type='LoggerHook', interval=1, ignore_last=False)
-    cfg.log_processor = dict(type='LogProcessor', window_size=1, by_epoch=True)
-    path = work_dir / 'config.py'
-    cfg.dump(str(path))
-    return path
-
-
-def train_run(row: Row, seed: int, args) -> Dict:
-    """Train one seed of a row (or resume it), test it on the test and training lists; its
-    result."""
-    done = finished(args, row, seed)
-    if done is not None:
-        return done
-    work_dir = run_dir(args, row, seed)
-    what = f'{row.name} seed {seed}'
-    resuming = resumable(work_dir, row, seed, args)
-    if resuming:
-        (work_dir / 'result.json').unlink(missing_ok=True)
-        config = work_dir / 'config.py'
-        print(f'[bench_utd_mhad] {what}: resuming from '
-              f'{(work_dir / "last_checkpoint").read_text().strip()}', flush=True)
-    else:
-        moved = runner.set_aside(work_dir)
-        if moved is not None:
-            print(f'[bench_utd_mhad] {what}: the earlier run there is not this config\'s; '
-                  f'moved to {moved}', flush=True)
-        work_dir.mkdir(parents=True)
-        config = run_config(row, seed, args, work_dir)
-    print(f'[bench_utd_mhad] {what}: training ({work_dir / "train.log"})', flush=True)
-    try:
-        checkpoint = runner.train(config, work_dir, work_dir / 'train.log', resume=resuming)
-        test, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log')
-        train_list = str(Path(args.data).resolve() / 'cross_subject_train.txt')
-        fit, _ = runner.test(config, checkpoint, work_dir / 'test_train',
-                             work_dir / 'test_train.log',
-                             options=[f'test_dataloader.dataset.ann_file={train_list}'])
-    except runner.ToolFailed as error:
-        raise RuntimeError(f'{what}: {error}') from error
-    result = dict(row=row.name, seed=seed, key=run_key(row, seed, args), top1=test['acc/top1'],
-                  top5=test['acc/top5'], mean_class=test['acc/mean1'],
-                  train_top1=fit['acc/top1'], train_min=runner.training_seconds(work_dir) / 60,
-                  config=str(config), checkpoint=checkpoint, curves=runner.curves(work_dir))
-    (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
-    print(f'[bench_utd_mhad] {what}: top-1 {result["top1"]:.3f}, training clips '
-          f'{result["train_top1"]:.3f} ({result["train_min"]:.1f} min)', flush=True)
-    return result
+# ------------------------------------------------------------------------------- the runs
+BENCH = lib.RowBenchmark('bench_utd_mhad',
+                         ('cross_subject_train.txt', 'cross_subject_test.txt'), (128, 128))
+run_dir, data_description, finished = BENCH.run_dir, BENCH.data_description, BENCH.finished
+run_key, same_config, resumable = BENCH.run_key, BENCH.same_config, BENCH.resumable
+run_config, train_run, cost_of = BENCH.run_config, BENCH.train_run, BENCH.cost_of
+stopped_runs, seeds_of, _RUN_KEYS = BENCH.stopped_runs, BENCH.seeds_of, BENCH.run_keys
 
 
 # ------------------------------------------------------------------------------- reporting
-def cost_of(rows: Sequence[Row], args) -> Dict[str, Dict]:
-    """GFLOPs and params of one view, and the latency of one test sample (all its views,
-    batch 1, one thread, every row timed side by side) of each row's config as
-    :func:`run_config` makes it (a run's own folder may be on another machine)."""
-    from mmengine.config import Config
-    with tempfile.TemporaryDirectory() as tmp:
-        configs = {}
-        for row in rows:
-            folder = Path(tmp) / slug(row.name)
-            folder.mkdir()
-            configs[row.name] = Config.fromfile(str(run_config(row, 0, args, folder)))
-        return side_by_side(configs, (128, 128), per_view=True, progress=True)
-
-
-def accuracy_cell(runs: List[Dict], key: str) -> str:
-    mean, spread = summary(runs, key)
-    if len(runs) == 1:
-        return f'{mean:.3f}'
-    seeds = ' / '.join(f'{run[key]:.3f}' for run in runs)
-    return f'**{mean:.3f}** ± {spread:.3f} ({seeds})'
-
-
 def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
                    costs: Dict[str, Dict]) -> List[str]:
-    reference = costs[TSM_ROW]['latency_ms']
-    lines = ['| model | top-1 (mean ± sd; per seed) | mean class acc | top-1 on the training '
-             'clips | training time (min) | GFLOPs / view | params (M) | CPU latency vs TSM-5 |',
-             '|---|---|---|---:|---:|---:|---:|---:|']
-    for row in rows:
-        runs = results[row.name]
-        cost = costs[row.name]
-        lines.append(
-            f'| [{row.name}]({row.config.name}) | {accuracy_cell(runs, "top1")} | '
-            f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
-            f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
-            f'{cost["params_m"]:.2f} | {cost["latency_ms"] / reference:.2f}x |')
-    lines += ['', f'TSM-5: {reference:.1f} ms per test sample (3 clips, batch 1, one thread) on '
-              'the machine that measured the costs (`costs` of benchmarks/results/utd_mhad.json, '
-              'measured again by every run that trains).']
-    return lines
+    return lib.headline_table(
+        rows, results, costs, TSM_ROW, 'TSM-5', 'per test sample (3 clips, batch 1, one thread) '
+        'on the machine that measured the costs (`costs` of benchmarks/results/utd_mhad.json, '
+        'measured again by every run that trains).')
 
 
 def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
@@ -350,20 +171,6 @@ def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
                      f'{costs[row.name]["gflops"]:.2f} | '
                      f'{costs[row.name]["latency_ms"] / reference:.2f}x | '
                      f'{summary(runs, "train_min")[0]:.0f} |')
-    return lines
-
-
-def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str]:
-    """Training / test top-1 by epoch of each row's seed 0, at the epochs validated."""
-    first = results[rows[0].name][0]['curves']
-    epochs = [epoch for epoch, point in first.items() if 'test_top1' in point]
-    lines = ['| model | ' + ' | '.join(f'ep {epoch}' for epoch in epochs) + ' |',
-             '|---|' + '---:|' * len(epochs)]
-    for row in rows:
-        points = results[row.name][0]['curves']
-        cells = [f'{points[e]["train_top1"]:.2f} / {points[e]["test_top1"]:.2f}'
-                 if e in points and 'test_top1' in points[e] else '' for e in epochs]
-        lines.append(f'| {row.name} | ' + ' | '.join(cells) + ' |')
     return lines
 
 
@@ -398,34 +205,9 @@ def base_row(row: Row) -> str:
 def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
                       costs: Dict[str, Dict]) -> List[str]:
     """Which changes move their base model (the recipe, or fast/slow for its rows) by more than
-    :data:`CLEAR_CHANGE` times the base's spread over its seeds, and which stay inside it: the
-    reading a default is chosen on, written from the numbers so that it cannot go stale."""
-    reference = costs[TSM_ROW]['latency_ms']
-    lines = []
-    for base in (RECIPE_ROW, FASTSLOW_ROW):
-        if len(results.get(base, ())) < 2:
-            continue
-        mean, spread = summary(results[base], 'top1')
-        moved: Dict[str, List[str]] = dict(above=[], within=[], below=[])
-        for row in rows:
-            if base_row(row) != base or row.name not in results:
-                continue
-            runs = results[row.name]
-            delta = summary(runs, 'top1')[0] - mean
-            side = ('above' if delta > CLEAR_CHANGE * spread else
-                    'below' if delta < -CLEAR_CHANGE * spread else 'within')
-            moved[side].append(f'{row.name} ({100 * delta:+.1f}, {len(runs)} '
-                               f'seed{"s" * (len(runs) > 1)}, '
-                               f'{costs[row.name]["latency_ms"] / reference:.2f}x)')
-        lines += [''] if lines else []  # a paragraph of its own, not part of the list above
-        lines.append(f'Against {base} ({mean:.3f}, spread {spread:.3f} over '
-                     f'{len(results[base])} seeds; a clear change is more than '
-                     f'{100 * CLEAR_CHANGE * spread:.1f} points; points, seeds, latency vs '
-                     'TSM-5):')
-        lines += [f'- {label}: {"; ".join(moved[side]) or "none"}' for side, label in (
-            ('above', 'clearly above'), ('within', 'within the spread'),
-            ('below', 'clearly below'))]
-    return lines
+    :data:`CLEAR_CHANGE` times the base's spread over its seeds (:func:`lib.ablation_findings`)."""
+    return lib.ablation_findings(rows, results, costs, base_row, (RECIPE_ROW, FASTSLOW_ROW),
+                                 CLEAR_CHANGE, TSM_ROW, 'TSM-5')
 
 
 # The issue's targets, each read once for its check and its line: the recipe at TSM-5's top-1
@@ -462,69 +244,12 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]
     ]
 
 
-def plot_curves(rows: Sequence[Row], results: Dict[str, List[Dict]], path: Path) -> None:
-    import matplotlib
-    matplotlib.use('Agg')
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    for index, row in enumerate(rows):
-        color = f'C{index}'
-        for run in results[row.name]:
-            points = run['curves']
-            epochs = [int(e) for e in points]
-            label = row.name if run is results[row.name][0] else None
-            axes[0].plot(epochs, [points[e]['train_top1'] for e in points], color=color,
-                         alpha=0.8, label=label)
-            tested = [e for e in points if 'test_top1' in points[e]]
-            axes[1].plot([int(e) for e in tested], [points[e]['test_top1'] for e in tested],
-                         color=color, marker='o', markersize=3, alpha=0.8, label=label)
-    axes[0].set_title('training clips (augmented, epoch mean)')
-    axes[1].set_title('test clips (cross-subject)')
-    for ax in axes:
-        ax.set_xlabel('epoch')
-        ax.grid(alpha=0.3)
-    axes[0].set_ylabel('top-1')
-    axes[1].legend(loc='center left', bbox_to_anchor=(1.02, 0.5), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
-def write_zoo_results(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> None:
-    """``results/<config>.json`` per zoo row: the test metrics averaged over its seeds, in the
-    keys of mmengine's metrics file."""
-    out = ZOO_RESULTS
-    out.mkdir(exist_ok=True)
-    for row in rows:
-        runs = results[row.name]
-        metrics = {'acc/top1': summary(runs, 'top1')[0], 'acc/top5': summary(runs, 'top5')[0],
-                   'acc/mean1': summary(runs, 'mean_class')[0],
-                   'seeds': [run['seed'] for run in runs]}
-        (out / f'{row.config.stem}.json').write_text(json.dumps(metrics, indent=1) + '\n')
-
-
-def stopped_runs(rows: Sequence[Row], args) -> List[str]:
-    """``'<row> seed <s> at epoch <e> of <n>'`` for every seed of ``rows`` that is not finished
-    but left a checkpoint of its current config to resume from."""
-    from mmengine.config import Config
-    out = []
-    for row in rows:
-        for seed in row.seeds:
-            folder = run_dir(args, row, seed)
-            if finished(args, row, seed) is not None or not resumable(folder, row, seed, args):
-                continue
-            total = Config.fromfile(str(folder / 'config.py')).train_cfg.max_epochs
-            out.append(f'{row.name} seed {seed} at epoch {runner.last_epoch(folder) or "?"} '
-                       f'of {total}')
-    return out
-
-
 def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     zoo = [row for row in ZOO_ROWS if row in rows and row.name in results]
     ablation = [row for row in ABLATION_ROWS if row in rows and row.name in results]
     if not any(row.name == TSM_ROW for row in zoo) or RECIPE_ROW not in results:
-        print(f'[bench_utd_mhad] no tables yet: they are relative to {TSM_ROW!r} and '
-              f'{RECIPE_ROW!r}, train those rows first', flush=True)
+        BENCH.log(f'no tables yet: they are relative to {TSM_ROW!r} and {RECIPE_ROW!r}, train '
+                  'those rows first')
         return ''
 
     shown = [row for row in ROWS if row in zoo or row in ablation]
@@ -572,13 +297,13 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
     RESULTS.write_text(markdown)
     record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
-    plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
+    lib.plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
     # the tables show the rows trained so far and name the rest: a missing row never hides
     # the others, and is never shown with a number it does not have
     replace_section(FAMILY_README, '\n'.join(section), BEGIN, END)
     replace_section(PROJECT_README, '\n'.join(readme_table(zoo, results, costs)),
                   README_BEGIN, README_END)
-    write_zoo_results(zoo, results)
+    lib.write_zoo_results(zoo, results, ZOO_RESULTS)
     if ablation:
         not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
         note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
@@ -590,50 +315,18 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     return markdown
 
 
-def seeds_of(row: Row, args) -> List[int]:
-    """The row's own seeds, those asked for, every other seed it has a run folder of (an
-    ablation row trained over more seeds once keeps them all in the tables) and every seed of
-    the record (:func:`finished` keeps those the row made)."""
-    folders = (path.name for path in (Path(args.work_dir) / slug(row.name)).glob('seed*'))
-    found = {int(name[4:]) for name in folders if name[4:].isdigit()}
-    recorded = {run['seed'] for run in runner.Record(args.record).runs().values()}
-    return sorted({*row.seeds, *(args.seeds or ()), *found, *recorded})
-
-
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
-    from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
     data = Path(args.data)
     if not (args.report_only or (data / 'convert_meta.json').is_file()):
         raise SystemExit(f'{data}: no converted UTD-MHAD (tools/data/utd_mhad/README.md)')
     parts = dict(zoo=ZOO_ROWS, ablation=ABLATION_ROWS, all=ROWS)[args.part]
-    rows = [row for row in parts
-            if not args.rows or any(word.lower() in row.name.lower() for word in args.rows)]
-    jobs = [(row, seed) for row in rows for seed in (args.seeds or row.seeds)]
     if not args.report_only:
-        summary_ = build_frame_cache(read_video_list(data / 'cross_subject_train.txt'), data,
-                                     data, workers=max(1, args.jobs))
-        print(f'[bench_utd_mhad] frame cache: {summary_}', flush=True)
-        jobs.sort(key=lambda job: (-job[0].cost, job[1]))
-        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            futures = [pool.submit(train_run, row, seed, args) for row, seed in jobs]
-            failures = []
-            for future in futures:
-                try:
-                    future.result()
-                except RuntimeError as error:  # the other runs go on; reported at the end
-                    failures.append(str(error))
-                    print(f'[bench_utd_mhad] {error}', flush=True)
-        if failures:
-            raise SystemExit(f'{len(failures)} runs failed:\n' + '\n'.join(failures))
+        BENCH.train([(row, seed) for row in lib.selected(parts, args.rows)
+                     for seed in (args.seeds or row.seeds)], args)
     # every finished seed of every row is in the tables, asked for this time or not
-    results = {}
-    for row in ROWS:
-        runs = [run for seed in seeds_of(row, args)
-                if (run := finished(args, row, seed)) is not None]
-        if runs:
-            results[row.name] = runs
+    results = BENCH.results(ROWS, args)
     markdown = report(ROWS, results, args)
     print(markdown)
     return markdown

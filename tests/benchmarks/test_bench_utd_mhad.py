@@ -8,6 +8,8 @@ from mmengine.config import Config
 
 from benchmarks import bench_utd_mhad as bench
 from benchmarks.lib import edits, runner
+from hyperframes_mm.utils import slug
+
 ROWS = {row.name: row for row in bench.ROWS}
 
 
@@ -19,7 +21,7 @@ def written(tmp_path_factory):
                              '--record', str(root / 'record.json')])
     configs = {}
     for row in bench.ROWS:
-        folder = root / bench.slug(row.name)
+        folder = root / slug(row.name)
         folder.mkdir()
         configs[row.name] = Config.fromfile(str(bench.run_config(row, 0, args, folder)))
     return root / 'data', args, configs
@@ -70,14 +72,32 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
 def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
     _, _, configs = written
     fast_slow = _flat(configs[bench.FASTSLOW_ROW])
-    assert (fast_slow['model']['fusion'], fast_slow['model']['backbone']['num_frames'],
-            fast_slow['model']['cls_head']['in_channels']) == ('early', 10, 512)
-    assert 'stream_downsample' not in fast_slow['model']
+    # early fusion: both streams stacked into one T=10 hyperframe by the pipeline
+    assert (fast_slow['model']['type'], fast_slow['model']['backbone']['num_frames'],
+            fast_slow['model']['cls_head']['in_channels']) == ('Recognizer2D', 10, 512)
+    loaders = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+    for loader in loaders:
+        assert fast_slow[loader]['dataset']['pipeline'][-2:] == [
+            {'type': 'HyperframeStack', 'fuse_streams': True}, {'type': 'PackActionInputs'}]
     passes = _flat(configs['fast/slow, two backbone passes'])
-    assert (passes['model']['fusion'], passes['model']['backbone']['num_frames'],
-            passes['model']['cls_head']['in_channels']) == ('concat', 5, 1024)
+    assert (passes['model']['type'], passes['model']['fusion'],
+            passes['model']['backbone']['num_frames'],
+            passes['model']['cls_head']['in_channels']) == ('FastSlowRecognizer', 'concat', 5,
+                                                            1024)
+    for loader in loaders:
+        assert passes[loader]['dataset']['pipeline'][-2:] == [
+            {'type': 'HyperframeStack'},
+            {'type': 'PackActionInputs', 'collect_keys': ['imgs_fast', 'imgs_slow']}]
+    last = len(fast_slow['train_dataloader']['dataset']['pipeline']) - 1
     assert set(_diff(fast_slow, passes)) == {
-        'model.fusion', 'model.backbone.num_frames', 'model.cls_head.in_channels'}
+        'model.type', 'model.streams', 'model.share_backbone', 'model.fusion',
+        'model.backbone.num_frames', 'model.cls_head.in_channels'} | {
+            f'{split}{part}' for split in loaders + ('train_pipeline', 'val_pipeline',
+                                                     'test_pipeline')
+            for part in ([f'.dataset.pipeline[{last - 1}].fuse_streams',
+                          f'.dataset.pipeline[{last}].collect_keys'] if split in loaders else
+                         [f'[{last - 1}].fuse_streams', f'[{last}].collect_keys'])}
+    assert 'stream_downsample' not in fast_slow['model']
     half = _flat(configs['fast/slow, fast stream at half size'])
     assert half['model']['stream_downsample'] == {'fast': 2}
     assert set(_diff(passes, half)) == {'model.stream_downsample'}
@@ -229,7 +249,7 @@ def test_the_tables_take_every_seed_a_row_has_a_run_folder_of(tmp_path):
     row = ROWS['motion products on']
     assert bench.seeds_of(row, args) == [0]
     for name in ('seed2', 'seed1', 'seed1.replaced-20260101_000000', 'seedling'):
-        (tmp_path / bench.slug(row.name) / name).mkdir(parents=True)
+        (tmp_path / slug(row.name) / name).mkdir(parents=True)
     assert bench.seeds_of(row, args) == [0, 1, 2]
 
 

@@ -1,0 +1,396 @@
+"""A benchmark declared as rows on one converted data set: each row a config and the edits that
+make it, trained once per seed through mmaction2's tools (:mod:`.runner`), tested on the test
+list and on the training list, and recorded by key, so that a finished run is never trained
+again, a stopped one resumes and a fresh clone writes the tables from the committed record.
+
+A script declares its rows and its tables; :class:`RowBenchmark` runs them:
+
+* a run lives in ``<work dir>/<row slug>/seed<s>``: the config :meth:`RowBenchmark.run_config`
+  made for it, the tools' logs, checkpoints and ``result.json``;
+* a run counts when its ``result.json`` is newer than the converted data set and its config is
+  the one the row makes now, else when the record holds a run of the same
+  :meth:`RowBenchmark.run_key` (every setting the runner reads, the seed, the data set's
+  conversion): a change to one row trains that row again, the tables keep every other, and two
+  rows that make the same run share it.
+"""
+import argparse
+import json
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+
+from . import runner
+from .costing import side_by_side
+from .edits import read_data_from, sync_pipeline_variables
+from .tables import summary
+
+
+class Row(NamedTuple):
+    """One model: a family config, or a config with ``edits`` (an ablation)."""
+    name: str
+    config: Path
+    note: str
+    seeds: Tuple[int, ...] = (0, )
+    edits: tuple = ()
+    #: training cost relative to one hyperframe model, to start the longest runs first
+    cost: float = 1.0
+
+
+def arguments(description: str, data: str, work_dir: str, record: Path) -> argparse.ArgumentParser:
+    """The command line every row benchmark takes (a script adds its own options)."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument('--data', default=data, help='the converted data set')
+    parser.add_argument('--work-dir', default=work_dir)
+    parser.add_argument('--jobs', type=int, default=2, help='runs trained at once (1 thread each)')
+    parser.add_argument('--part', choices=('zoo', 'ablation', 'all'), default='all')
+    parser.add_argument('--rows', nargs='+', help='only rows whose name contains one of these')
+    parser.add_argument('--seeds', type=int, nargs='+',
+                        help='train these seeds of every selected row (default: each row\'s own)')
+    parser.add_argument('--report-only', action='store_true',
+                        help='write the tables from the finished runs, train nothing')
+    parser.add_argument('--record', default=str(record),
+                        help='the record of finished runs: read for runs not in --work-dir, '
+                        'rewritten with the tables')
+    return parser
+
+
+def selected(rows: Sequence[Row], words: Optional[Sequence[str]]) -> List[Row]:
+    """The rows whose name contains one of ``words`` (case-insensitive); all without words."""
+    return [row for row in rows
+            if not words or any(word.lower() in row.name.lower() for word in words)]
+
+
+class RowBenchmark:
+    """The runs of a row benchmark on one converted data set.
+
+    Args:
+        name (str): the script's name, which prefixes every line it prints.
+        lists (tuple[str, str]): the training and test list files of the data set (the test
+            list is what the configs validate and test on; the training list is also tested,
+            with the test views, after training).
+        video_size (tuple[int, int]): the decoded frame size, for the costs.
+    """
+
+    def __init__(self, name: str, lists: Tuple[str, str], video_size: Tuple[int, int]) -> None:
+        self.name = name
+        self.train_list, self.test_list = lists
+        self.video_size = video_size
+        #: run keys by (row, seed, data root): building a config for each is slow
+        self.run_keys: Dict[Tuple[Row, int, str], str] = {}
+
+    def log(self, message: str) -> None:
+        print(f'[{self.name}] {message}', flush=True)
+
+    def run_dir(self, args, row: Row, seed: int) -> Path:
+        from hyperframes_mm.utils import slug
+        return Path(args.work_dir) / slug(row.name) / f'seed{seed}'
+
+    def data_description(self, args) -> Dict:
+        """What the tables and the run keys need of the converted data set: the conversion's
+        version and mapping, the number of classes and clips per list. From
+        ``convert_meta.json`` where the data set is here, else from the record (a fresh
+        clone)."""
+        meta_path = Path(args.data) / 'convert_meta.json'
+        if not meta_path.is_file():
+            return runner.Record(args.record).data.get('data', {})
+        meta = json.loads(meta_path.read_text())
+        description = dict(version=meta.get('version'), mapping=meta.get('mapping'))
+        if 'classes' in meta:  # a converter's meta; the run-key tests write only the two above
+            description.update(classes=len(meta['classes']),
+                               lists={name: meta['lists'][name]
+                                      for name in (self.train_list, self.test_list)})
+        return description
+
+    def finished(self, args, row: Row, seed: int) -> Optional[Dict]:
+        """The run of this row and seed: its ``result.json`` in the work dir when that is newer
+        than the converted dataset and its config is the one the row makes now, else the
+        record's run of the same :meth:`run_key`, else None."""
+        folder = self.run_dir(args, row, seed)
+        result, meta = folder / 'result.json', Path(args.data) / 'convert_meta.json'
+        if (result.is_file() and not (meta.is_file() and
+                                      result.stat().st_mtime <= meta.stat().st_mtime)
+                and self.same_config(folder, row, seed, args)):
+            return json.loads(result.read_text())
+        run = runner.Record(args.record).runs().get(self.run_key(row, seed, args))
+        return None if run is None else dict(run, row=row.name)
+
+    def run_key(self, row: Row, seed: int, args) -> str:
+        """:func:`benchmarks.lib.runner.run_key` of the config :meth:`run_config` makes, with
+        the data root written as ``{data}`` and the conversion's version and mapping, so the
+        same run has the same key on any machine and a dataset converted otherwise makes other
+        runs."""
+        data_root = str(Path(args.data).resolve())
+        cache = (row, seed, data_root)
+        if cache not in self.run_keys:
+            description = self.data_description(args)
+            with tempfile.TemporaryDirectory() as tmp:
+                self.run_keys[cache] = runner.run_key(
+                    self.run_config(row, seed, args, Path(tmp)), data_root,
+                    {key: description.get(key) for key in ('version', 'mapping')})
+        return self.run_keys[cache]
+
+    def same_config(self, folder: Path, row: Row, seed: int, args) -> bool:
+        """Whether the run in ``folder`` trained the config :meth:`run_config` makes now."""
+        with tempfile.TemporaryDirectory() as tmp:
+            return runner.same_config(folder / 'config.py',
+                                      self.run_config(row, seed, args, Path(tmp)))
+
+    def resumable(self, folder: Path, row: Row, seed: int, args) -> bool:
+        """Whether a stopped run of this very config left a checkpoint to resume from."""
+        with tempfile.TemporaryDirectory() as tmp:
+            return runner.resumable(folder, self.run_config(row, seed, args, Path(tmp)))
+
+    @staticmethod
+    def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
+        """The row's config for one seed, with every iteration logged, dumped into
+        ``work_dir``."""
+        from mmengine.config import Config
+        cfg = Config.fromfile(str(row.config))
+        for edit in row.edits:
+            edit(cfg)
+        sync_pipeline_variables(cfg)
+        read_data_from(cfg, Path(args.data).resolve())
+        cfg.randomness = dict(seed=seed)
+        # every iteration in the logs, unsmoothed: the epoch's training accuracy is their mean
+        cfg.default_hooks.logger = dict(type='LoggerHook', interval=1, ignore_last=False)
+        cfg.log_processor = dict(type='LogProcessor', window_size=1, by_epoch=True)
+        path = work_dir / 'config.py'
+        cfg.dump(str(path))
+        return path
+
+    def train_run(self, row: Row, seed: int, args) -> Dict:
+        """Train one seed of a row (or resume it), test it on the test and training lists; its
+        result."""
+        done = self.finished(args, row, seed)
+        if done is not None:
+            return done
+        work_dir = self.run_dir(args, row, seed)
+        what = f'{row.name} seed {seed}'
+        resuming = self.resumable(work_dir, row, seed, args)
+        if resuming:
+            (work_dir / 'result.json').unlink(missing_ok=True)
+            config = work_dir / 'config.py'
+            self.log(f'{what}: resuming from '
+                     f'{(work_dir / "last_checkpoint").read_text().strip()}')
+        else:
+            moved = runner.set_aside(work_dir)
+            if moved is not None:
+                self.log(f'{what}: the earlier run there is not this config\'s; moved to {moved}')
+            work_dir.mkdir(parents=True)
+            config = self.run_config(row, seed, args, work_dir)
+        self.log(f'{what}: training ({work_dir / "train.log"})')
+        try:
+            checkpoint = runner.train(config, work_dir, work_dir / 'train.log', resume=resuming)
+            test, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log')
+            train_list = str(Path(args.data).resolve() / self.train_list)
+            fit, _ = runner.test(config, checkpoint, work_dir / 'test_train',
+                                 work_dir / 'test_train.log',
+                                 options=[f'test_dataloader.dataset.ann_file={train_list}'])
+        except runner.ToolFailed as error:
+            raise RuntimeError(f'{what}: {error}') from error
+        result = dict(row=row.name, seed=seed, key=self.run_key(row, seed, args),
+                      top1=test['acc/top1'], top5=test['acc/top5'], mean_class=test['acc/mean1'],
+                      train_top1=fit['acc/top1'],
+                      train_min=runner.training_seconds(work_dir) / 60, config=str(config),
+                      checkpoint=checkpoint, curves=runner.curves(work_dir))
+        (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
+        self.log(f'{what}: top-1 {result["top1"]:.3f}, training clips '
+                 f'{result["train_top1"]:.3f} ({result["train_min"]:.1f} min)')
+        return result
+
+    def train(self, jobs: Sequence[Tuple[Row, int]], args) -> None:
+        """Build the training list's frame cache, then train ``(row, seed)`` jobs, ``--jobs``
+        at once, the costliest first; the other runs go on when one fails.
+
+        Raises:
+            SystemExit: some runs failed (each named, with its log's tail).
+        """
+        from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
+        data = Path(args.data)
+        cache = build_frame_cache(read_video_list(data / self.train_list), data, data,
+                                  workers=max(1, args.jobs))
+        self.log(f'frame cache: {cache}')
+        ordered = sorted(jobs, key=lambda job: (-job[0].cost, job[1]))
+        failures = []
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            futures = [pool.submit(self.train_run, row, seed, args) for row, seed in ordered]
+            for future in futures:
+                try:
+                    future.result()
+                except RuntimeError as error:  # reported at the end
+                    failures.append(str(error))
+                    self.log(str(error))
+        if failures:
+            raise SystemExit(f'{len(failures)} runs failed:\n' + '\n'.join(failures))
+
+    def seeds_of(self, row: Row, args) -> List[int]:
+        """The row's own seeds, those asked for, every other seed it has a run folder of (an
+        ablation row trained over more seeds once keeps them all in the tables) and every seed
+        of the record (:meth:`finished` keeps those the row made)."""
+        folders = (path.name for path in self.run_dir(args, row, 0).parent.glob('seed*'))
+        found = {int(name[4:]) for name in folders if name[4:].isdigit()}
+        recorded = {run['seed'] for run in runner.Record(args.record).runs().values()}
+        return sorted({*row.seeds, *(args.seeds or ()), *found, *recorded})
+
+    def results(self, rows: Sequence[Row], args) -> Dict[str, List[Dict]]:
+        """Every finished seed of every row, asked for this time or not."""
+        out = {}
+        for row in rows:
+            runs = [run for seed in self.seeds_of(row, args)
+                    if (run := self.finished(args, row, seed)) is not None]
+            if runs:
+                out[row.name] = runs
+        return out
+
+    def stopped_runs(self, rows: Sequence[Row], args) -> List[str]:
+        """``'<row> seed <s> at epoch <e> of <n>'`` for every seed of ``rows`` that is not
+        finished but left a checkpoint of its current config to resume from."""
+        from mmengine.config import Config
+        out = []
+        for row in rows:
+            for seed in row.seeds:
+                folder = self.run_dir(args, row, seed)
+                if (self.finished(args, row, seed) is not None
+                        or not self.resumable(folder, row, seed, args)):
+                    continue
+                total = Config.fromfile(str(folder / 'config.py')).train_cfg.max_epochs
+                out.append(f'{row.name} seed {seed} at epoch {runner.last_epoch(folder) or "?"} '
+                           f'of {total}')
+        return out
+
+    def cost_of(self, rows: Sequence[Row], args) -> Dict[str, Dict]:
+        """GFLOPs and params of one view, and the latency of one test sample (all its views,
+        batch 1, one thread, every row timed side by side) of each row's config as
+        :meth:`run_config` makes it (a run's own folder may be on another machine)."""
+        from mmengine.config import Config
+        from hyperframes_mm.utils import slug
+        with tempfile.TemporaryDirectory() as tmp:
+            configs = {}
+            for row in rows:
+                folder = Path(tmp) / slug(row.name)
+                folder.mkdir()
+                configs[row.name] = Config.fromfile(str(self.run_config(row, 0, args, folder)))
+            return side_by_side(configs, self.video_size, per_view=True, progress=True)
+
+
+# ------------------------------------------------------------------------------- tables
+def accuracy_cell(runs: List[Dict], key: str) -> str:
+    """``**mean** ± sd (seed / seed / seed)``, or the value of one run."""
+    mean, spread = summary(runs, key)
+    if len(runs) == 1:
+        return f'{mean:.3f}'
+    seeds = ' / '.join(f'{run[key]:.3f}' for run in runs)
+    return f'**{mean:.3f}** ± {spread:.3f} ({seeds})'
+
+
+def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: Dict[str, Dict],
+                   reference: str, label: str, footer: str) -> List[str]:
+    """The family's rows over their seeds: accuracy, fit, training time, costs, latency
+    relative to the ``reference`` row (called ``label`` in the header); ``footer`` says where
+    the reference's latency was measured (it is given after its milliseconds)."""
+    latency = costs[reference]['latency_ms']
+    lines = ['| model | top-1 (mean ± sd; per seed) | mean class acc | top-1 on the training '
+             f'clips | training time (min) | GFLOPs / view | params (M) | CPU latency vs '
+             f'{label} |', '|---|---|---|---:|---:|---:|---:|---:|']
+    for row in rows:
+        runs = results[row.name]
+        cost = costs[row.name]
+        lines.append(
+            f'| [{row.name}]({row.config.name}) | {accuracy_cell(runs, "top1")} | '
+            f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
+            f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
+            f'{cost["params_m"]:.2f} | {cost["latency_ms"] / latency:.2f}x |')
+    return lines + ['', f'{label}: {latency:.1f} ms {footer}']
+
+
+def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str]:
+    """Training / test top-1 by epoch of each row's first seed, at the epochs the first row
+    validated."""
+    first = results[rows[0].name][0]['curves']
+    epochs = [epoch for epoch, point in first.items() if 'test_top1' in point]
+    lines = ['| model | ' + ' | '.join(f'ep {epoch}' for epoch in epochs) + ' |',
+             '|---|' + '---:|' * len(epochs)]
+    for row in rows:
+        points = results[row.name][0]['curves']
+        cells = [f'{points[e]["train_top1"]:.2f} / {points[e]["test_top1"]:.2f}'
+                 if e in points and 'test_top1' in points[e] else '' for e in epochs]
+        lines.append(f'| {row.name} | ' + ' | '.join(cells) + ' |')
+    return lines
+
+
+def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
+                      costs: Dict[str, Dict], base_of: Callable[[Row], str],
+                      bases: Sequence[str], clear_change: float, reference: str,
+                      label: str) -> List[str]:
+    """Which rows move their base model (``base_of(row)``, one of ``bases``) by more than
+    ``clear_change`` times the base's spread over its seeds, and which stay inside it: the
+    reading a default is chosen on, written from the numbers so that it cannot go stale.
+    Latency is relative to the ``reference`` row (``label``)."""
+    latency = costs[reference]['latency_ms']
+    lines = []
+    for base in bases:
+        if len(results.get(base, ())) < 2:
+            continue
+        mean, spread = summary(results[base], 'top1')
+        moved: Dict[str, List[str]] = dict(above=[], within=[], below=[])
+        for row in rows:
+            if base_of(row) != base or row.name not in results:
+                continue
+            runs = results[row.name]
+            delta = summary(runs, 'top1')[0] - mean
+            side = ('above' if delta > clear_change * spread else
+                    'below' if delta < -clear_change * spread else 'within')
+            moved[side].append(f'{row.name} ({100 * delta:+.1f}, {len(runs)} '
+                               f'seed{"s" * (len(runs) > 1)}, '
+                               f'{costs[row.name]["latency_ms"] / latency:.2f}x)')
+        lines += [''] if lines else []  # a paragraph of its own, not part of the list above
+        lines.append(f'Against {base} ({mean:.3f}, spread {spread:.3f} over '
+                     f'{len(results[base])} seeds; a clear change is more than '
+                     f'{100 * clear_change * spread:.1f} points; points, seeds, latency vs '
+                     f'{label}):')
+        lines += [f'- {name}: {"; ".join(moved[side]) or "none"}' for side, name in (
+            ('above', 'clearly above'), ('within', 'within the spread'),
+            ('below', 'clearly below'))]
+    return lines
+
+
+def plot_curves(rows: Sequence[Row], results: Dict[str, List[Dict]], path: Path) -> None:
+    """Training and test top-1 by epoch of every seed of every row, one colour a row."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+    for index, row in enumerate(rows):
+        color = f'C{index}'
+        for run in results[row.name]:
+            points = run['curves']
+            epochs = [int(e) for e in points]
+            name = row.name if run is results[row.name][0] else None
+            axes[0].plot(epochs, [points[e]['train_top1'] for e in points], color=color,
+                         alpha=0.8, label=name)
+            tested = [e for e in points if 'test_top1' in points[e]]
+            axes[1].plot([int(e) for e in tested], [points[e]['test_top1'] for e in tested],
+                         color=color, marker='o', markersize=3, alpha=0.8, label=name)
+    axes[0].set_title('training clips (augmented, epoch mean)')
+    axes[1].set_title('test clips (cross-subject)')
+    for ax in axes:
+        ax.set_xlabel('epoch')
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel('top-1')
+    axes[1].legend(loc='center left', bbox_to_anchor=(1.02, 0.5), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_zoo_results(rows: Sequence[Row], results: Dict[str, List[Dict]], out: Path) -> None:
+    """``out/<config>.json`` per row: the test metrics averaged over its seeds, in the keys of
+    mmengine's metrics file (what ``tools/analysis/zoo_table.py`` reads)."""
+    out.mkdir(exist_ok=True)
+    for row in rows:
+        runs = results[row.name]
+        metrics = {'acc/top1': summary(runs, 'top1')[0], 'acc/top5': summary(runs, 'top5')[0],
+                   'acc/mean1': summary(runs, 'mean_class')[0],
+                   'seeds': [run['seed'] for run in runs]}
+        (out / f'{row.config.stem}.json').write_text(json.dumps(metrics, indent=1) + '\n')
