@@ -197,18 +197,25 @@ def trained_report(trained_checkpoint):
 
 @pytest.mark.trained
 def test_trained_model_uses_time(trained_report):
+    """What the probe must say of a model that learnt direction, on any CPU's kernels. After 20
+    short epochs the model's accuracy moves with the kernels and the seed by several clips, so
+    the accuracy is bounded well above chance only, and the claim is relative: reversing the
+    frames or freezing them on the centre frame takes much of it away, and the verdict says the
+    model uses time. benchmarks/bench_test_margins.py measures these quantities over seeds and
+    kernel settings (benchmarks/results/test_margins.md): every bound keeps several clips of
+    margin to every measured run."""
     report = trained_report
     original = report.condition('original')
-    assert original.accuracy >= 0.75
-    assert report.condition('reversed').accuracy < original.accuracy
-    assert report.condition('static').accuracy < original.accuracy
+    assert original.accuracy >= 0.4  # chance is 0.25
+    assert report.condition('reversed').accuracy <= original.accuracy - 0.3
+    assert report.condition('static').accuracy <= original.accuracy - 0.25
     assert report.uses_time is True
     assert report.verdict.startswith('The model uses time')
     assert report.num_frames == dict(imgs=5)
     assert report.condition('reversed').detail == dict(imgs=[4, 3, 2, 1, 0])
     assert report.condition('interval x0.5').detail == dict(imgs=1)
     assert report.condition('interval x2').detail == dict(imgs=4)
-    assert len(report.labels) == 12 and report.skipped == {}
+    assert len(report.labels) == 24 and report.skipped == {}
 
 
 def test_centre_frame_model_ignores_time_exactly(centre_model):
@@ -263,7 +270,7 @@ def test_outputs_json_and_chart(centre_model, tmp_path):
     json_path, png_path = write_probe_outputs(report, tmp_path, dict(config='probe.py'))
     written = json.loads(json_path.read_text())
     assert written['config'] == 'probe.py'
-    assert written['num_samples'] == 12 and written['num_classes'] == 4
+    assert written['num_samples'] == 24 and written['num_classes'] == 4
     assert [c['name'] for c in written['conditions']] == list(ORDER_CONDITIONS) + ['interval x2']
     assert written['uses_time'] is False
     assert png_path.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
