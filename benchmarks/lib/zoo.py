@@ -147,8 +147,8 @@ def backbone_config(cfg) -> Dict:
 
 
 def backbone_token(backbone: Dict) -> str:
-    """The backbone as config names spell it: ``r18``, ``mobilenetv3-large``, ``vit-b16`` (an
-    ``InflatedBackbone`` is named after the backbone it wraps)."""
+    """The backbone as config names spell it: ``r18``, ``mobilenetv2``, ``mobilenetv3-large``,
+    ``vit-b16`` (an ``InflatedBackbone`` is named after the backbone it wraps)."""
     kind = str(backbone['type']).split('.')[-1]
     if kind == 'InflatedBackbone':
         return backbone_token(backbone['backbone'])
@@ -156,6 +156,8 @@ def backbone_token(backbone: Dict) -> str:
         return f'r{backbone["depth"]}'
     if 'MobileNetV3' in kind:
         return f'mobilenetv3-{backbone.get("arch", "small")}'.replace('_', '-')
+    if 'MobileNetV2' in kind:  # mmaction2's MobileNetV2 / MobileNetV2TSM, HyperMobileNetV2
+        return 'mobilenetv2'
     if kind == 'VisionTransformer':
         return f'vit-{backbone.get("arch", "b")}{backbone.get("patch_size", 16)}'
     return kind.lower()

@@ -1,0 +1,33 @@
+# UTD-MHAD depth, cross-subject (utd_mhad_depth.py) for ImageNet-initialised networks: the same
+# data, frame cache and views, at an input size of their own. ImageNet networks see objects at
+# 224 pixels; the depth videos are 128x128, and a side of 112 halves ImageNet's, so every stride
+# of the network sees features at the scale it learnt at half the resolution (the benchmark
+# measures 160 as a row edit). The depth maps are grey in all three channels: ImageNet's mean and
+# std (the data preprocessors') apply to them as they are.
+_base_ = ['./utd_mhad_depth.py']
+input_size = 112  # training crop and test frame side, every row of the family
+# Validation is a cheap proxy of the test, run every few epochs for the learning curves (the
+# epochs a model needs to reach an accuracy): one clip, where the test averages test_clips.
+val_clips = 1
+augment = dict(_base_.augment, size=input_size)
+train_transforms = [_base_.frame_cache_decode, augment]
+test_transforms = [
+    _base_.test_transforms[0],
+    dict(_base_.test_transforms[1], scale=(input_size, input_size))
+]
+train_pipeline = [
+    _base_.train_init, _base_.hyperframe_sampler, *train_transforms, *_base_.hyperframe_format
+]
+val_pipeline = [
+    _base_.test_init,
+    dict(_base_.hyperframe_sampler, num_clips=val_clips, test_mode=True), *test_transforms,
+    *_base_.hyperframe_format
+]
+test_pipeline = [
+    _base_.test_init,
+    dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
+    *test_transforms, *_base_.hyperframe_format
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=test_pipeline))

@@ -1,0 +1,53 @@
+# mmaction2's TSM-MobileNetV2 (recognition/tsm/tsm_imagenet-pretrained-mobilenetv2_8xb16-1x1x8-
+# 100e_kinetics400-rgb.py) on 5 segments instead of 8: MobileNetV2TSM (1/8 of the channels of
+# every residual block shifted between segments) loading the same ImageNet file strictly, one
+# frame from each of 5 equal segments of the clip (TSN sampling), scores averaged; its fine-tuning
+# recipe (sgd_mobilenet_v2_finetune_30e.py). Tested on the family's views.
+_base_ = [
+    '../../_base_/models/imagenet_mobilenet_v2.py',
+    '../../_base_/datasets/utd_mhad_depth_imagenet.py',
+    '../../_base_/schedules/sgd_mobilenet_v2_finetune_30e.py', '../../_base_/default_runtime.py'
+]
+model = dict(
+    type='Recognizer2D',
+    backbone=dict(
+        type='MobileNetV2TSM',
+        num_segments=_base_.num_frames,
+        is_shift=True,
+        shift_div=8,
+        pretrained=_base_.imagenet_mobilenet_v2),
+    cls_head=dict(
+        type='TSMHead',
+        num_classes=_base_.num_classes,
+        in_channels=1280,
+        num_segments=_base_.num_frames,
+        spatial_type='avg',
+        consensus=dict(type='AvgConsensus', dim=1),
+        dropout_ratio=0.5,
+        init_std=0.001,
+        is_shift=True,
+        average_clips='prob'),
+    data_preprocessor=dict(
+        type='ActionDataPreprocessor',
+        mean=[123.675, 116.28, 103.53],
+        std=[58.395, 57.12, 57.375],
+        format_shape='NCHW'))
+# T frames a sample, one from each of T equal segments of the clip; validated and tested on the
+# views of every row of the family (the hyperframe rows' picks for its clips)
+segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
+segment_format = [dict(type='FormatShape', input_format='NCHW'), dict(type='PackActionInputs')]
+train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *segment_format]
+val_pipeline = [
+    _base_.test_init,
+    dict(_base_.hyperframe_sampler, num_clips=_base_.val_clips, test_mode=True),
+    *_base_.test_transforms, *segment_format
+]
+test_pipeline = [
+    _base_.test_init,
+    dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
+    *_base_.test_transforms, *segment_format
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))
