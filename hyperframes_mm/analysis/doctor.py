@@ -30,7 +30,7 @@ from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
 from ..datasets.annotations import read_list_lines
-from ..datasets.transforms.pipeline_info import transform_type
+from ..datasets.transforms.pipeline_info import fuses_streams, transform_type
 from .config_utils import model_streams, sampler_spec, unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
@@ -241,11 +241,10 @@ def check_flip_labels(cfg: Config) -> List[Finding]:
 
 
 # ------------------------------------------------------------------- model against the data
-def check_num_frames(cfg: Config, streams: Dict[Optional[str], object],
-                     early_fusion: bool = False) -> List[Finding]:
-    """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline;
-    with ``early_fusion`` (``FastSlowRecognizer(fusion='early')``, one hyperframe of all the
-    streams' frames) their total against the one backbone's."""
+def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
+    """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline; for
+    a pipeline that stacks its streams into one hyperframe (``HyperframeStack(fuse_streams=True)``,
+    early fusion) their total against the one backbone's."""
     findings = []
     for where, _, pipeline in unique_pipelines(cfg):
         spec = sampler_spec(pipeline)
@@ -253,6 +252,19 @@ def check_num_frames(cfg: Config, streams: Dict[Optional[str], object],
             continue
         place = f'{where}.pipeline[{spec.index}]'
         sampled = {stream.name: stream.num_frames for stream in spec.streams}
+        fused = fuses_streams(pipeline) and None not in sampled
+        if fused and set(streams) == {None}:
+            total, expected = sum(sampled.values()), streams[None].num_frames
+            if total != expected:
+                parts = ' + '.join(f'{frames} ({name})' for name, frames in sampled.items())
+                findings.append(Finding(
+                    'error', 'num-frames',
+                    f'{place}: {spec.type} samples T={parts} = {total} frames, stacked into one '
+                    f'hyperframe (HyperframeStack(fuse_streams=True)), but the backbone takes '
+                    f'num_frames={expected} ({3 * expected} channels): it will refuse the '
+                    f'{3 * total}-channel input',
+                    f'set the backbone\'s num_frames to the streams\' total, {total}'))
+            continue
         if set(sampled) != set(streams):
             findings.append(Finding(
                 'error', 'num-frames',
@@ -260,18 +272,6 @@ def check_num_frames(cfg: Config, streams: Dict[Optional[str], object],
                 f'takes {sorted(map(str, streams))}',
                 'give the sampler streams=dict(...) named like the recognizer\'s streams (or '
                 'none for a single-stream model)'))
-            continue
-        if early_fusion:
-            total, expected = sum(sampled.values()), next(iter(streams.values())).num_frames
-            if total != expected:
-                parts = ' + '.join(f'{frames} ({name})' for name, frames in sampled.items())
-                findings.append(Finding(
-                    'error', 'num-frames',
-                    f'{place}: {spec.type} samples T={parts} = {total} frames, stacked into one '
-                    f'hyperframe (fusion=\'early\'), but the backbone takes '
-                    f'num_frames={expected} ({3 * expected} channels): it will refuse the '
-                    f'{3 * total}-channel input',
-                    f'set the backbone\'s num_frames to the streams\' total, {total}'))
             continue
         for name, frames in sampled.items():
             expected = streams[name].num_frames
@@ -428,8 +428,7 @@ def diagnose(cfg: Config,
     if model is not None and not streams:
         findings.append(Finding('info', 'num-frames',
                                 'the model has no hyperframe backbone: T checks skipped'))
-    early = getattr(model, 'early_fusion', False)
-    findings += check_num_frames(cfg, streams, early) if streams else []
+    findings += check_num_frames(cfg, streams) if streams else []
     findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
     findings += check_pretrained(streams)
     if data:

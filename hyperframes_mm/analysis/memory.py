@@ -144,9 +144,9 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
                           from_data: bool) -> Tuple[Dict[str, Tuple[int, ...]], str]:
     """Input name -> one training sample's shape ``[K, 3T, H, W]``, and how it was found.
 
-    T is the backbone's (per stream), so the estimate holds for the model even when the sampler
-    disagrees with it (that is the ``num-frames`` finding); for an early-fusion model, whose one
-    backbone reads every stream's frames, each stream's T is its sampler's. With ``from_data``
+    T is the backbone's (per stream; an early-fusion pipeline's one input has the streams' total,
+    the backbone's), so the estimate holds for the model even when the sampler disagrees with it
+    (that is the ``num-frames`` finding). With ``from_data``
     K, H and W come from the training dataset's first sample, loaded through its pipeline;
     otherwise K from the sampler (times ThreeCrop/TenCrop), H and W from ``input_size`` or the
     pipeline's crop/resize sizes (224 x 224 when none is found).
@@ -156,10 +156,6 @@ def training_input_shapes(cfg: Config, model, input_size: Optional[Tuple[int, in
     spec = sampler_spec(pipeline)
     frames = {stream_key(name): backbone.num_frames
               for name, backbone in model_streams(model).items()}
-    if getattr(model, 'early_fusion', False) and spec is not None:
-        # one hyperframe of every stream's frames: each stream brings its sampler's T, and the
-        # backbone's T is their total
-        frames = {stream_key(stream.name): stream.num_frames for stream in spec.streams}
     if from_data and input_size is None:
         from mmaction.registry import DATASETS
         sample = DATASETS.build(dict(dataset_cfg))[0]['inputs']

@@ -28,6 +28,7 @@ from torch import nn
 from ..models.backbones import reinflate_backbone
 from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
 from ..apis.inference import WindowPipeline, predict_scores
+from ..datasets.transforms.pipeline_info import fuses_streams
 from .stages import ModelStage
 
 #: Default thresholds (grey levels, 0-255) between T'=3, the trained T, and T'=7: the motion
@@ -180,7 +181,7 @@ class DynamicFrameStage(ModelStage):
         if len(thresholds) != 2 or thresholds[0] > thresholds[1]:
             raise ValueError(f'DynamicFrameStage: thresholds must be (low, high) with low <= '
                              f'high, got {thresholds}')
-        if getattr(model, 'early_fusion', False):
+        if fuses_streams(model.cfg.test_pipeline):
             raise ValueError('DynamicFrameStage: an early-fusion fast/slow model reads every '
                              'stream\'s frames as one hyperframe, so one T per stream cannot '
                              'be re-inflated on its own; use a single-stream or two-pass model')

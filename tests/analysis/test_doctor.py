@@ -71,7 +71,7 @@ def test_good_config_is_clean(tiny_root):
      'num_frames=3'),
     ('early_fusion_num_frames', [('error', 'num-frames')] * 2,
      "samples T=5 (fast) + 5 (slow) = 10 frames, stacked into one hyperframe "
-     "(fusion='early'), but the backbone takes num_frames=5 (15 channels)"),
+     "(HyperframeStack(fuse_streams=True)), but the backbone takes num_frames=5 (15 channels)"),
     ('mean_std', [('error', 'mean-std')], 'mean/std have [6] values'),
 ])
 def test_config_triggers_exactly_its_finding(tiny_root, name, expected, text):
@@ -234,10 +234,10 @@ def test_sample_that_does_not_fit(tiny_root):
                                       'GiB')
 
 
-def test_memory_of_an_early_fusion_model_feeds_each_stream_its_sampler_t(tiny_root):
+def test_memory_of_an_early_fusion_model_feeds_it_the_streams_total_t(tiny_root):
     cfg = config('early_fusion_num_frames', **{'model.backbone.num_frames': 10})
     estimate, how = estimate_memory(cfg, bare_model(cfg), input_size=(32, 32))
-    assert estimate.input_shapes == {'imgs_fast': (1, 15, 32, 32), 'imgs_slow': (1, 15, 32, 32)}
+    assert estimate.input_shapes == {'imgs': (1, 30, 32, 32)}
     assert estimate.activation_bytes > 0
     assert problems(diagnose(cfg, gpu_mem_gib=24, progress=False)) == []
 

@@ -10,6 +10,7 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.runner import Runner
 
 from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
+from hyperframes_mm.datasets.transforms.pipeline_info import fuses_streams
 from hyperframes_mm.models.backbones.encoding import change_kernel_basis
 from hyperframes_mm.models.backbones.hyperframe_backbone import HyperframeBackboneMixin
 from .conftest import CONFIG_ROOT, FAMILIES
@@ -43,9 +44,12 @@ def _config(path) -> Config:
     return cfg
 
 
+def _train_pipeline(cfg):
+    return dataloader_datasets(cfg, ('train_dataloader', ))[0][1]['pipeline']
+
+
 def _train_streams(cfg):
-    pipeline = dataloader_datasets(cfg, ('train_dataloader', ))[0][1]['pipeline']
-    return sampler_spec(pipeline).streams
+    return sampler_spec(_train_pipeline(cfg)).streams
 
 
 def test_zoo_offers_the_required_models(zoo_table):
@@ -66,9 +70,9 @@ def test_config_builds_its_model(path):
     if not isinstance(backbones[0], HyperframeBackboneMixin):
         return  # mmaction2's own baselines (TSN/TSM) take segments, not hyperframes
     sampled = [stream.num_frames for stream in _train_streams(cfg)]
-    if getattr(model, 'early_fusion', False):
+    if fuses_streams(_train_pipeline(cfg)):
         # the streams stacked into one hyperframe: their total T is the one backbone's
-        assert sum(sampled) == backbones[0].num_frames
+        assert len(sampled) == 2 and sum(sampled) == backbones[0].num_frames
         return
     # each stream's T (sampler) must be the backbone's T: 3T input channels
     assert sampled == [backbone.num_frames for backbone in backbones]
@@ -110,7 +114,7 @@ def test_parse_name(zoo_table):
     (dict(model=dict(backbone=dict(depth=34))), 'backbone r18, the config has r34'),
     (dict(model=dict(backbone=dict(pretrained=None))),
      'pretrain imagenet-pretrained, the config has pretrained=None'),
-    (dict(model=dict(type='Recognizer2D')), 'algorithm fastslow, the config has hyperframe'),
+    (dict(model=dict(type='Recognizer3D')), 'algorithm fastslow, the config has Recognizer3D'),
 ])
 def test_check_name_reports_each_disagreement(zoo_table, change, problem):
     path = FASTSLOW_UCF101
@@ -224,7 +228,7 @@ def test_pretrained_path_takes_the_torchvision_file(path, torchvision_name, firs
     # the kernel is stored in the basis of the config's input encoding; in the raw-frame basis
     # it is the replicated 2D kernel
     backbone_cfg = cfg.model.backbone
-    num_frames = backbone_cfg.num_frames  # an early-fusion fast/slow model's: both streams'
+    num_frames = backbone_cfg.num_frames  # a fast/slow model's: both streams' (early fusion)
     raw = change_kernel_basis(weights[f'{first_conv}.weight'], num_frames,
                               backbone_cfg.get('input_encoding', 'frames'),
                               backbone_cfg.get('diff_gain', 4.0), to_encoded=False)

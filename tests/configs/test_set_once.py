@@ -10,6 +10,7 @@ import pytest
 from mmengine.config import Config
 
 from hyperframes_mm.analysis.config_utils import sampler_spec
+from hyperframes_mm.datasets.transforms.pipeline_info import fuses_streams
 from ..conftest import REPO
 from .conftest import CONFIG_ROOT
 
@@ -163,7 +164,7 @@ def test_num_frames_reach_every_pipeline_and_the_backbone(family, tmp_path):
         streams = len(sampler_spec(pipelines(cfg)['train']).streams)
         if 'num_frames' in backbone:
             # two streams stacked into one hyperframe: the backbone reads both
-            fused = cfg.model.get('fusion') == 'early'
+            fused = fuses_streams(pipelines(cfg)['train'])
             assert backbone.num_frames == (streams * frames if fused else frames), config.name
         for part in (backbone, cfg.model.cls_head):
             if 'num_segments' in part:

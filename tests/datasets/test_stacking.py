@@ -3,7 +3,8 @@ import numpy as np
 import pytest
 from mmaction.datasets.transforms import CenterCrop, Resize, TenCrop, ThreeCrop
 
-from hyperframes_mm.datasets.transforms.stacking import HyperframeStack, stack_hyperframes
+from hyperframes_mm.datasets.transforms.stacking import (HyperframeStack, fuse_streams,
+                                                         stack_hyperframes)
 
 
 def numbered_frames(count, height=6, width=8):
@@ -103,6 +104,52 @@ def test_two_streams_after_three_crop():
     for c, box in enumerate(boxes):
         assert_hyperframe(results['imgs_fast'][c], [crop(f, box) for f in frames[:3]])
         assert_hyperframe(results['imgs_slow'][c], [crop(f, box) for f in frames[3:]])
+
+
+def test_fused_streams_are_one_frame_major_hyperframe_per_clip_and_crop():
+    # 2 clips of fast T=3 then 2 clips of slow T=2, after ThreeCrop: per crop and clip one
+    # hyperframe of the clip's fast frames, then its slow frames
+    frames = numbered_frames(2 * 3 + 2 * 2, height=6, width=12)
+    streams = [dict(name='fast', clip_len=3, num_clips=2), dict(name='slow', clip_len=2,
+                                                                  num_clips=2)]
+    results = ThreeCrop(crop_size=6)(dict(imgs=list(frames), img_shape=(6, 12)))
+    results.update(clip_len=3, num_clips=2, hyperframe_streams=streams)
+    boxes = results['crop_bbox'][::10]
+    results = HyperframeStack(fuse_streams=True)(results)
+    assert 'imgs_fast' not in results and 'imgs_slow' not in results
+    assert results['imgs'].shape == (6, 15, 6, 6)
+    assert results['num_hyperframes'] == 6 and results['input_shape'] == (6, 15, 6, 6)
+    for c, box in enumerate(boxes):
+        for k in range(2):
+            fast, slow = frames[3 * k:3 * k + 3], frames[6 + 2 * k:6 + 2 * k + 2]
+            assert_hyperframe(results['imgs'][2 * c + k], [crop(f, box) for f in fast + slow])
+    # channel by channel at one pixel of the first crop's second clip: fast frames 3, 4, 5,
+    # then slow frames 8, 9
+    assert results['imgs'][1, :, 0, 0].tolist() == [
+        300, 310, 320, 400, 410, 420, 500, 510, 520, 800, 810, 820, 900, 910, 920]
+
+
+def test_fused_streams_equal_the_streams_stacked_in_stream_order():
+    frames = numbered_frames(4 + 2)
+    streams = [dict(name='fast', clip_len=4, num_clips=1), dict(name='slow', clip_len=2,
+                                                                  num_clips=1)]
+    sample = dict(imgs=frames, clip_len=4, num_clips=1, hyperframe_streams=streams)
+    apart = HyperframeStack()(dict(sample))
+    fused = HyperframeStack(fuse_streams=True)(dict(sample))['imgs']
+    np.testing.assert_array_equal(
+        fused, np.concatenate([apart['imgs_fast'], apart['imgs_slow']], axis=1))
+    # a one-stream sample is the same either way
+    one = dict(imgs=frames[:4], clip_len=4, num_clips=1)
+    np.testing.assert_array_equal(HyperframeStack(fuse_streams=True)(dict(one))['imgs'],
+                                  HyperframeStack()(dict(one))['imgs'])
+    assert repr(HyperframeStack(fuse_streams=True)) == 'HyperframeStack(fuse_streams=True)'
+
+
+def test_fusing_needs_as_many_hyperframes_per_stream():
+    with pytest.raises(ValueError, match=r'fuse_streams=True\): the streams need the same '
+                                         r"number of hyperframes .*'fast': \(1, 12, 6, 8\), "
+                                         r"'slow': \(2, 6, 6, 8\)"):
+        fuse_streams([np.zeros((1, 12, 6, 8)), np.zeros((2, 6, 6, 8))], ['fast', 'slow'])
 
 
 def test_after_mmaction_resize_and_center_crop():

@@ -108,8 +108,10 @@ def test_dynamic_stage_errors(api_models):
         'model.backbone.num_frames': 1, 'test_pipeline.1.num_frames': 1})
     with pytest.raises(ValueError, match='a motion score needs a model trained on at least 2'):
         DynamicFrameStage(one)
-    early = init_recognizer(api_models['fast_slow'], None, 'cpu', {
-        'model.fusion': 'early', 'model.backbone.num_frames': 6,
-        'model.cls_head.in_channels': 512})
+    # two T=3 streams stacked into one hyperframe for a T=6 Recognizer2D
+    early = init_recognizer(api_models['single'], None, 'cpu', {
+        'model.backbone.num_frames': 6,
+        'test_pipeline.1.streams': dict(fast=dict(interval=1), slow=dict(interval=2)),
+        'test_pipeline.5.fuse_streams': True})
     with pytest.raises(ValueError, match='an early-fusion fast/slow model reads every stream'):
         DynamicFrameStage(early)

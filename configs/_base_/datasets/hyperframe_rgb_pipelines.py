@@ -43,23 +43,23 @@ test_pipeline = [
 
 # The two-stream model's pipelines (kinetics400_fastslow_rgb.py, ucf101_split1_fastslow_rgb.py):
 # per clip, a fast T=5 hyperframe (frames 1 apart, 5 frames) centred inside a slow one (frames
-# 4 apart, 17 frames), both drawn at one random place and given the same crop, flip and colours;
-# PackActionInputs collects them as imgs_fast and imgs_slow.
+# 4 apart, 17 frames), both drawn at one random place and given the same crop, flip and colours,
+# stacked into one T=10 hyperframe.
 fastslow_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=num_frames,
     streams=dict(fast=dict(interval=1), slow=dict(interval=4)),
     stream_align='center')
 fastslow_train_pipeline = [
-    train_init, fastslow_sampler, *train_transforms, *_base_.stream_format
+    train_init, fastslow_sampler, *train_transforms, *_base_.fused_format
 ]
 fastslow_val_pipeline = [
     _base_.test_init,
     dict(fastslow_sampler, num_clips=val_clips, test_mode=True), *val_transforms,
-    *_base_.stream_format
+    *_base_.fused_format
 ]
 fastslow_test_pipeline = [
     _base_.test_init,
     dict(fastslow_sampler, num_clips=test_clips, test_mode=True), *test_transforms,
-    *_base_.stream_format
+    *_base_.fused_format
 ]

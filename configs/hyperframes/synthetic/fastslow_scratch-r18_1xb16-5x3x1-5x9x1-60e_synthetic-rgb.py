@@ -1,17 +1,13 @@
 # Two time scales in one HyperResNet-18 pass: fast (T=5, picks 3/30 s apart: quick events over
 # 0.4 s) and slow (T=5, 9/30 s apart: trends over 1.2 s), staggered around one centre, the same
-# augmentation draw for both, stacked into one T=10 hyperframe (fusion='early', the design
+# augmentation draw for both, stacked into one T=10 hyperframe (early fusion, the design
 # chosen on UTD-MHAD's real video), so the second scale widens the first conv instead of adding
 # a backbone pass. The streams are tuned on these clips alone: the family's default fast/slow is
 # the one chosen on real video (the 5x4x1-1x1x5 config); benchmarks/README.md compares the two,
 # and this one with two passes.
 _base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
-model = dict(
-    type='FastSlowRecognizer',
-    streams=('fast', 'slow'),
-    share_backbone=True,
-    fusion='early',
-    backbone=dict(num_frames=2 * _base_.num_frames))
+# the streams' frames in one hyperframe: the backbone reads both streams' T
+model = dict(backbone=dict(num_frames=2 * _base_.num_frames))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=_base_.num_frames,
@@ -19,12 +15,12 @@ hyperframe_sampler = dict(
     streams=dict(fast=dict(interval=3 / 30), slow=dict(interval=9 / 30)),
     stream_align='center')
 train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.stream_format
+    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.fused_format
 ]
 val_pipeline = [
     _base_.test_init,
     dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.stream_format
+    *_base_.test_transforms, *_base_.fused_format
 ]
 test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))

@@ -1,28 +1,24 @@
 # The fast/slow model chosen on real video (configs/hyperframes/utd_mhad), unchanged on the
 # synthetic motion benchmark: a fast hyperframe (T=5 picks 4/30 s apart, anywhere in the clip)
 # and a slow one (T=5 spread over the whole clip), the same augmentation draw for both, stacked
-# into one T=10 hyperframe for one HyperResNet-18 pass (fusion='early'), with motion products.
+# into one T=10 hyperframe for one HyperResNet-18 pass (early fusion), with motion products.
 # The streams these clips alone would pick (3/30 s and 9/30 s apart) are the 5x3x1-5x9x1
 # config of this family; benchmarks/README.md compares the two.
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
-model = dict(
-    type='FastSlowRecognizer',
-    streams=('fast', 'slow'),
-    share_backbone=True,
-    fusion='early',
-    backbone=dict(num_frames=2 * _base_.num_frames, motion_products=True))
+# the streams' frames in one hyperframe: the backbone reads both streams' T
+model = dict(backbone=dict(num_frames=2 * _base_.num_frames, motion_products=True))
 hyperframe_sampler = dict(
     type='HyperframeSampleFrames',
     num_frames=_base_.num_frames,
     time_based=True,
     streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
 train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.stream_format
+    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.fused_format
 ]
 val_pipeline = [
     _base_.test_init,
     dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.stream_format
+    *_base_.test_transforms, *_base_.fused_format
 ]
 test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))

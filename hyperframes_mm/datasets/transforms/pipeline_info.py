@@ -4,9 +4,10 @@ inference, analysis and tools look steps up.
 * :func:`transform_type`: a step's registry name, scope stripped (``mmaction.Flip`` -> ``Flip``);
 * :data:`LOADING_TRANSFORMS`, :data:`SAMPLER_TRANSFORMS`: the steps that open or decode a
   video, and those that choose frame indices;
-* :func:`stream_key`: where a stream's hyperframes are in the results and the model's inputs.
+* :func:`stream_key`: where a stream's hyperframes are in the results and the model's inputs;
+* :func:`fuses_streams`: whether a pipeline stacks its streams into one hyperframe.
 """
-from typing import Dict, Optional
+from typing import Dict, Optional, Sequence
 
 #: Pipeline steps that open or decode a video (a window's frames in memory are decoded already).
 LOADING_TRANSFORMS = frozenset({
@@ -35,3 +36,11 @@ def stream_key(name: Optional[str] = None) -> str:
     ``imgs_<name>`` for stream ``name`` (what ``HyperframeStack`` writes,
     ``PackActionInputs(collect_keys=...)`` packs and ``FastSlowRecognizer`` reads)."""
     return 'imgs' if name is None else f'imgs_{name}'
+
+
+def fuses_streams(pipeline: Sequence[Dict]) -> bool:
+    """Whether the pipeline's ``HyperframeStack`` stacks a multi-stream sample's streams into one
+    hyperframe (``fuse_streams=True``: early fusion), so that the model reads one input whose T
+    is the streams' total."""
+    return any(transform_type(step) == 'HyperframeStack' and step.get('fuse_streams', False)
+               for step in pipeline)

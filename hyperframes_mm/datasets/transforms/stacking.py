@@ -1,5 +1,5 @@
 """Stack decoded frames into hyperframes: ``[num_hyperframes, 3T, H, W]``, frame-major."""
-from typing import Dict, List
+from typing import Dict, List, Sequence
 
 import numpy as np
 from mmaction.registry import TRANSFORMS
@@ -31,6 +31,28 @@ def stack_hyperframes(frames: np.ndarray, clip_len: int) -> np.ndarray:
         num // clip_len, clip_len * channels, height, width))
 
 
+def fuse_streams(stacked: Sequence[np.ndarray], names: Sequence[str]) -> np.ndarray:
+    """The streams' hyperframes as one wider hyperframe each: ``[N, C * (T_1 + ... + T_S), H, W]``.
+
+    Hyperframe ``n`` of every stream (the same clip and crop) is concatenated along channels in
+    stream order, so the fused hyperframe is frame-major over the frames of all the streams:
+    stream 1's T_1 frames, then stream 2's, ... (what one backbone pass over both time scales
+    reads: early fusion).
+
+    Args:
+        stacked (Sequence[np.ndarray]): per stream, ``[N, C * T_s, H, W]`` with one N and size.
+        names (Sequence[str]): the streams' names, for the error.
+
+    Returns:
+        np.ndarray: ``[N, C * sum(T_s), H, W]``, contiguous.
+    """
+    shapes = {name: array.shape for name, array in zip(names, stacked)}
+    if len({(shape[0], ) + shape[2:] for shape in shapes.values()}) != 1:
+        raise ValueError(f'HyperframeStack(fuse_streams=True): the streams need the same number '
+                         f'of hyperframes and one frame size to be fused, got {shapes}')
+    return np.ascontiguousarray(np.concatenate(stacked, axis=1))
+
+
 @TRANSFORMS.register_module()
 class HyperframeStack(BaseTransform):
     """Stack the frames of each clip along channels into hyperframes.
@@ -39,6 +61,15 @@ class HyperframeStack(BaseTransform):
     ``TenCrop`` repeat the whole list once per crop), then stream (in the order of
     ``hyperframe_streams``), then clip, then frame. Crops become extra hyperframes, so a test
     sample of K clips and 3 crops gives ``[3K, 3T, H, W]`` that ``Recognizer2D`` averages.
+
+    A multi-stream sample gives one array per stream (for ``FastSlowRecognizer``'s separate
+    passes), or with ``fuse_streams=True`` one hyperframe of all the streams' frames
+    (:func:`fuse_streams`: early fusion, for ``Recognizer2D`` and a backbone whose T is the
+    streams' total).
+
+    Args:
+        fuse_streams (bool): stack a multi-stream sample's streams into one hyperframe under
+            ``imgs``. Defaults to False.
 
     Required Keys:
 
@@ -50,16 +81,20 @@ class HyperframeStack(BaseTransform):
 
     Modified Keys:
 
-        - imgs: ``[crops * K, 3T, H, W]`` for a single-stream sample. Removed for a multi-stream
-          sample.
+        - imgs: ``[crops * K, 3T, H, W]`` for a single-stream sample; for a multi-stream sample
+          with ``fuse_streams``, ``[crops * K, 3 * (T_1 + ... + T_S), H, W]``, else removed.
 
     Added Keys:
 
-        - imgs_<name> (np.ndarray): ``[crops * K, 3T, H, W]`` per stream of a multi-stream sample;
-          collect them with ``PackActionInputs(collect_keys=('imgs_fast', 'imgs_slow'))``.
+        - imgs_<name> (np.ndarray): ``[crops * K, 3T, H, W]`` per stream of a multi-stream sample
+          without ``fuse_streams``; collect them with
+          ``PackActionInputs(collect_keys=('imgs_fast', 'imgs_slow'))``.
         - num_hyperframes (int): ``crops * K`` (of the first stream).
-        - input_shape (tuple): shape of the (first stream's) hyperframe array.
+        - input_shape (tuple): shape of the ``imgs`` array (the first stream's, unfused).
     """
+
+    def __init__(self, fuse_streams: bool = False) -> None:
+        self.fuse_streams = fuse_streams
 
     def transform(self, results: Dict) -> Dict:
         """Replace the frame list by hyperframes (per stream for multi-stream samples)."""
@@ -94,6 +129,9 @@ class HyperframeStack(BaseTransform):
             start += size
         if streams[0]['name'] is None:
             results['imgs'] = stacked[0]
+        elif self.fuse_streams:
+            stacked = [fuse_streams(stacked, [stream['name'] for stream in streams])]
+            results['imgs'] = stacked[0]
         else:
             results.pop('imgs')
             for stream, array in zip(streams, stacked):
@@ -103,5 +141,5 @@ class HyperframeStack(BaseTransform):
         return results
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}()'
+        return f'{self.__class__.__name__}(fuse_streams={self.fuse_streams})'
 

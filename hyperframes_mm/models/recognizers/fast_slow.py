@@ -12,7 +12,7 @@ from torch.nn import functional as F
 from ...datasets.transforms.pipeline_info import stream_key
 from ...utils import positive_int
 
-FUSIONS = ('concat', 'sum', 'early')
+FUSIONS = ('concat', 'sum')
 
 
 def pool_features(features: Union[torch.Tensor, Tuple[torch.Tensor, ...]]) -> torch.Tensor:
@@ -58,11 +58,11 @@ class FastSlowRecognizer(BaseRecognizer):
     (``[B*K, S*C]``) or summation (``[B*K, C]``). The head sees the fused feature as K segments,
     so mmaction2's ``TSNHead`` averages test clips exactly as it does for ``Recognizer2D``.
 
-    ``fusion='early'`` fuses before the backbone instead: the streams' hyperframes are stacked
-    along the channel axis, in stream order, into one hyperframe of ``T_1 + ... + T_S`` frames,
-    and one backbone pass reads both scales (``[B*K, C]`` features). Only the first conv grows,
-    so both time scales cost little more than one stream; the backbone's ``num_frames`` must be
-    the streams' total T.
+    Fusing before the backbone (early fusion: one hyperframe of both streams' frames, one pass)
+    needs no recognizer of its own: ``HyperframeStack(fuse_streams=True)`` stacks the streams in
+    the data pipeline and mmaction2's ``Recognizer2D`` runs a backbone whose T is the streams'
+    total. This recognizer is for what only a recognizer can do: a pass per stream (each at its
+    own size, through a shared or its own backbone) and fusion of the features.
 
     Args:
         backbone (dict): backbone config shared by all streams, or a dict mapping each stream name
@@ -73,9 +73,8 @@ class FastSlowRecognizer(BaseRecognizer):
         streams (Sequence[str]): stream names, in fusion order. Defaults to ``('fast', 'slow')``.
         share_backbone (bool): one backbone for all streams (same parameters, the cost of one
             backbone in memory) or one per stream. Defaults to True.
-        fusion (str): ``'concat'``, ``'sum'`` (of the streams' features) or ``'early'`` (of
-            their frames, into one hyperframe through one backbone; needs ``share_backbone``
-            and no ``stream_dropout`` or ``stream_downsample``). Defaults to ``'concat'``.
+        fusion (str): ``'concat'`` or ``'sum'`` of the streams' features. Defaults to
+            ``'concat'``.
         stream_dropout (float): training-time probability of dropping a whole stream's feature for
             a sample (see :func:`stream_dropout_mask`), so that neither stream dominates. Defaults
             to 0.
@@ -105,7 +104,11 @@ class FastSlowRecognizer(BaseRecognizer):
             raise ValueError(f'FastSlowRecognizer: streams must be >= 2 distinct names, got '
                              f'{streams}')
         if fusion not in FUSIONS:
-            raise ValueError(f'FastSlowRecognizer: fusion must be one of {FUSIONS}, got {fusion!r}')
+            early = (' (early fusion is HyperframeStack(fuse_streams=True) in the pipeline, '
+                     'then Recognizer2D with the streams\' total num_frames)'
+                     if fusion == 'early' else '')
+            raise ValueError(f'FastSlowRecognizer: fusion must be one of {FUSIONS}, got '
+                             f'{fusion!r}{early}')
         if not 0.0 <= stream_dropout < 1.0:
             raise ValueError(f'FastSlowRecognizer: stream_dropout must be in [0, 1), got '
                              f'{stream_dropout}')
@@ -116,10 +119,6 @@ class FastSlowRecognizer(BaseRecognizer):
                              f'not among the streams {streams}')
         for name, factor in stream_downsample.items():
             positive_int(factor, f'stream_downsample[{name!r}]', 'FastSlowRecognizer')
-        if fusion == 'early' and (not share_backbone or stream_dropout or stream_downsample):
-            raise ValueError('FastSlowRecognizer: fusion=\'early\' stacks the streams into one '
-                             'hyperframe for one backbone, so it needs share_backbone=True and '
-                             'neither stream_dropout nor stream_downsample')
         per_stream = self._per_stream_configs(backbone, streams)
         if share_backbone and any(cfg != per_stream[streams[0]] for cfg in per_stream.values()):
             raise ValueError('FastSlowRecognizer: share_backbone=True needs one backbone config '
@@ -153,12 +152,6 @@ class FastSlowRecognizer(BaseRecognizer):
         """The backbone that processes stream ``name``."""
         return self.backbone if self.share_backbone else self.backbone[name]
 
-    @property
-    def early_fusion(self) -> bool:
-        """Whether the streams are stacked into one hyperframe for one backbone pass (the
-        backbone's T is then the streams' total, not each stream's)."""
-        return self.fusion == 'early'
-
     def _stream_hyperframes(self, inputs: Dict[str, torch.Tensor]) -> Tuple[list, int]:
         """Every stream's ``[B, K, 3T, H, W]`` input checked and flattened to ``[B*K, 3T, H, W]``,
         in stream order, and K."""
@@ -187,17 +180,6 @@ class FastSlowRecognizer(BaseRecognizer):
                              f'{tuple(hyperframes.shape[-2:])} cannot be downsampled {factor}x')
         return F.avg_pool2d(hyperframes, factor)
 
-    def _early_fused(self, hyperframes: list) -> torch.Tensor:
-        """The streams' ``[B*K, 3T_s, H, W]`` hyperframes as one, through the backbone, pooled."""
-        # compared one by one, not hashed: under tracing (FLOP counts) sizes are tensors
-        size = hyperframes[0].shape[-2:]
-        if any(frames.shape[-2:] != size for frames in hyperframes[1:]):
-            shapes = {stream_key(name): tuple(frames.shape[-2:])
-                      for name, frames in zip(self.streams, hyperframes)}
-            raise ValueError(f'FastSlowRecognizer: fusion=\'early\' stacks the streams into '
-                             f'one hyperframe, so they need one frame size; got {shapes}')
-        return pool_features(self.backbone(torch.cat(hyperframes, dim=1)))
-
     def extract_feat(self,
                      inputs: Dict[str, torch.Tensor],
                      stage: str = 'neck',
@@ -220,18 +202,15 @@ class FastSlowRecognizer(BaseRecognizer):
             raise KeyError(f'FastSlowRecognizer: inputs lack {missing} (have {sorted(inputs)}); '
                            'the sampler streams and the recognizer streams must match')
         hyperframes, num_segs = self._stream_hyperframes(inputs)
-        if self.early_fusion:
-            fused = self._early_fused(hyperframes)
-        else:
-            features = [pool_features(self.stream_backbone(name)(self._downsampled(name, frames)))
-                        for name, frames in zip(self.streams, hyperframes)]
-            if self.training and self.stream_dropout > 0:
-                mask = stream_dropout_mask(features[0].shape[0], len(features),
-                                           self.stream_dropout, features[0].device)
-                features = [feature * mask[:, index:index + 1]
-                            for index, feature in enumerate(features)]
-            fused = (torch.cat(features, dim=1) if self.fusion == 'concat' else
-                     torch.stack(features, dim=0).sum(dim=0))
+        features = [pool_features(self.stream_backbone(name)(self._downsampled(name, frames)))
+                    for name, frames in zip(self.streams, hyperframes)]
+        if self.training and self.stream_dropout > 0:
+            mask = stream_dropout_mask(features[0].shape[0], len(features), self.stream_dropout,
+                                       features[0].device)
+            features = [feature * mask[:, index:index + 1]
+                        for index, feature in enumerate(features)]
+        fused = (torch.cat(features, dim=1) if self.fusion == 'concat' else
+                 torch.stack(features, dim=0).sum(dim=0))
         kwargs = dict(num_segs=num_segs)
         if stage == 'backbone':
             return fused, kwargs

@@ -7,8 +7,6 @@ from mmaction.structures import ActionDataSample
 from hyperframes_mm.models.recognizers.fast_slow import (pool_features,
                                                          stream_dropout_mask)
 
-from ..backbones.helpers import randomise_norms, save_checkpoint
-
 NUM_CLASSES = 4
 SIZE = 32
 
@@ -19,8 +17,6 @@ def backbone_cfg(num_frames=3):
 
 def build(streams=('fast', 'slow'), share=True, fusion='concat', backbone=None, **kwargs):
     feat = 512 * (len(streams) if fusion == 'concat' else 1)
-    if fusion == 'early' and backbone is None:
-        backbone = backbone_cfg(3 * len(streams))
     return MODELS.build(dict(
         type='FastSlowRecognizer', streams=streams, share_backbone=share, fusion=fusion,
         backbone=backbone or backbone_cfg(),
@@ -85,51 +81,6 @@ def test_a_downsampled_stream_is_its_average_pooled_hyperframes_through_the_back
     assert not torch.allclose(full_feats[:, :512], feats[:, :512])
     with pytest.raises(ValueError, match=r'imgs_fast of size \(32, 32\) cannot be downsampled'):
         build(stream_downsample=dict(fast=64)).eval().extract_feat(data['inputs'])
-
-
-def test_early_fusion_is_one_pass_over_the_streams_stacked_in_stream_order():
-    model = build(fusion='early').eval()
-    data = model.data_preprocessor(batch(clips=2), False)
-    feats, kwargs = model.extract_feat(data['inputs'], stage='backbone')
-    fast, slow = (data['inputs'][key].flatten(0, 1) for key in ('imgs_fast', 'imgs_slow'))
-    with torch.no_grad():
-        expected = pool_features(model.backbone(torch.cat([fast, slow], dim=1)))
-        swapped = pool_features(model.backbone(torch.cat([slow, fast], dim=1)))
-    assert model.backbone.conv1.conv.in_channels == 18
-    assert feats.shape == (2 * 2, 512) and kwargs == dict(num_segs=2)
-    torch.testing.assert_close(feats, expected, rtol=0, atol=0)
-    assert not torch.allclose(feats, swapped)
-    assert model(data['inputs'], mode='tensor', stage='head').shape == (2, NUM_CLASSES)
-    assert count(model) == count(MODELS.build(backbone_cfg(6))) + 512 * NUM_CLASSES + NUM_CLASSES
-
-
-@torch.no_grad()
-def test_early_fusion_from_a_2d_checkpoint_gives_the_2d_features_for_one_still_frame(tmp_path):
-    """A still scene in both streams is 2T identical frames: the 2D model's features."""
-    torch.manual_seed(0)
-    model_2d = randomise_norms(MODELS.build(dict(type='HyperResNet', depth=18, num_frames=1)))
-    checkpoint = save_checkpoint(tmp_path / 'r18_2d.pth', model_2d.eval().state_dict())
-    model = build(fusion='early', backbone=dict(
-        type='HyperResNet', depth=18, num_frames=6, pretrained=checkpoint,
-        input_encoding='diff', motion_products=True))
-    model.backbone.init_weights()
-    model.eval()
-    frame = torch.randn(2, 3, SIZE, SIZE)
-    inputs = {key: frame.repeat(1, 3, 1, 1)[:, None] for key in ('imgs_fast', 'imgs_slow')}
-    feats, _ = model.extract_feat(inputs, stage='backbone')
-    torch.testing.assert_close(feats, pool_features(model_2d(frame)), rtol=1e-5, atol=1e-5)
-
-
-def test_early_fusion_refuses_streams_it_cannot_stack():
-    model = build(fusion='early').eval()
-    data = model.data_preprocessor(batch(), False)
-    small = dict(data['inputs'], imgs_slow=data['inputs']['imgs_slow'][..., :16, :16])
-    with pytest.raises(ValueError, match=r"one frame size; got \{'imgs_fast': \(32, 32\), "
-                                         r"'imgs_slow': \(16, 16\)\}"):
-        model.extract_feat(small)
-    wrong_t = build(fusion='early', backbone=backbone_cfg(3)).eval()
-    with pytest.raises(ValueError, match='expects 9 input channels, got 18'):
-        wrong_t.extract_feat(data['inputs'])
 
 
 def count(module):
@@ -197,9 +148,7 @@ def test_pool_features_shapes():
     (dict(streams=('fast', )), 'streams must be >= 2'),
     (dict(streams=('fast', 'fast')), 'streams must be >= 2 distinct'),
     (dict(fusion='max'), 'fusion must be one of'),
-    (dict(fusion='early', share=False), "fusion='early' stacks the streams"),
-    (dict(fusion='early', stream_dropout=0.5), "fusion='early' stacks the streams"),
-    (dict(fusion='early', stream_downsample=dict(fast=2)), "fusion='early' stacks the streams"),
+    (dict(fusion='early'), r"got 'early' \(early fusion is HyperframeStack\(fuse_streams=True\)"),
     (dict(stream_dropout=1.0), 'stream_dropout'),
     (dict(share=True, backbone=dict(fast=backbone_cfg(3), slow=backbone_cfg(5))),
      'share_backbone=True needs one backbone'),
