@@ -116,8 +116,16 @@ def schedule_of(config: Path) -> Edit:
 
 
 def two_passes(cfg) -> None:
-    """A fast/slow model's two T=5 hyperframes through the shared backbone one after the
-    other, features concatenated (the fast/slow design before early fusion)."""
-    cfg.model.fusion = 'concat'
-    cfg.model.backbone.num_frames = 5
-    cfg.model.cls_head.in_channels = 1024
+    """A fast/slow config's streams through the shared backbone one after the other, features
+    concatenated (``FastSlowRecognizer``), instead of stacked into one hyperframe for one pass
+    (early fusion, as the family configs have them)."""
+    sampler = find(cfg.train_dataloader.dataset.pipeline, 'HyperframeSampleFrames')
+    names = tuple(sampler['streams'])
+    cfg.model.update(type='FastSlowRecognizer', streams=names, share_backbone=True,
+                     fusion='concat')
+    cfg.model.backbone.num_frames = sampler['num_frames']
+    cfg.model.cls_head.in_channels *= len(names)
+    for pipeline in pipelines(cfg):
+        find(pipeline, 'HyperframeStack').pop('fuse_streams', None)
+        find(pipeline, 'PackActionInputs')['collect_keys'] = tuple(f'imgs_{name}'
+                                                                   for name in names)

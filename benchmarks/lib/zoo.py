@@ -50,7 +50,7 @@ NAME_PATTERN = re.compile(
     r'(?P<sampling>\d+x\d+x\d+(?:-\d+x\d+x\d+)*)-(?P<epochs>\d+)e_'
     r'(?P<dataset>[a-z0-9]+(?:-[a-z0-9]+)*)-(?P<modality>rgb|depth|flow)\.py$')
 #: algorithm (its first word: ``hyperframe-indepaug`` is a ``hyperframe``) -> recognizer type
-ALGORITHMS = {'hyperframe': 'Recognizer2D', 'fastslow': 'FastSlowRecognizer'}
+ALGORITHMS = ('hyperframe', 'fastslow')
 #: pretrain token -> what the metafile calls it
 PRETRAINED = {'imagenet-pretrained': 'ImageNet', 'scratch': 'None'}
 #: dataset token -> (name in the metafile, number of classes)
@@ -177,7 +177,7 @@ def architecture(cfg) -> str:
     kind = str(backbone['type']).split('.')[-1]
     size = backbone.get('depth', backbone.get('arch'))
     name = f'{kind}-{size}' if size is not None else kind
-    streams = cfg.model.get('streams')
+    streams = [stream.name for stream in train_streams(cfg) if stream.name is not None]
     return f'{name} ({" + ".join(streams)})' if streams else name
 
 
@@ -200,6 +200,16 @@ def train_streams(cfg) -> Tuple[Stream, ...]:
                         spec.num_clips) for stream in spec.streams)
 
 
+def algorithm_of(cfg) -> str:
+    """``fastslow`` for a hyperframe model of several sampled streams (stacked into one
+    hyperframe for ``Recognizer2D``, or ``FastSlowRecognizer``'s passes), ``hyperframe`` for
+    ``Recognizer2D`` on one stream, else the recognizer's type."""
+    recognizer = str(cfg.model.type).split('.')[-1]
+    if recognizer not in ('Recognizer2D', 'FastSlowRecognizer'):
+        return recognizer
+    return 'fastslow' if len(train_streams(cfg)) > 1 else 'hyperframe'
+
+
 def check_name(path, cfg) -> List[str]:
     """Where a config's name disagrees with the config (empty: it agrees).
 
@@ -219,11 +229,9 @@ def check_name(path, cfg) -> List[str]:
             problems.append(f'{Path(path).name}: the name says {what} {named}, the config has '
                             f'{actual}')
 
-    recognizer = str(cfg.model.type).split('.')[-1]
     algorithm = name['algorithm'].split('-')[0]
     if algorithm in ALGORITHMS:
-        differ('algorithm', algorithm, {v: k for k, v in ALGORITHMS.items()}.get(
-            recognizer, recognizer))
+        differ('algorithm', algorithm, algorithm_of(cfg))
     backbone = backbone_config(cfg)
     pretrained = backbone.get('pretrained')
     if (name['pretrain'] == 'scratch') != (pretrained is None):

@@ -49,7 +49,7 @@ def test_every_model_trains_through_the_loader_and_on_the_device(tiny_run):
         assert (REPO / entry['config']).is_file()
     inputs = {entry['model']: entry['input'] for entry in report['train']}
     assert inputs[bench.HYPERFRAME] == '[1, 15, 32, 32]'
-    assert inputs[bench.FAST_SLOW] == '2 x [1, 15, 32, 32]'
+    assert inputs[bench.FAST_SLOW] == '[1, 30, 32, 32]'  # both streams in one hyperframe
     assert inputs[bench.TSN] == inputs[bench.TSM] == '[5, 3, 32, 32]'
 
 
