@@ -95,6 +95,7 @@ def test_shared_backbone_costs_one_backbone_plus_the_larger_head():
     assert count(separate) == 2 * single_backbone + larger_head
 
 
+@pytest.mark.trained
 def test_train_step_lowers_loss_and_test_step_gives_probabilities():
     torch.manual_seed(0)
     model = build()
