@@ -297,8 +297,12 @@ def view_options(cfg) -> Dict:
     pipeline[spec.index] = dict(pipeline[spec.index], num_clips=segments_per_view(cfg),
                                 test_mode=True)
     options = dict(test_pipeline=pipeline)
-    options.update({f'{key}.pretrained': None for key, part in backbone_parts(cfg).items()
-                    if 'pretrained' in part})
+    for key, part in backbone_parts(cfg).items():
+        if 'pretrained' in part:
+            options[f'{key}.pretrained'] = None
+        if part.get('pretrained2d'):
+            # mmaction2's TSM backbones load their 2D file whatever it is, None included
+            options[f'{key}.pretrained2d'] = False
     return options
 
 

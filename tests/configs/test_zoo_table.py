@@ -102,7 +102,23 @@ def test_scratch_family_metafile_is_derived_from_its_configs_and_results(zoo_tab
         in (folder / 'README.md').read_text()
 
 
-@pytest.mark.parametrize('family', FAMILIES + ('synthetic', 'utd_mhad'))
+
+def test_imagenet_family_metafile_is_derived_from_its_configs(zoo_table):
+    """The ImageNet-initialised UTD-MHAD family: metafile current; every row ImageNet but the
+    from-scratch control; 112x112 throughout."""
+    folder = CONFIG_ROOT / 'utd_mhad_imagenet'
+    assert zoo_table.main([str(folder), '--check']) == 0
+    models = {model['Name']: model
+              for model in yaml.safe_load((folder / 'metafile.yml').read_text())['Models']}
+    assert sorted(models) == sorted(path.stem for path in folder.glob('*.py'))
+    for name, model in models.items():
+        pretrained = 'None' if name.startswith('hyperframe_scratch-') else 'ImageNet'
+        assert (model['Metadata']['Pretrained'], model['Metadata']['Resolution'],
+                model['Metadata']['Training Data'], model['Modality']) == (
+                    pretrained, '112x112', 'UTD-MHAD', 'Depth'), name
+        assert ('Results' in model) == (folder / 'results' / f'{name}.json').is_file()
+
+@pytest.mark.parametrize('family', FAMILIES + ('synthetic', 'utd_mhad', 'utd_mhad_imagenet'))
 def test_readme_table_matches_the_metafile(family):
     folder = CONFIG_ROOT / family
     readme = (folder / 'README.md').read_text()

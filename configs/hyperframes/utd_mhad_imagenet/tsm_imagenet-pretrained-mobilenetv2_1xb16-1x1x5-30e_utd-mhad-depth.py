@@ -15,6 +15,8 @@ model = dict(
         num_segments=_base_.num_frames,
         is_shift=True,
         shift_div=8,
+        # its own loader: the 2D file strictly, block names mapped around the shift wrappers
+        pretrained2d=True,
         pretrained=_base_.imagenet_mobilenet_v2),
     cls_head=dict(
         type='TSMHead',

@@ -1,0 +1,28 @@
+# Two time scales in one backbone pass, as the UTD-MHAD family's fast/slow model: a fast
+# hyperframe (T=5 picks 4/30 s apart, anywhere in the clip) and a slow one (T=5 spread over the
+# clip), one augmentation draw for both, stacked into one T=10 hyperframe (early fusion), with
+# motion products; conv1 inflated over the 10 frames from the same ImageNet kernel.
+_base_ = ['./hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-30e_utd-mhad-depth.py']
+# the streams' frames in one hyperframe: the backbone reads both streams' T
+model = dict(backbone=dict(num_frames=2 * _base_.num_frames, motion_products=True))
+hyperframe_sampler = dict(
+    type='HyperframeSampleFrames',
+    num_frames=_base_.num_frames,
+    time_based=True,
+    streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
+train_pipeline = [
+    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.fused_format
+]
+val_pipeline = [
+    _base_.test_init,
+    dict(hyperframe_sampler, num_clips=_base_.val_clips, test_mode=True),
+    *_base_.test_transforms, *_base_.fused_format
+]
+test_pipeline = [
+    _base_.test_init,
+    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
+    *_base_.test_transforms, *_base_.fused_format
+]
+train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
+val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
+test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
