@@ -141,7 +141,8 @@ def parse_args(argv=None):
 
 # ------------------------------------------------------------------------------- the runs
 BENCH = lib.RowBenchmark('bench_utd_mhad',
-                         ('cross_subject_train.txt', 'cross_subject_test.txt'), (128, 128))
+                         ('cross_subject_train.txt', 'cross_subject_test.txt'), (128, 128),
+                         'tools/data/utd_mhad/README.md')
 run_dir, data_description, finished = BENCH.run_dir, BENCH.data_description, BENCH.finished
 run_key, same_config, resumable = BENCH.run_key, BENCH.same_config, BENCH.resumable
 run_config, train_run, cost_of = BENCH.run_config, BENCH.train_run, BENCH.cost_of
@@ -254,12 +255,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
 
     shown = [row for row in ROWS if row in zoo or row in ablation]
     record = runner.Record(args.record)
-    # report-only writes the tables from the record alone, its costs included (a latency
-    # measured again here would move with this machine and its load); a run measures anew
-    costs = dict(record.data.get('costs', {})) if args.report_only else {}
-    unmeasured = [row for row in shown if row.name not in costs]
-    if unmeasured:
-        costs.update(cost_of(unmeasured, args))
+    costs = BENCH.costs(shown, args)
     data = data_description(args)
     lists = data['lists']
     intro = (f'UTD-MHAD depth ({data["classes"]} actions), cross-subject: '
@@ -318,13 +314,9 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
-    data = Path(args.data)
-    if not (args.report_only or (data / 'convert_meta.json').is_file()):
-        raise SystemExit(f'{data}: no converted UTD-MHAD (tools/data/utd_mhad/README.md)')
-    parts = dict(zoo=ZOO_ROWS, ablation=ABLATION_ROWS, all=ROWS)[args.part]
+    chosen = BENCH.requested(args, ZOO_ROWS, ABLATION_ROWS)
     if not args.report_only:
-        BENCH.train([(row, seed) for row in lib.selected(parts, args.rows)
-                     for seed in (args.seeds or row.seeds)], args)
+        BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
     # every finished seed of every row is in the tables, asked for this time or not
     results = BENCH.results(ROWS, args)
     markdown = report(ROWS, results, args)

@@ -129,3 +129,47 @@ def two_passes(cfg) -> None:
         find(pipeline, 'HyperframeStack').pop('fuse_streams', None)
         find(pipeline, 'PackActionInputs')['collect_keys'] = tuple(f'imgs_{name}'
                                                                    for name in names)
+
+
+def input_size(side: int) -> Edit:
+    """Train and test at ``side`` x ``side``: the training crop (``ConsistentClipAugment``) and
+    every fixed-size ``Resize`` of the test views, in every pipeline."""
+    def change(cfg):
+        cfg.input_size = side
+        for pipeline in pipelines(cfg):
+            for step in pipeline:
+                if step['type'] == 'ConsistentClipAugment':
+                    step['size'] = side
+                elif step['type'] == 'Resize' and step.get('keep_ratio') is False:
+                    step['scale'] = (side, side)
+    return change
+
+
+def lr_scale(factor: float) -> Edit:
+    """The optimiser's learning rate times ``factor`` (the schedule's shape unchanged)."""
+    def change(cfg):
+        cfg.optim_wrapper.optimizer.lr *= factor
+    return change
+
+
+def warmup(epochs: int) -> Edit:
+    """A linear warm-up of ``epochs`` epochs before the cosine decay (the schedule of
+    ``LinearLR`` then ``CosineAnnealingLR`` to the last epoch); 0 drops the warm-up."""
+    def change(cfg):
+        linear, cosine = (next(step for step in cfg.param_scheduler if step['type'] == kind)
+                          for kind in ('LinearLR', 'CosineAnnealingLR'))
+        cosine.update(begin=epochs, T_max=cosine['end'] - epochs)
+        if epochs:
+            linear['end'] = epochs
+        else:
+            cfg.param_scheduler = [cosine]
+    return change
+
+
+def stop_after(epochs: int) -> Edit:
+    """Train only the first ``epochs`` epochs of the schedule, with a checkpoint at the end (a
+    smoke run of a row's command)."""
+    def change(cfg):
+        cfg.train_cfg.max_epochs = epochs
+        cfg.default_hooks.checkpoint.interval = epochs
+    return change

@@ -44,7 +44,8 @@ def arguments(description: str, data: str, work_dir: str, record: Path) -> argpa
     parser.add_argument('--work-dir', default=work_dir)
     parser.add_argument('--jobs', type=int, default=2, help='runs trained at once (1 thread each)')
     parser.add_argument('--part', choices=('zoo', 'ablation', 'all'), default='all')
-    parser.add_argument('--rows', nargs='+', help='only rows whose name contains one of these')
+    parser.add_argument('--rows', nargs='+',
+                        help='only these rows: full names, or words of their names')
     parser.add_argument('--seeds', type=int, nargs='+',
                         help='train these seeds of every selected row (default: each row\'s own)')
     parser.add_argument('--report-only', action='store_true',
@@ -56,9 +57,15 @@ def arguments(description: str, data: str, work_dir: str, record: Path) -> argpa
 
 
 def selected(rows: Sequence[Row], words: Optional[Sequence[str]]) -> List[Row]:
-    """The rows whose name contains one of ``words`` (case-insensitive); all without words."""
-    return [row for row in rows
-            if not words or any(word.lower() in row.name.lower() for word in words)]
+    """The rows ``words`` name: a row's full name selects that row (``'hyperframe T=5'`` not
+    also ``'hyperframe T=5 from scratch'``: one command per run), another word every row whose
+    name contains it (case-insensitive); all rows without words."""
+    if not words:
+        return list(rows)
+    names = {row.name.lower() for row in rows}
+    return [row for row in rows if any(
+        row.name.lower() == word.lower() if word.lower() in names else
+        word.lower() in row.name.lower() for word in words)]
 
 
 class RowBenchmark:
@@ -70,10 +77,14 @@ class RowBenchmark:
             list is what the configs validate and test on; the training list is also tested,
             with the test views, after training).
         video_size (tuple[int, int]): the decoded frame size, for the costs.
+        data_doc (str): where the data set's conversion is described (named when it is
+            missing).
     """
 
-    def __init__(self, name: str, lists: Tuple[str, str], video_size: Tuple[int, int]) -> None:
+    def __init__(self, name: str, lists: Tuple[str, str], video_size: Tuple[int, int],
+                 data_doc: str) -> None:
         self.name = name
+        self.data_doc = data_doc
         self.train_list, self.test_list = lists
         self.video_size = video_size
         #: run keys by (row, seed, data root): building a config for each is slow
@@ -81,6 +92,28 @@ class RowBenchmark:
 
     def log(self, message: str) -> None:
         print(f'[{self.name}] {message}', flush=True)
+
+    def requested(self, args, zoo: Sequence[Row], ablation: Sequence[Row]) -> List[Row]:
+        """The rows ``--part`` and ``--rows`` ask for (:func:`selected`).
+
+        Raises:
+            SystemExit: training was asked for and the converted data set is not there.
+        """
+        data = Path(args.data)
+        if not (args.report_only or (data / 'convert_meta.json').is_file()):
+            raise SystemExit(f'{data}: no converted data set ({self.data_doc})')
+        every = list(zoo) + [row for row in ablation if row not in zoo]
+        return selected(dict(zoo=zoo, ablation=ablation, all=every)[args.part], args.rows)
+
+    def costs(self, rows: Sequence[Row], args) -> Dict[str, Dict]:
+        """The rows' costs (:meth:`cost_of`). Report-only takes them from the record, as every
+        other number of the tables (a latency measured again would move with this machine and
+        its load); a command that trained measures them anew."""
+        costs = dict(runner.Record(args.record).data.get('costs', {})) if args.report_only else {}
+        unmeasured = [row for row in rows if row.name not in costs]
+        if unmeasured:
+            costs.update(self.cost_of(unmeasured, args))
+        return costs
 
     def run_dir(self, args, row: Row, seed: int) -> Path:
         from hyperframes_mm.utils import slug

@@ -9,6 +9,7 @@ from mmengine.config import Config
 from benchmarks import bench_utd_mhad as bench
 from benchmarks.lib import edits, runner
 from hyperframes_mm.utils import slug
+from .config_diff import differing_paths, flat
 
 ROWS = {row.name: row for row in bench.ROWS}
 
@@ -25,23 +26,6 @@ def written(tmp_path_factory):
         folder.mkdir()
         configs[row.name] = Config.fromfile(str(bench.run_config(row, 0, args, folder)))
     return root / 'data', args, configs
-
-
-def _flat(cfg) -> dict:
-    """The config as nested plain dicts, without the parts a row never changes by itself."""
-    return json.loads(json.dumps(cfg.to_dict(), default=str))
-
-
-def _diff(a, b, path=''):
-    """Dotted paths where two nested structures differ."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        out = []
-        for key in sorted(set(a) | set(b)):
-            out += _diff(a.get(key), b.get(key), f'{path}.{key}' if path else str(key))
-        return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
-        return [p for i, (x, y) in enumerate(zip(a, b)) for p in _diff(x, y, f'{path}[{i}]')]
-    return [] if a == b else [path]
 
 
 def test_every_run_logs_each_iteration_and_reads_the_given_data(written):
@@ -63,15 +47,15 @@ def test_every_run_logs_each_iteration_and_reads_the_given_data(written):
 ])
 def test_ablation_rows_change_only_what_they_say(written, name, changed):
     _, _, configs = written
-    recipe, row = _flat(configs[bench.RECIPE_ROW]), _flat(configs[name])
-    differ = {path for path in _diff(recipe, row)
+    recipe, row = flat(configs[bench.RECIPE_ROW]), flat(configs[name])
+    differ = {path for path in differing_paths(recipe, row)
               if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
     assert differ == changed
 
 
 def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
     _, _, configs = written
-    fast_slow = _flat(configs[bench.FASTSLOW_ROW])
+    fast_slow = flat(configs[bench.FASTSLOW_ROW])
     # early fusion: both streams stacked into one T=10 hyperframe by the pipeline
     assert (fast_slow['model']['type'], fast_slow['model']['backbone']['num_frames'],
             fast_slow['model']['cls_head']['in_channels']) == ('Recognizer2D', 10, 512)
@@ -79,7 +63,7 @@ def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
     for loader in loaders:
         assert fast_slow[loader]['dataset']['pipeline'][-2:] == [
             {'type': 'HyperframeStack', 'fuse_streams': True}, {'type': 'PackActionInputs'}]
-    passes = _flat(configs['fast/slow, two backbone passes'])
+    passes = flat(configs['fast/slow, two backbone passes'])
     assert (passes['model']['type'], passes['model']['fusion'],
             passes['model']['backbone']['num_frames'],
             passes['model']['cls_head']['in_channels']) == ('FastSlowRecognizer', 'concat', 5,
@@ -89,7 +73,7 @@ def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
             {'type': 'HyperframeStack'},
             {'type': 'PackActionInputs', 'collect_keys': ['imgs_fast', 'imgs_slow']}]
     last = len(fast_slow['train_dataloader']['dataset']['pipeline']) - 1
-    assert set(_diff(fast_slow, passes)) == {
+    assert set(differing_paths(fast_slow, passes)) == {
         'model.type', 'model.streams', 'model.share_backbone', 'model.fusion',
         'model.backbone.num_frames', 'model.cls_head.in_channels'} | {
             f'{split}{part}' for split in loaders + ('train_pipeline', 'val_pipeline',
@@ -98,11 +82,11 @@ def test_fast_slow_rows_change_the_fusion_or_the_fast_stream_only(written):
                           f'.dataset.pipeline[{last}].collect_keys'] if split in loaders else
                          [f'[{last - 1}].fuse_streams', f'[{last}].collect_keys'])}
     assert 'stream_downsample' not in fast_slow['model']
-    half = _flat(configs['fast/slow, fast stream at half size'])
+    half = flat(configs['fast/slow, fast stream at half size'])
     assert half['model']['stream_downsample'] == {'fast': 2}
-    assert set(_diff(passes, half)) == {'model.stream_downsample'}
-    picks = _flat(configs['fast/slow, fast picks 2/30 s'])
-    differ = {path for path in _diff(passes, picks)
+    assert set(differing_paths(passes, half)) == {'model.stream_downsample'}
+    picks = flat(configs['fast/slow, fast picks 2/30 s'])
+    differ = {path for path in differing_paths(passes, picks)
               if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
     assert differ == {f'{loader}.dataset.pipeline[1].streams.fast.interval'
                       for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader')}

@@ -1,0 +1,376 @@
+"""UTD-MHAD depth from ImageNet weights: hyperframes against mmaction2's TSN/TSM-MobileNetV2.
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py [--data data/utd_mhad]
+        [--jobs 2] [--rows NAME ...] [--seeds 0 1 2] [--part zoo|ablation|all]
+        [--report-only] [--max-epochs N]
+
+Every row is a config of ``configs/hyperframes/utd_mhad_imagenet`` (the ``zoo`` part: every
+ImageNet row starts from the one MobileNetV2 file the family names, the control from scratch),
+or a config with the one change its ``ablation`` row lists: the seeds' claims (conv1
+``replicate`` / ``center`` / ``random``; learning rate and warm-up; ``extra_bn``; ``norm_eval``
+and partial BN) and the input size. Each is trained with ``tools/train.py``, validated on one
+clip every 2 epochs (the learning curves), tested with ``tools/test.py`` on 3 clips, once per
+seed; runs are recorded by key in ``benchmarks/results/utd_mhad_imagenet.json`` and resume
+after a kill (:mod:`benchmarks.lib.rows`). One run per command, e.g.::
+
+    python benchmarks/bench_utd_mhad_imagenet.py --rows 'hyperframe T=5' --seeds 0 --jobs 1
+
+(``--rows`` takes row names, or words of them: a row's full name selects that row alone,
+another word every row whose name contains it.) ``--max-epochs N`` trains the selected rows for their first N epochs only, in
+``<work dir>/smoke-<N>e``, and prints their results without writing any table (a check that a
+command runs).
+
+Writes ``benchmarks/results/utd_mhad_imagenet.{md,json}`` and ``utd_mhad_imagenet_curves.png``,
+the results section of the family README (between its ``bench_utd_mhad_imagenet`` markers), the
+ablation section of ``benchmarks/README.md`` and the family's ``results/<config>.json`` (read by
+``tools/analysis/zoo_table.py``).
+"""
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from benchmarks.lib import rows as lib
+from benchmarks.lib import runner
+from benchmarks.lib.edits import backbone, input_size, lr_scale, one_config, stop_after, warmup
+from benchmarks.lib.rows import Row, accuracy_cell, curve_table
+from benchmarks.lib.tables import markdown_table, replace_section, summary
+
+REPO = Path(__file__).resolve().parents[1]
+FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad_imagenet'
+RESULTS = REPO / 'benchmarks' / 'results' / 'utd_mhad_imagenet.md'
+FAMILY_README = FAMILY / 'README.md'
+ZOO_RESULTS = FAMILY / 'results'
+BENCH_README = REPO / 'benchmarks' / 'README.md'
+BEGIN, END = '<!-- bench_utd_mhad_imagenet:begin -->', '<!-- bench_utd_mhad_imagenet:end -->'
+ABLATION_BEGIN, ABLATION_END = ('<!-- bench_utd_mhad_imagenet_ablation:begin -->',
+                                '<!-- bench_utd_mhad_imagenet_ablation:end -->')
+
+
+def family_config(prefix: str) -> Path:
+    """The family's one config whose name starts with ``prefix``."""
+    return one_config(FAMILY, f'{prefix}*.py')
+
+
+RECIPE = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-')
+HEADLINE_SEEDS = (0, 1, 2)
+SINGLE_ROW = 'single frame'
+TSN_ROW = 'TSN-MobileNetV2-5 (mmaction2)'
+TSM_ROW = 'TSM-MobileNetV2-5 (mmaction2)'
+RECIPE_ROW = 'hyperframe T=5'
+T8_ROW = 'hyperframe T=8'
+FASTSLOW_ROW = 'fast/slow T=5+5'
+SCRATCH_ROW = 'hyperframe T=5 from scratch'
+RANDOM_ROW = 'conv1 random'
+TSM = family_config('tsm_')
+ZOO_ROWS = [
+    Row(SINGLE_ROW, family_config('singleframe_'), 'the ImageNet MobileNetV2 on one frame '
+        '(T=1), the test frames averaged', HEADLINE_SEEDS, cost=0.8),
+    Row(TSN_ROW, family_config('tsn_'), 'MobileNetV2 on 5 segments, scores averaged',
+        HEADLINE_SEEDS, cost=3.5),
+    Row(TSM_ROW, TSM, 'MobileNetV2TSM on 5 segments, 1/8 of the channels shifted',
+        HEADLINE_SEEDS, cost=4.0),
+    Row(RECIPE_ROW, RECIPE, 'one T=5 hyperframe, conv1 replicated over the picks / 5',
+        HEADLINE_SEEDS),
+    Row(T8_ROW, family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-'),
+        'one T=8 hyperframe', HEADLINE_SEEDS, cost=1.2),
+    Row(FASTSLOW_ROW, family_config('fastslow_'), 'a fast (5 picks 4/30 s apart) and a slow '
+        '(5 over the clip) hyperframe stacked into one T=10 hyperframe', HEADLINE_SEEDS,
+        cost=1.3),
+    Row(SCRATCH_ROW, family_config('hyperframe_scratch-'), 'the T=5 model from random '
+        'weights, 60 epochs of the family\'s from-scratch schedule (the control)',
+        HEADLINE_SEEDS, cost=2.0),
+]
+ABLATION_ROWS = [
+    Row('conv1 center', RECIPE, 'the RGB kernel on the centre pick, zeros on the others',
+        edits=(backbone(inflate_init='center'), )),
+    Row(RANDOM_ROW, RECIPE, 'conv1 random, every other layer from ImageNet', HEADLINE_SEEDS,
+        edits=(backbone(inflate_init='random'), )),
+    Row('lr 0.5x', RECIPE, 'half the learning rate, 3 warm-up epochs as the recipe',
+        edits=(lr_scale(0.5), )),
+    Row('lr 0.5x, 5 warm-up epochs', RECIPE, 'half the learning rate, 5 warm-up epochs',
+        edits=(lr_scale(0.5), warmup(5))),
+    Row('lr 1x, no warm-up', RECIPE, 'the cosine decay from the first iteration',
+        edits=(warmup(0), )),
+    Row('extra BN', RECIPE, 'a batch norm between the widened conv1 and its pretrained norm',
+        edits=(backbone(extra_bn=True), )),
+    Row('norm_eval', RECIPE, 'every pretrained batch norm frozen in eval mode',
+        edits=(backbone(norm_eval=True), )),
+    Row('partial BN', RECIPE, 'every batch norm but conv1\'s frozen (TSN\'s partial BN)',
+        edits=(backbone(partial_bn=True), )),
+    Row('input 160', RECIPE, 'trained and tested at 160x160 instead of 112x112',
+        edits=(input_size(160), ), cost=2.0),
+    Row('TSM-MobileNetV2-5, input 160', TSM, 'TSM at 160x160 instead of 112x112',
+        edits=(input_size(160), ), cost=8.0),
+]
+ROWS = ZOO_ROWS + ABLATION_ROWS
+
+
+def parse_args(argv=None):
+    parser = lib.arguments(__doc__.splitlines()[0], 'data/utd_mhad',
+                           'work_dirs/bench_utd_mhad_imagenet', RESULTS.with_suffix('.json'))
+    parser.add_argument('--max-epochs', type=int,
+                        help='a smoke run: train the selected rows this many epochs, in '
+                        '<work dir>/smoke-<N>e, and write no table')
+    return parser.parse_args(argv)
+
+
+BENCH = lib.RowBenchmark('bench_utd_mhad_imagenet',
+                         ('cross_subject_train.txt', 'cross_subject_test.txt'), (128, 128),
+                         'tools/data/utd_mhad/README.md')
+
+
+# ------------------------------------------------------------------------------- reporting
+def final_val(run: Dict) -> Optional[float]:
+    """The last validation accuracy of a run's learning curve (one clip), None without one."""
+    tested = [point['test_top1'] for point in run['curves'].values() if 'test_top1' in point]
+    return tested[-1] if tested else None
+
+
+def epochs_to_reach(run: Dict, target: float) -> Optional[int]:
+    """The first validated epoch at which the run's validation top-1 is at least ``target``."""
+    reached = [int(epoch) for epoch, point in run['curves'].items()
+               if point.get('test_top1', -1.0) >= target]
+    return min(reached) if reached else None
+
+
+def scratch_target(results: Dict[str, List[Dict]]) -> Optional[float]:
+    """The from-scratch control's final validation top-1, mean over its seeds: the accuracy
+    every row's learning curve is read against."""
+    finals = [value for run in results.get(SCRATCH_ROW, ()) if (value := final_val(run))
+              is not None]
+    return sum(finals) / len(finals) if finals else None
+
+
+def reach_cell(runs: List[Dict], target: Optional[float]) -> str:
+    """Mean epochs to reach ``target`` over the seeds that reached it, and how many did."""
+    if target is None:
+        return ''
+    reached = [epoch for run in runs if (epoch := epochs_to_reach(run, target)) is not None]
+    if not reached:
+        return 'not reached'
+    mean = sum(reached) / len(reached)
+    return f'{mean:.1f}' + ('' if len(reached) == len(runs) else
+                            f' ({len(reached)} of {len(runs)} seeds)')
+
+
+def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
+                   costs: Dict[str, Dict]) -> List[str]:
+    reference = costs[TSM_ROW]['latency_ms']
+    target = scratch_target(results)
+    cells = []
+    for row in rows:
+        runs = results[row.name]
+        base = summary(results[base_row(row)], 'top1')[0]
+        cells.append([row.name, row.note, accuracy_cell(runs, 'top1'),
+                      f'{100 * (summary(runs, "top1")[0] - base):+.1f}',
+                      f'{summary(runs, "mean_class")[0]:.3f}', reach_cell(runs, target),
+                      f'{summary(runs, "train_min")[0]:.1f}',
+                      f'{costs[row.name]["latency_ms"] / reference:.2f}x'])
+    return markdown_table(
+        ['row', 'change', 'top-1', 'vs its base (points)', 'mean class acc',
+         'epochs to the scratch model\'s final val top-1', 'training time (min)',
+         'CPU latency vs TSM-MobileNetV2-5'], 'lllrrrrr', cells)
+
+
+def reach_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str]:
+    """Each row's final validation top-1 and the epochs it needed to reach the control's."""
+    target = scratch_target(results)
+    cells = []
+    for row in rows:
+        runs = results[row.name]
+        finals = [value for run in runs if (value := final_val(run)) is not None]
+        cells.append([row.name, str(max(int(epoch) for epoch in runs[0]['curves'])),
+                      f'{sum(finals) / len(finals):.3f}' if finals else '',
+                      reach_cell(runs, target)])
+    return markdown_table(
+        ['model', 'epochs', 'final val top-1 (1 clip)',
+         f'epochs to the scratch model\'s final val top-1 ({target:.3f})'], 'lrrr', cells)
+
+
+#: How far a row must move from its base model's mean, in units of the base's spread over
+#: seeds, to count as a change rather than the noise of one more run (as bench_utd_mhad).
+CLEAR_CHANGE = 2.0
+
+
+def base_row(row: Row) -> str:
+    """The model an ablation row changes: TSM for its own row, else the T=5 recipe."""
+    return TSM_ROW if row.config == TSM else RECIPE_ROW
+
+
+# The issue's targets, each read once for its check and its line.
+RECIPE_MAX_LATENCY = 1 / 3  # hyperframe T=5 >= TSM top-1 within a third of its latency
+MIN_PRETRAINING_GAIN = 0.05  # ImageNet >= scratch + 5 points
+REPLICATE_MARGIN = 2.0  # replicate above random by more than twice the spread over seeds
+BEST_MAX_LATENCY = 0.5  # the best row within half of TSM's latency ...
+BEST_MIN_TOP1 = 0.85  # ... at 0.85 top-1 or above
+
+
+def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]:
+    """Issue 32's targets on the recorded numbers (means over seeds); a target whose rows are
+    not trained yet says so."""
+    top1 = {name: summary(runs, 'top1')[0] for name, runs in results.items()}
+    latency = costs[TSM_ROW]['latency_ms']
+
+    def verdict(ok: bool) -> str:
+        return '**met**' if ok else '**missed**'
+
+    ratio = costs[RECIPE_ROW]['latency_ms'] / latency
+    lines = ['Targets (means over the seeds):',
+             f'- hyperframe T=5 {top1[RECIPE_ROW]:.3f} vs TSM-MobileNetV2-5 {top1[TSM_ROW]:.3f} '
+             f'at {ratio:.3f}x its latency (>= TSM at <= 1/3 = {RECIPE_MAX_LATENCY:.3f}x): '
+             f'{verdict(top1[RECIPE_ROW] >= top1[TSM_ROW] and ratio <= RECIPE_MAX_LATENCY)}']
+    if SCRATCH_ROW in top1:
+        gain = top1[RECIPE_ROW] - top1[SCRATCH_ROW]
+        lines.append(f'- ImageNet vs from scratch (T=5): {top1[RECIPE_ROW]:.3f} vs '
+                     f'{top1[SCRATCH_ROW]:.3f}, {100 * gain:+.1f} points (>= '
+                     f'+{100 * MIN_PRETRAINING_GAIN:.0f}): '
+                     f'{verdict(gain >= MIN_PRETRAINING_GAIN)}')
+    else:
+        lines.append(f'- ImageNet vs from scratch: {SCRATCH_ROW!r} not trained yet')
+    if len(results.get(RANDOM_ROW, ())) > 1:
+        gain = top1[RECIPE_ROW] - top1[RANDOM_ROW]
+        spread = max(summary(results[name], 'top1')[1] for name in (RECIPE_ROW, RANDOM_ROW))
+        lines.append(f'- conv1 replicate vs random: {100 * gain:+.1f} points, the larger spread '
+                     f'over seeds {100 * spread:.1f} (> {REPLICATE_MARGIN:.0f}x the spread): '
+                     f'{verdict(gain > REPLICATE_MARGIN * spread)}')
+    else:
+        lines.append(f'- conv1 replicate vs random: {RANDOM_ROW!r} needs 2 seeds or more')
+    fast = [name for name in top1 if costs[name]['latency_ms'] / latency <= BEST_MAX_LATENCY]
+    if not fast:
+        return lines + [f'- the best row at <= {BEST_MAX_LATENCY}x TSM\'s latency: no row is '
+                        'that fast']
+    best = max(fast, key=top1.get)
+    lines.append(f'- the best row at <= {BEST_MAX_LATENCY}x TSM\'s latency: {best} '
+                 f'{top1[best]:.3f} at {costs[best]["latency_ms"] / latency:.3f}x (>= '
+                 f'{BEST_MIN_TOP1}): {verdict(top1[best] >= BEST_MIN_TOP1)}')
+    return lines
+
+
+#: The seeds' claims (issue 32): (claim, the row it is read on, the row it is read against).
+CLAIMS = [
+    ('pretrained + replicate trains more stably than a random conv1', RECIPE_ROW, RANDOM_ROW),
+    ('a learning rate of 0.5x is better', 'lr 0.5x', RECIPE_ROW),
+    ('0.5x with 5 warm-up epochs is better', 'lr 0.5x, 5 warm-up epochs', RECIPE_ROW),
+    ('warm-up helps', RECIPE_ROW, 'lr 1x, no warm-up'),
+    ('an extra BN after the widened conv helps', 'extra BN', RECIPE_ROW),
+]
+
+
+def claims(results: Dict[str, List[Dict]]) -> List[str]:
+    """Which of the seeds' claims held here: each claim's row against its reference, a clear
+    change being more than :data:`CLEAR_CHANGE` times the larger spread over seeds of the two
+    (at least one of them needs seeds), and the epochs to the control's final accuracy of
+    replicate against random conv1 (the claim: 10-15 % fewer)."""
+    lines = ['The seeds\' claims on these runs (a claim holds where its row is clearly above the '
+             f'row it is read against: more than {CLEAR_CHANGE:.0f}x the larger spread over '
+             'seeds):']
+    for claim, row, against in CLAIMS:
+        if row not in results or against not in results:
+            lines.append(f'- {claim}: not trained yet ({row} vs {against})')
+            continue
+        (mean, spread), (other, other_spread) = (summary(results[row], 'top1'),
+                                                 summary(results[against], 'top1'))
+        margin = CLEAR_CHANGE * max(spread, other_spread)
+        if margin == 0:
+            reading = 'one seed each: no spread to read it against'
+        else:
+            reading = ('held' if mean - other > margin else
+                       'the opposite held' if other - mean > margin else 'within the spread')
+        lines.append(f'- {claim}: {row} {mean:.3f} vs {against} {other:.3f} '
+                     f'({100 * (mean - other):+.1f} points): {reading}')
+    target = scratch_target(results)
+    if target is not None and RANDOM_ROW in results:
+        epochs = [[epoch for run in results[name]
+                   if (epoch := epochs_to_reach(run, target)) is not None]
+                  for name in (RECIPE_ROW, RANDOM_ROW)]
+        if all(epochs):
+            replicate, random = (sum(values) / len(values) for values in epochs)
+            lines.append(f'- replicate needs 10-15 % fewer epochs than random conv1: '
+                         f'{replicate:.1f} vs {random:.1f} epochs to the scratch model\'s final '
+                         f'val top-1 ({100 * (1 - replicate / random):+.0f} % fewer)')
+    return lines
+
+
+def report(results: Dict[str, List[Dict]], args) -> str:
+    zoo = [row for row in ZOO_ROWS if row.name in results]
+    ablation = [row for row in ABLATION_ROWS if row.name in results]
+    if TSM_ROW not in results or RECIPE_ROW not in results:
+        BENCH.log(f'no tables yet: they are relative to {TSM_ROW!r} and {RECIPE_ROW!r}, train '
+                  'those rows first')
+        return ''
+    shown = zoo + ablation
+    record = runner.Record(args.record)
+    costs = BENCH.costs(shown, args)
+    data = BENCH.data_description(args)
+    lists = data['lists']
+    intro = (f'UTD-MHAD depth ({data["classes"]} actions), cross-subject: '
+             f'{lists[BENCH.train_list]} training clips (subjects 1, 3, 5, 7), '
+             f'{lists[BENCH.test_list]} test clips (2, 4, 6, 8), chance '
+             f'{1 / data["classes"]:.3f}. Every ImageNet row from the same MobileNetV2 file, at '
+             '112x112, validated on 1 clip every 2 epochs, tested on 3 clips x the whole frame '
+             'with its last checkpoint. Training time: wall minutes, one thread per run, '
+             'validation included, while other runs shared the cores, so it is a rough cost; '
+             'the latency column is the side-by-side measurement.')
+    missing = [row.name for row in ZOO_ROWS if row not in zoo]
+    untrained = ([f'Not trained yet: {"; ".join(missing)} (`python benchmarks/'
+                  'bench_utd_mhad_imagenet.py --part zoo` trains what is missing).', '']
+                 if missing else [])
+    stopped = BENCH.stopped_runs(ROWS, args)
+    if stopped:
+        untrained += [f'Stopped part-way (the same command resumes them from their last '
+                      f'checkpoint): {"; ".join(stopped)}.', '']
+    speed = (['Epochs to the from-scratch model\'s final validation accuracy (first seed\'s '
+              'epochs; the reached epoch is the mean over the seeds that reached it):', '',
+              *reach_table(zoo + ablation, results), '']
+             if scratch_target(results) is not None else [])
+    section = [intro, '', *lib.headline_table(
+        zoo, results, costs, TSM_ROW, 'TSM-MobileNetV2-5', 'per test sample (3 clips, batch '
+        '1, one thread) on the machine that measured the costs (`costs` of '
+        'benchmarks/results/utd_mhad_imagenet.json).'), '', *untrained,
+        *targets(results, costs), '', *speed, *claims(results), '',
+        'Training / validation top-1 by epoch (seed 0; the training value is the mean over the '
+        'epoch\'s augmented batches; every seed in the plot):', '', *curve_table(zoo, results),
+        '', '![training and validation accuracy by epoch](../../../benchmarks/results/'
+        'utd_mhad_imagenet_curves.png)']
+    ablation_lines = ablation_table(ablation, results, costs) if ablation else []
+    findings = lib.ablation_findings(ablation, results, costs, base_row, (RECIPE_ROW, TSM_ROW),
+                                     CLEAR_CHANGE, TSM_ROW, 'TSM-MobileNetV2-5')
+    not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
+    note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/'
+             'bench_utd_mhad_imagenet.py --part ablation`).'] if not_run else [])
+    ablation_section = ablation_lines + ([''] + findings if findings else []) + (
+        [''] + note if note else [])
+    text = ['# UTD-MHAD depth from ImageNet weights', '', *section, '',
+            '## Ablations (one change each)', '', *ablation_section, '',
+            'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py` (after '
+            'tools/data/utd_mhad/README.md and docs/imagenet_weights.md).']
+    markdown = '\n'.join(text) + '\n'
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(markdown)
+    record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
+    lib.plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_imagenet_curves.png')
+    replace_section(FAMILY_README, '\n'.join(section), BEGIN, END)
+    replace_section(BENCH_README, '\n'.join(ablation_section), ABLATION_BEGIN, ABLATION_END)
+    lib.write_zoo_results(zoo, results, ZOO_RESULTS)
+    return markdown
+
+
+def main(argv=None) -> str:
+    args = parse_args(argv)
+    import hyperframes_mm  # noqa: F401
+    chosen = BENCH.requested(args, ZOO_ROWS, ABLATION_ROWS)
+    if args.max_epochs:
+        args.work_dir = str(Path(args.work_dir) / f'smoke-{args.max_epochs}e')
+        chosen = [row._replace(edits=row.edits + (stop_after(args.max_epochs), ))
+                  for row in chosen]
+        jobs = [(row, seed) for row in chosen for seed in (args.seeds or row.seeds)]
+        BENCH.train(jobs, args)
+        return '\n'.join(f'{row.name} seed {seed}: top-1 {run["top1"]:.3f}'
+                         for row, seed in jobs
+                         if (run := BENCH.finished(args, row, seed)) is not None)
+    if not args.report_only:
+        BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
+    return report(BENCH.results(ROWS, args), args)
+
+
+if __name__ == '__main__':
+    print(main())

@@ -1,0 +1,243 @@
+"""benchmarks/bench_utd_mhad_imagenet.py: each ablation row changes what it says and nothing
+else; one command selects one run; learning curves are read against the control; targets and
+claims are computed from the numbers given; the record alone rewrites the tables."""
+import json
+
+import pytest
+from mmengine.config import Config
+
+from benchmarks import bench_utd_mhad_imagenet as bench
+from benchmarks.lib import rows as lib
+from benchmarks.lib.edits import stop_after
+from .config_diff import differing_paths, flat
+
+ROWS = {row.name: row for row in bench.ROWS}
+LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+#: what an input-size edit changes: the crop of training, the resize of the test views
+SIZE_CHANGED = {'input_size', 'train_dataloader.dataset.pipeline[3].size'} | {
+    f'{loader}.dataset.pipeline[3].scale[{side}]' for loader in LOADERS[1:] for side in (0, 1)}
+
+
+@pytest.fixture(scope='module')
+def written(tmp_path_factory):
+    """The recipe's and every ablation row's seed-0 config, for a fake data root."""
+    root = tmp_path_factory.mktemp('bench_utd_mhad_imagenet')
+    args = bench.parse_args(['--data', str(root / 'data'), '--work-dir', str(root / 'work'),
+                             '--record', str(root / 'record.json')])
+    configs = {}
+    for row in [ROWS[bench.RECIPE_ROW], ROWS[bench.TSM_ROW], *bench.ABLATION_ROWS]:
+        folder = root / str(len(configs))
+        folder.mkdir()
+        configs[row.name] = Config.fromfile(str(bench.BENCH.run_config(row, 0, args, folder)))
+    return root / 'data', args, configs
+
+
+def _changed(configs, name, base=bench.RECIPE_ROW):
+    """What a row's config changes in its base's, but the pipeline variables (which follow the
+    dataloaders')."""
+    return {path for path in differing_paths(flat(configs[base]), flat(configs[name]))
+            if not path.startswith(('train_pipeline', 'val_pipeline', 'test_pipeline'))}
+
+
+@pytest.mark.parametrize('name, changed', [
+    ('conv1 center', {'model.backbone.inflate_init'}),
+    (bench.RANDOM_ROW, {'model.backbone.inflate_init'}),
+    ('lr 0.5x', {'optim_wrapper.optimizer.lr'}),
+    ('lr 0.5x, 5 warm-up epochs', {'optim_wrapper.optimizer.lr', 'param_scheduler[0].end',
+                                   'param_scheduler[1].begin', 'param_scheduler[1].T_max'}),
+    ('lr 1x, no warm-up', {'param_scheduler'}),
+    ('extra BN', {'model.backbone.extra_bn'}),
+    ('norm_eval', {'model.backbone.norm_eval'}),
+    ('partial BN', {'model.backbone.partial_bn'}),
+    ('input 160', SIZE_CHANGED),
+])
+def test_ablation_rows_change_only_what_they_say(written, name, changed):
+    assert _changed(written[2], name) == changed
+
+
+def test_the_schedule_and_size_edits_set_exact_values(written):
+    _, _, configs = written
+    recipe = configs[bench.RECIPE_ROW]
+    assert recipe.optim_wrapper.optimizer.lr == pytest.approx(0.0025)
+    assert configs['lr 0.5x'].optim_wrapper.optimizer.lr == pytest.approx(0.00125)
+    linear, cosine = configs['lr 0.5x, 5 warm-up epochs'].param_scheduler
+    assert (linear['end'], cosine['begin'], cosine['T_max'], cosine['end']) == (5, 5, 25, 30)
+    (cosine, ) = configs['lr 1x, no warm-up'].param_scheduler
+    assert (cosine['type'], cosine['begin'], cosine['T_max']) == ('CosineAnnealingLR', 0, 30)
+    tsm, tsm160 = configs[bench.TSM_ROW], configs['TSM-MobileNetV2-5, input 160']
+    for loader in LOADERS:
+        sizes = [step.get('size', step.get('scale')) for step in tsm160[loader].dataset.pipeline
+                 if step['type'] in ('ConsistentClipAugment', 'Resize')]
+        assert sizes == ([160] if loader == 'train_dataloader' else [(160, 160)])
+    assert _changed(configs, 'TSM-MobileNetV2-5, input 160', bench.TSM_ROW) == SIZE_CHANGED
+    assert tsm.input_size == 112
+
+
+def test_every_run_logs_each_iteration_and_validates_cheaply(written):
+    data, _, configs = written
+    for name, cfg in configs.items():
+        assert (cfg.default_hooks.logger.interval, cfg.randomness) == (1, dict(seed=0)), name
+        assert cfg.train_cfg.val_interval == 2, name
+        sampler = lambda loader: cfg[loader].dataset.pipeline[1]  # noqa: E731
+        assert (sampler('val_dataloader')['num_clips'],
+                sampler('test_dataloader')['num_clips']) == (1, 3), name
+        for loader in LOADERS:
+            assert cfg[loader].dataset.data_prefix == dict(video=str(data.resolve())), name
+
+
+def test_one_command_selects_one_run():
+    assert [row.name for row in lib.selected(bench.ROWS, ['hyperframe T=5'])] == [
+        bench.RECIPE_ROW]
+    assert [row.name for row in lib.selected(bench.ROWS, ['from scratch'])] == [
+        bench.SCRATCH_ROW]
+    assert [row.name for row in lib.selected(bench.ROWS, ['lr'])] == [
+        'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up']
+    assert lib.selected(bench.ROWS, None) == bench.ROWS
+
+
+def test_a_smoke_run_trains_the_first_epochs_in_a_folder_of_its_own(tmp_path, monkeypatch):
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'convert_meta.json').write_text('{}')
+    trained = []
+    monkeypatch.setattr(bench.BENCH, 'train', lambda jobs, args: trained.append((jobs, args)))
+    bench.main(['--data', str(data), '--work-dir', str(tmp_path / 'work'), '--rows',
+                'hyperframe T=5', '--seeds', '0', '--max-epochs', '1', '--record',
+                str(tmp_path / 'record.json')])
+    ((jobs, args), ) = trained
+    ((row, seed), ) = jobs
+    assert (row.name, seed, args.work_dir) == (bench.RECIPE_ROW, 0,
+                                               str(tmp_path / 'work' / 'smoke-1e'))
+    cfg = Config.fromfile(str(bench.BENCH.run_config(row, seed, args, tmp_path)))
+    assert (cfg.train_cfg.max_epochs, cfg.default_hooks.checkpoint.interval) == (1, 1)
+    assert not (tmp_path / 'record.json').exists()
+
+
+def _curve(*points):
+    """A learning curve validated every 2 epochs with these top-1 values."""
+    return {str(2 * (index + 1)): dict(train_top1=0.5, train_loss=1.0, test_top1=value)
+            for index, value in enumerate(points)}
+
+
+def _runs(*top1, curve=None):
+    return [dict(seed=seed, top1=value, top5=0.95, mean_class=value - 0.01, train_top1=0.99,
+                 train_min=10.0, curves=curve or _curve(0.3, 0.6, value))
+            for seed, value in enumerate(top1)]
+
+
+def test_learning_curves_are_read_against_the_controls_last_validation():
+    results = {bench.SCRATCH_ROW: _runs(0.7, 0.7, curve=_curve(0.2, 0.5, 0.6)),
+               bench.RECIPE_ROW: _runs(0.8, curve=_curve(0.4, 0.61, 0.7))}
+    assert bench.scratch_target(results) == 0.6
+    assert bench.epochs_to_reach(results[bench.RECIPE_ROW][0], 0.6) == 4
+    assert bench.epochs_to_reach(results[bench.RECIPE_ROW][0], 0.9) is None
+    late = dict(results[bench.RECIPE_ROW][0], curves=_curve(0.1, 0.2, 0.3))
+    assert bench.reach_cell(results[bench.RECIPE_ROW] + [late], 0.6) == '4.0 (1 of 2 seeds)'
+    assert bench.reach_cell([late], 0.6) == 'not reached'
+    assert bench.reach_table([ROWS[bench.RECIPE_ROW]], results)[2] == (
+        f'| {bench.RECIPE_ROW} | 6 | 0.700 | 4.0 |')
+
+
+def _results():
+    return {bench.TSM_ROW: _runs(0.80, 0.82, 0.84), bench.RECIPE_ROW: _runs(0.86, 0.87, 0.88),
+            bench.SCRATCH_ROW: _runs(0.70, 0.70, 0.70, curve=_curve(0.3, 0.5, 0.65)),
+            bench.RANDOM_ROW: _runs(0.80, 0.82, 0.84, curve=_curve(0.3, 0.5, 0.8)),
+            'extra BN': _runs(0.80), 'lr 0.5x': _runs(0.875)}
+
+
+def _costs(results):
+    costs = {name: dict(gflops=0.1, params_m=2.3, latency_ms=30.0) for name in results}
+    costs[bench.TSM_ROW] = dict(gflops=0.8, params_m=2.3, latency_ms=100.0)
+    return costs
+
+
+def test_targets_and_claims_from_given_numbers():
+    results = _results()
+    costs = _costs(results)
+    assert bench.targets(results, costs) == [
+        'Targets (means over the seeds):',
+        '- hyperframe T=5 0.870 vs TSM-MobileNetV2-5 0.820 at 0.300x its latency (>= TSM at '
+        '<= 1/3 = 0.333x): **met**',
+        '- ImageNet vs from scratch (T=5): 0.870 vs 0.700, +17.0 points (>= +5): **met**',
+        '- conv1 replicate vs random: +5.0 points, the larger spread over seeds 2.0 (> 2x the '
+        'spread): **met**',
+        '- the best row at <= 0.5x TSM\'s latency: lr 0.5x 0.875 at 0.300x (>= 0.85): **met**']
+    slower = dict(costs, **{bench.RECIPE_ROW: dict(costs[bench.RECIPE_ROW], latency_ms=33.4)})
+    assert bench.targets(results, slower)[1].endswith('at 0.334x its latency (>= TSM at <= '
+                                                      '1/3 = 0.333x): **missed**')
+    alone = {name: results[name] for name in (bench.TSM_ROW, bench.RECIPE_ROW)}
+    assert bench.targets(alone, costs)[2:4] == [
+        f'- ImageNet vs from scratch: {bench.SCRATCH_ROW!r} not trained yet',
+        f'- conv1 replicate vs random: {bench.RANDOM_ROW!r} needs 2 seeds or more']
+    lines = bench.claims(results)
+    assert lines[1] == ('- pretrained + replicate trains more stably than a random conv1: '
+                        'hyperframe T=5 0.870 vs conv1 random 0.820 (+5.0 points): held')
+    assert lines[2] == ('- a learning rate of 0.5x is better: lr 0.5x 0.875 vs hyperframe T=5 '
+                        '0.870 (+0.5 points): within the spread')
+    assert lines[3] == ('- 0.5x with 5 warm-up epochs is better: not trained yet (lr 0.5x, 5 '
+                        'warm-up epochs vs hyperframe T=5)')
+    assert lines[5] == ('- an extra BN after the widened conv helps: extra BN 0.800 vs '
+                        'hyperframe T=5 0.870 (-7.0 points): the opposite held')
+    # the control's last validation is 0.65: the recipe reaches it at epoch 6 (0.86-0.88),
+    # random conv1 at 6 as well
+    assert lines[6] == ('- replicate needs 10-15 % fewer epochs than random conv1: 6.0 vs 6.0 '
+                        'epochs to the scratch model\'s final val top-1 (+0 % fewer)')
+
+
+@pytest.mark.slow
+def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
+    """A fresh clone (no data, no run folders) writes the family README section, the ablation
+    section, the results page and the zoo results from the record, and writing twice changes
+    nothing."""
+    args = bench.parse_args(['--data', str(tmp_path / 'no_data'), '--work-dir',
+                             str(tmp_path / 'work'), '--record', str(tmp_path / 'record.json')])
+    (tmp_path / 'record.json').write_text(json.dumps(dict(data=dict(
+        version=1, mapping=None, classes=27,
+        lists={'cross_subject_train.txt': 431, 'cross_subject_test.txt': 430}))))
+    # two seeds where the targets need a spread, one elsewhere: each run's key builds its config
+    results = {name: runs[:2] if len(runs) > 1 else runs for name, runs in _results().items()}
+    results[bench.SCRATCH_ROW] = results[bench.SCRATCH_ROW][:1]
+    record = {}
+    for name, runs in results.items():
+        row = ROWS[name]
+        record[name] = [dict(run, row=name, key=bench.BENCH.run_key(row, run['seed'], args))
+                        for run in runs]
+    data = json.loads((tmp_path / 'record.json').read_text())['data']
+    (tmp_path / 'record.json').write_text(json.dumps(dict(results=record, costs=_costs(results),
+                                                          data=data)))
+    readme = tmp_path / 'README.md'
+    readme.write_text(f'# family\n{bench.BEGIN}\n{bench.END}\n')
+    bench_readme = tmp_path / 'BENCH.md'
+    bench_readme.write_text(f'# benchmarks\n{bench.ABLATION_BEGIN}\n{bench.ABLATION_END}\nend\n')
+    monkeypatch.setattr(bench, 'RESULTS', tmp_path / 'results' / 'utd_mhad_imagenet.md')
+    monkeypatch.setattr(bench, 'FAMILY_README', readme)
+    monkeypatch.setattr(bench, 'BENCH_README', bench_readme)
+    monkeypatch.setattr(bench, 'ZOO_RESULTS', tmp_path / 'zoo')
+    argv = ['--report-only', '--data', args.data, '--work-dir', args.work_dir, '--record',
+            args.record]
+    markdown = bench.main(argv)
+    written = {path: path.read_text() for path in (readme, bench_readme, bench.RESULTS,
+                                                   tmp_path / 'record.json')}
+    assert bench.main(argv) == markdown
+    assert {path: path.read_text() for path in written} == written
+    section = readme.read_text()
+    assert '- ImageNet vs from scratch (T=5): 0.865 vs 0.700, +16.5 points (>= +5): **met**' \
+        in section
+    assert f'| [{bench.RECIPE_ROW}]({bench.RECIPE.name}) | **0.865** ± 0.007' in section
+    assert 'Not trained yet: single frame; TSN-MobileNetV2-5 (mmaction2); hyperframe T=8; ' \
+        'fast/slow T=5+5 (`python' in section
+    ablation = bench_readme.read_text()
+    assert f'| {bench.RANDOM_ROW} | conv1 random, every other layer from ImageNet | **0.810** ' \
+        '± 0.014 (0.800 / 0.820) | -5.5 | 0.800 | 6.0 | 10.0 | 0.30x |' in ablation
+    assert ablation.endswith(f'{bench.ABLATION_END}\nend\n')
+    zoo = json.loads((tmp_path / 'zoo' / f'{bench.RECIPE.stem}.json').read_text())
+    assert zoo == {'acc/top1': pytest.approx(0.865), 'acc/top5': pytest.approx(0.95),
+                   'acc/mean1': pytest.approx(0.855), 'seeds': [0, 1]}
+
+
+def test_stop_after_keeps_the_schedule_but_its_length(written):
+    _, _, configs = written
+    cfg = configs[bench.RECIPE_ROW].copy()
+    stop_after(2)(cfg)
+    assert (cfg.train_cfg.max_epochs, cfg.default_hooks.checkpoint.interval) == (2, 2)
+    assert cfg.param_scheduler == configs[bench.RECIPE_ROW].param_scheduler
