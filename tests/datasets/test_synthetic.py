@@ -410,7 +410,7 @@ def test_single_frame_probe_is_near_chance_and_motion_oracle_is_not():
 
     result = probe_accuracies(clips('train', 6), clips('val', 3), len(names))
     assert result['chance'] == 0.1
-    assert result['single_frame'] <= 0.25, result['single_frame']
+    assert result['single_frame'] <= 0.3, result['single_frame']  # chance is 0.1
     assert result['motion'] >= 0.6, result['motion']
 
 

@@ -36,13 +36,24 @@ def build_recognizer(backbone: dict, channels: int):
     return model
 
 
-def batch(num_samples: int = 4):
+#: (samples, side) of the batch a backbone trains on, where 4 samples of SIZE do not do: a
+#: MobileNetV2 from scratch normalises its last 1x1 map over 4 samples at 32x32, and its loss
+#: then rose or fell with the CPU's kernels within 6 steps
+TRAIN_INPUTS = {'HyperMobileNetV2+extra_bn+diff': (8, 64)}
+
+
+def batch(num_samples: int = 4, size: int = SIZE):
     """A fixed batch as PackActionInputs leaves it: ``[1, 3T, H, W]`` uint8 per sample."""
     generator = torch.Generator().manual_seed(0)
-    inputs = [torch.randint(0, 256, (1, 3 * T, SIZE, SIZE), dtype=torch.uint8,
+    inputs = [torch.randint(0, 256, (1, 3 * T, size, size), dtype=torch.uint8,
                             generator=generator) for _ in range(num_samples)]
     samples = [ActionDataSample().set_gt_label(index % 4) for index in range(num_samples)]
     return dict(inputs=inputs, data_samples=samples)
+
+
+def train_batch(name: str):
+    """The batch backbone ``name`` trains on in the loss test."""
+    return batch(*TRAIN_INPUTS.get(name, (4, SIZE)))
 
 
 @pytest.mark.filterwarnings('ignore:In MMCV v1.4.4')  # mmcv's HSigmoid, upstream
@@ -52,7 +63,7 @@ def test_train_step_lowers_the_loss_and_test_step_predicts(name):
     torch.manual_seed(0)
     model = build_recognizer(*BACKBONES[name])
     optim_wrapper = OptimWrapper(torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9))
-    data = batch()
+    data = train_batch(name)
     model.train()
     losses = [model.train_step(data, optim_wrapper)['loss_cls'].item() for _ in range(6)]
     assert losses[-1] < losses[0], losses
@@ -63,7 +74,7 @@ def test_train_step_lowers_the_loss_and_test_step_predicts(name):
     model.eval()
     with torch.no_grad():
         predictions = model.test_step(data)
-    assert len(predictions) == 4
+    assert len(predictions) == len(data['inputs'])
     for sample in predictions:
         assert sample.pred_score.shape == (4, )
         torch.testing.assert_close(sample.pred_score.sum(), torch.tensor(1.0))
