@@ -47,6 +47,9 @@ REPO = Path(__file__).resolve().parents[1]
 SYNTHETIC = 'configs/hyperframes/synthetic'
 RECORD = REPO / 'benchmarks' / 'results' / 'main_job.json'
 README = REPO / 'README.md'
+#: the READMEs that show the record's table: the project's, and the family of the main job's
+#: models, where a user who reruns a config of the family looks for what it should land in
+READMES = (README, REPO / SYNTHETIC / 'README.md')
 README_BEGIN, README_END = '<!-- main_job:begin -->', '<!-- main_job:end -->'
 #: a run is inside a row's expected range when its top-1 is within the recorded runs'
 #: min-max widened by this many of their standard deviations on each side
@@ -100,7 +103,8 @@ def parse_args(argv=None):
                         help='randomness.seed of every row (the README table is over seeds)')
     parser.add_argument('--force', action='store_true', help='retrain rows already done')
     parser.add_argument('--readme', action='store_true',
-                        help='rewrite README.md\'s table (between its main_job markers) from the '
+                        help='rewrite the table of README.md and the synthetic family\'s README '
+                        '(between their main_job markers) from the '
                         'record')
     parser.add_argument('--record', action='store_true',
                         help='add the finished run of --work-dir to the record (its '
@@ -278,9 +282,6 @@ def bar_chart(rows: List[Row], results: Dict[str, Dict], num_classes: int, path:
     ax.legend(loc='upper left', bbox_to_anchor=(1.02, 1), borderaxespad=0, fontsize=8)
     fig.savefig(path, dpi=120, bbox_inches='tight')
     plt.close(fig)
-
-
-README_BEGIN, README_END = '<!-- main_job:begin -->', '<!-- main_job:end -->'
 
 
 # --------------------------------------------------------------------------------- record
@@ -480,7 +481,7 @@ def main(argv=None) -> str:
     for run in finished_runs(out, data_root):
         print(f'[main job] {verdict(run, recorded_runs(record, run["key"]))}')
     if args.readme:
-        replace_section(README, readme_table(record), README_BEGIN, README_END)
+        write_readmes(readme_table(record))
     print(f'\n[main job] wrote {out / "results.md"}, results.json and results.png; each model\'s '
           f'logs, checkpoints and predictions in {out}/<model>/ '
           f'({(time.time() - start) / 60:.1f} min). `python tools/main_job.py --record '
@@ -500,6 +501,12 @@ def record_and_report(args, record: runner.Record) -> str:
               if runs else f'[main job] {args.work_dir}: no finished row to record')
     table = readme_table(record)
     if args.readme:
-        replace_section(README, table, README_BEGIN, README_END)
+        write_readmes(table)
     print(table)
     return table
+
+
+def write_readmes(table: str) -> None:
+    """Put the record's table between the main_job markers of every README of :data:`READMES`."""
+    for readme in READMES:
+        replace_section(readme, table, README_BEGIN, README_END)
