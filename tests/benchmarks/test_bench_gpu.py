@@ -11,9 +11,10 @@ import time
 import pytest
 import torch
 
-from ..conftest import REPO, load_script
+from benchmarks import bench_gpu as bench
 
-bench = load_script('benchmarks/bench_gpu.py')
+from ..conftest import REPO
+
 NAMES = [row.name for row in bench.ROWS]
 
 

@@ -3,9 +3,7 @@ import json
 
 import pytest
 
-from ..conftest import load_script
-
-bench = load_script('benchmarks/bench_streaming.py')
+from benchmarks import bench_streaming as bench
 
 
 def test_an_event_stream_marks_every_event_clip_and_its_windows(tmp_path):
