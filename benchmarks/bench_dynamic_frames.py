@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from benchmarks.lib.tables import print_and_write
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'dynamic_frames.md'
 
@@ -175,9 +177,7 @@ def main(argv=None) -> int:
         f'{args.config} {args.checkpoint}' +
         (f' --thresholds {thresholds[0]} {thresholds[1]}' if args.thresholds else '') + '`']
     text = '\n'.join(lines) + '\n'
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    print_and_write(text, args.out)
     return 0
 
 

@@ -21,6 +21,8 @@ from pathlib import Path
 
 import torch
 
+from benchmarks.lib.tables import print_and_write
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'export.md'
 
@@ -128,9 +130,7 @@ def main(argv=None) -> int:
                   ('--config', args.config), ('--batch', args.batch if args.batch != 1 else None))
                   if value) + '`']
     text = '\n'.join(lines) + '\n'
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    print_and_write(text, args.out)
     return 0
 
 

@@ -37,6 +37,8 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 import torch
 from torch import nn
 
+from benchmarks.lib.tables import print_and_write
+
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'models.md'
 NUM_CLASSES = 400
@@ -295,9 +297,7 @@ def main(argv=None) -> str:
         spread[name] = (quartiles[0], quartiles[2])
     table = render(rows, latency, spread, cost, args,
                    environment_line(args.threads, load_before))
-    print(table)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(table)
+    print_and_write(table, args.out)
     return table
 
 

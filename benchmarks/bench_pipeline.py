@@ -35,6 +35,8 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from benchmarks.lib.tables import print_and_write
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
 RESULTS = REPO / 'benchmarks' / 'results' / 'pipeline.md'
@@ -295,9 +297,7 @@ def main(argv=None) -> str:
         times = time_rows(rows, videos, args.rounds)
         loader = time_loader(args, videos, work)
         text = report(args, times, unavailable, loader, describe_videos(videos, generated))
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    print_and_write(text, args.out)
     return text
 
 

@@ -36,6 +36,8 @@ import numpy as np
 import torch
 from mmengine.config import DictAction
 
+from benchmarks.lib.tables import print_and_write
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
 RESULTS = REPO / 'benchmarks' / 'results'
@@ -420,9 +422,7 @@ def main(argv=None) -> int:
     MMLogger.get_current_instance().setLevel(logging.WARNING)
     torch.set_num_threads(args.threads)
     text = throughput(args) if args.command == 'throughput' else cascade(args)
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    print_and_write(text, args.out)
     return 0
 
 

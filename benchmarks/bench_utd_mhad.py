@@ -289,11 +289,8 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
                  *findings]
     text += ['', 'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad.py` '
              '(after tools/data/utd_mhad/README.md).']
-    markdown = '\n'.join(text) + '\n'
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(markdown)
-    record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
-    lib.plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_curves.png')
+    report_text = lib.write_results(text, RESULTS, record, results, costs, shown, data, zoo,
+                      RESULTS.parent / 'utd_mhad_curves.png')
     # the tables show the rows trained so far and name the rest: a missing row never hides
     # the others, and is never shown with a number it does not have
     replace_section(FAMILY_README, '\n'.join(section), BEGIN, END)
@@ -308,7 +305,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
                                                  + ([''] + findings if findings else [])
                                                  + ([''] + note if note else [])),
                         ABLATION_BEGIN, ABLATION_END)
-    return markdown
+    return report_text
 
 
 def main(argv=None) -> str:

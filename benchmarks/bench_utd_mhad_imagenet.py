@@ -343,15 +343,12 @@ def report(results: Dict[str, List[Dict]], args) -> str:
             '## Ablations (one change each)', '', *ablation_section, '',
             'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py` (after '
             'tools/data/utd_mhad/README.md and docs/imagenet_weights.md).']
-    markdown = '\n'.join(text) + '\n'
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(markdown)
-    record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
-    lib.plot_curves(zoo, results, RESULTS.parent / 'utd_mhad_imagenet_curves.png')
+    report_text = lib.write_results(text, RESULTS, record, results, costs, shown, data, zoo,
+                      RESULTS.parent / 'utd_mhad_imagenet_curves.png')
     replace_section(FAMILY_README, '\n'.join(section), BEGIN, END)
     replace_section(BENCH_README, '\n'.join(ablation_section), ABLATION_BEGIN, ABLATION_END)
     lib.write_zoo_results(zoo, results, ZOO_RESULTS)
-    return markdown
+    return report_text
 
 
 def main(argv=None) -> str:

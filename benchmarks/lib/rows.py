@@ -388,6 +388,19 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
     return lines
 
 
+def write_results(text: List[str], markdown: Path, record: 'runner.Record',
+                  results: Dict[str, List[Dict]], costs: Dict[str, Dict], shown: Sequence[Row],
+                  data: Dict, zoo: Sequence[Row], curves: Path) -> str:
+    """A row benchmark's outputs beside its record: the markdown report (returned), the record
+    of every run with the costs of the rows shown, and the training curves."""
+    report = '\n'.join(text) + '\n'
+    markdown.parent.mkdir(parents=True, exist_ok=True)
+    markdown.write_text(report)
+    record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
+    plot_curves(zoo, results, curves)
+    return report
+
+
 def plot_curves(rows: Sequence[Row], results: Dict[str, List[Dict]], path: Path) -> None:
     """Training and test top-1 by epoch of every seed of every row, one colour a row."""
     import matplotlib

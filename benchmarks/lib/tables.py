@@ -49,3 +49,10 @@ def replace_titled_section(path: Path, title: str, text: str, header: str) -> No
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text('\n## '.join(s.rstrip('\n') + '\n' for s in kept).rstrip('\n') + '\n\n' +
                     text)
+
+
+def print_and_write(text: str, path: Path) -> None:
+    """Show a benchmark's report and keep it in ``path`` (its folder created)."""
+    print(text)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    Path(path).write_text(text)
