@@ -175,13 +175,17 @@ def test_real_config_trains_and_tests_on_standin_videos(path, standin_videos):
     cfg = _config(path)
     _use_standin(cfg, standin_videos)
     streams = _train_streams(cfg)
-    keys = [f'imgs_{stream.name}' for stream in streams] if streams[0].name else []
-    hyperframe = (15, CROP, CROP)  # T=5 frames, every config
+    fused = fuses_streams(_train_pipeline(cfg))
+    keys = [f'imgs_{stream.name}' for stream in streams] if streams[0].name and not fused else []
+    # T=5 frames a stream, every config; early fusion stacks the streams into one hyperframe
+    hyperframes = ([(15 * len(streams), CROP, CROP)] if fused else
+                   [(15, CROP, CROP)] * len(streams))
     batches = {key: next(iter(Runner.build_dataloader(cfg[key])))
                for key in ('train_dataloader', 'val_dataloader', 'test_dataloader')}
     views = dict(train_dataloader=1, val_dataloader=3, test_dataloader=10 * 3)
     for key, batch in batches.items():
-        assert _views(batch, keys) == ([(views[key], ) + hyperframe] * len(streams), [0, 1]), key
+        assert _views(batch, keys) == ([(views[key], ) + shape for shape in hyperframes],
+                                       [0, 1]), key
 
     model = MODELS.build(cfg.model)
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
