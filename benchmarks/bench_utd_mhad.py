@@ -314,6 +314,8 @@ def main(argv=None) -> str:
     chosen = BENCH.requested(args, ZOO_ROWS, ABLATION_ROWS)
     if not args.report_only:
         BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
+    if args.train_only:
+        return ''
     # every finished seed of every row is in the tables, asked for this time or not
     results = BENCH.results(ROWS, args)
     markdown = report(ROWS, results, args)

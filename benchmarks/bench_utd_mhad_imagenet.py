@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py [--data data/utd_mhad]
         [--jobs 2] [--rows NAME ...] [--seeds 0 1 2] [--part zoo|ablation|all]
-        [--report-only] [--max-epochs N]
+        [--report-only | --train-only] [--max-epochs N]
 
 Every row is a config of ``configs/hyperframes/utd_mhad_imagenet`` (the ``zoo`` part: every
 ImageNet row starts from the one MobileNetV2 file the family names, the control from scratch),
@@ -14,6 +14,10 @@ seed; runs are recorded by key in ``benchmarks/results/utd_mhad_imagenet.json`` 
 after a kill (:mod:`benchmarks.lib.rows`). One run per command, e.g.::
 
     python benchmarks/bench_utd_mhad_imagenet.py --rows 'hyperframe T=5' --seeds 0 --jobs 1
+
+or several ``--train-only`` commands side by side (they write no table, so no latency is
+measured on cores another training shares), then one plain command, which trains nothing
+that is finished, times every row side by side and writes the tables.
 
 (``--rows`` takes row names, or words of them: a row's full name selects that row alone,
 another word every row whose name contains it.) ``--max-epochs N`` trains the selected rows for their first N epochs only, in
@@ -366,6 +370,8 @@ def main(argv=None) -> str:
                          if (run := BENCH.finished(args, row, seed)) is not None)
     if not args.report_only:
         BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
+    if args.train_only:
+        return ''
     return report(BENCH.results(ROWS, args), args)
 
 

@@ -48,8 +48,13 @@ def arguments(description: str, data: str, work_dir: str, record: Path) -> argpa
                         help='only these rows: full names, or words of their names')
     parser.add_argument('--seeds', type=int, nargs='+',
                         help='train these seeds of every selected row (default: each row\'s own)')
-    parser.add_argument('--report-only', action='store_true',
-                        help='write the tables from the finished runs, train nothing')
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument('--report-only', action='store_true',
+                      help='write the tables from the finished runs, train nothing')
+    mode.add_argument('--train-only', action='store_true',
+                      help='train the runs asked for and write no table (several such '
+                      'commands can share the cores; one plain command afterwards measures '
+                      'every row\'s costs side by side and writes the tables)')
     parser.add_argument('--record', default=str(record),
                         help='the record of finished runs: read for runs not in --work-dir, '
                         'rewritten with the tables')

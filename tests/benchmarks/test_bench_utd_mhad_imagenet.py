@@ -113,6 +113,24 @@ def test_a_smoke_run_trains_the_first_epochs_in_a_folder_of_its_own(tmp_path, mo
     assert not (tmp_path / 'record.json').exists()
 
 
+def test_train_only_trains_and_writes_no_table(tmp_path, monkeypatch):
+    """Several --train-only commands share the cores; none measures a latency or writes."""
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'convert_meta.json').write_text('{}')
+    trained = []
+    monkeypatch.setattr(bench.BENCH, 'train', lambda jobs, args: trained.append(jobs))
+    monkeypatch.setattr(bench, 'report', lambda *args: pytest.fail('train-only reported'))
+    assert bench.main(['--data', str(data), '--work-dir', str(tmp_path / 'work'), '--rows',
+                       'conv1 random', '--seeds', '1', '2', '--train-only', '--record',
+                       str(tmp_path / 'record.json')]) == ''
+    assert [(row.name, seed) for row, seed in trained[0]] == [(bench.RANDOM_ROW, 1),
+                                                             (bench.RANDOM_ROW, 2)]
+    assert not (tmp_path / 'record.json').exists()
+    with pytest.raises(SystemExit):
+        bench.parse_args(['--train-only', '--report-only'])
+
+
 def _curve(*points):
     """A learning curve validated every 2 epochs with these top-1 values."""
     return {str(2 * (index + 1)): dict(train_top1=0.5, train_loss=1.0, test_top1=value)
