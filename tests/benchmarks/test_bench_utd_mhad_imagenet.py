@@ -199,7 +199,16 @@ def test_targets_and_claims_from_given_numbers():
     # the control's last validation is 0.65: the recipe reaches it at epoch 6 (0.86-0.88),
     # random conv1 at 6 as well
     assert lines[6] == ('- replicate needs 10-15 % fewer epochs than random conv1: 6.0 vs 6.0 '
-                        'epochs to the scratch model\'s final val top-1 (+0 % fewer)')
+                        'epochs to the scratch model\'s final val top-1 (0 % fewer): within the '
+                        'validation interval')
+    late_random = dict(results, **{bench.RANDOM_ROW: _runs(0.8, 0.8, curve=_curve(
+        0.1, 0.2, 0.3, 0.4, 0.7))})
+    assert bench.claims(late_random)[6].endswith('6.0 vs 10.0 epochs to the scratch model\'s '
+                                                 'final val top-1 (40 % fewer): held')
+    late_recipe = dict(results, **{bench.RECIPE_ROW: _runs(0.86, curve=_curve(
+        0.1, 0.2, 0.3, 0.4, 0.86))})
+    assert bench.claims(late_recipe)[6].endswith('10.0 vs 6.0 epochs to the scratch model\'s '
+                                                 'final val top-1 (-67 % fewer): did not hold')
 
 
 @pytest.mark.slow
