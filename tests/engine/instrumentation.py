@@ -1,7 +1,8 @@
-"""Hooks the engine tests load into training subprocesses (``custom_imports``).
+"""Hooks and a model the engine tests load into training subprocesses (``custom_imports``).
 
 They make real failures happen at exact points of a real run: a SIGKILL in the middle of an
-epoch, and each rank's final weights written out so ranks can be compared.
+epoch, and each rank's final weights written out so ranks can be compared; a float64
+recognizer makes runs that should compute the same function comparable beyond rounding.
 """
 import os
 import signal
@@ -10,7 +11,8 @@ import torch
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 
-from mmaction.registry import HOOKS
+from mmaction.models.recognizers import Recognizer2D
+from mmaction.registry import HOOKS, MODELS
 
 
 @HOOKS.register_module()
@@ -41,3 +43,23 @@ class SaveRankWeightsHook(Hook):
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         torch.save(model.state_dict(), os.path.join(runner.work_dir,
                                                     f'rank{runner.rank}_weights.pth'))
+
+
+@MODELS.register_module()
+class Float64Recognizer2D(Recognizer2D):
+    """``Recognizer2D`` with float64 parameters, buffers and inputs (``model.type=...``).
+
+    For comparing two runs that compute the same function in a different order (two processes
+    against one): in float32, a pre-activation within rounding of zero can land on different
+    sides of a ReLU in the two runs, which routes a whole gradient element one way in one run and
+    the other way in the other, and training amplifies that. In float64 such a coincidence is
+    practically impossible, so runs agree to rounding and any larger difference is a real one.
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.double()
+
+    def forward(self, inputs: torch.Tensor, data_samples=None, mode: str = 'tensor'):
+        # The data preprocessor normalises in float32.
+        return super().forward(inputs.double(), data_samples, mode)
