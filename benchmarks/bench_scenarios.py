@@ -4,7 +4,8 @@ centre-frame head ablation.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py cost [--threads 1] [--repeats 10]
     OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py synthetic [--data data/synthetic] \\
-        [--seeds 0 1] [--rows fast slow alerting accuracy recipe aux] [--epochs N]
+        [--seeds 0 1] [--rows fast slow alerting accuracy recipe aux] [--part zoo|ablation|all] \\
+        [--epochs N] [--jobs 2] [--report-only] [--record FILE]
 
 ``cost``: GFLOPs (mmengine's count, multiply-adds) and parameters of the whole test-time model
 (``hyperframes_mm.analysis.complexity.model_complexity``) on one view of each scenario config (its
@@ -12,40 +13,43 @@ centre-frame head ablation.
 latency of that view at batch 1, timed side by side in interleaved rounds
 (``compare_latency``); test views from the ``test_pipeline``.
 
-``synthetic``: trains and tests, on the synthetic benchmark (``tools/make_synthetic_dataset.py
-DATA --preset default``; its per-frame motion states are written first if missing), one
-model per row and seed:
+``synthetic``: trains and tests, on the synthetic benchmark (the main job's: ``bash
+scripts/main.sh``, or ``python tools/make_synthetic_dataset.py DATA --preset default``; its
+per-frame motion states are written first if missing), one model per row and seed:
 
-- ``fast`` / ``slow`` / ``alerting`` / ``accuracy``: the synthetic family's interval-picks
-  config (``*-5x8x1-*``: data, augmentation, input size, input encoding, schedule)
-  with the scenario's T, interval (k frames -> k/30 s, time-based, as the synthetic configs
-  name intervals at 30 fps) and backbone, from scratch. ``accuracy`` cannot train ViT-B/16 at
-  T=16 on a CPU: it trains a shrunk ViT (4 layers, 192 wide, 3 heads, patch 4), labelled so;
-- ``recipe`` / ``aux``: that config without and with ``AuxFrameHead`` (the
-  ``hyperframe_scratch-r18-auxframe_*`` config of configs/hyperframes/scenarios), same schedule.
+- ``fast`` / ``slow`` / ``alerting`` / ``accuracy`` (the ``zoo`` part): the synthetic family's
+  interval-picks config (``*-5x8x1-*``: data, augmentation, input size, input encoding,
+  schedule) with the scenario's T, interval (k frames -> k/30 s, time-based, as the synthetic
+  configs name intervals at 30 fps) and backbone, from scratch. ``accuracy`` cannot train
+  ViT-B/16 at T=16 on a CPU: it trains a shrunk ViT (4 layers, 192 wide, 3 heads, patch 4),
+  labelled so;
+- ``recipe`` / ``aux`` (the ``ablation`` part): that config without and with ``AuxFrameHead``
+  (the ``hyperframe_scratch-r18-auxframe_*`` config of configs/hyperframes/scenarios), same
+  schedule.
 
-Each run trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's
-own tools, :mod:`benchmarks.lib.runner`) in its own work directory; a finished run
-(``result.json``) is not redone and a killed one resumes from its last checkpoint. The results
-go to ``benchmarks/results/scenarios.md``, one section per command (a rerun of one keeps the
-other).
+Every run has the recipe's schedule (scaled to ``--epochs`` where given) with a checkpoint each
+epoch, trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's own
+tools) in ``<work dir>/<row>/seed<s>``; runs are recorded by key in
+``benchmarks/results/scenarios.json`` and a killed one resumes from its last checkpoint
+(:mod:`benchmarks.lib.rows`); ``--report-only`` (with the ``--epochs`` the runs were trained
+with) writes the table from that record alone. The results go to
+``benchmarks/results/scenarios.md``, one section per command (a rerun of one keeps the other).
 """
 import argparse
 import copy
-import json
 import os
-import shutil
-import statistics
 import sys
-import time
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
+from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from benchmarks.lib.costing import cpu_name
-from benchmarks.lib.edits import one_config
-from benchmarks.lib.tables import replace_titled_section
+from benchmarks.lib.edits import Edit, checkpoint_every, epochs, one_config, sampling
+from benchmarks.lib.rows import Row
+from benchmarks.lib.tables import replace_titled_section, summary
 from benchmarks.lib.zoo import view_options, views_per_test_sample
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,9 +58,9 @@ SCENARIO_DIR = REPO / 'configs' / 'hyperframes' / 'scenarios'
 SYNTHETIC_DIR = REPO / 'configs' / 'hyperframes' / 'synthetic'
 #: the synthetic family's HyperResNet-18 config with interval picks (the scenario rows set
 #: their own T and interval on it; the auxiliary head's variant is built on it) and that
-#: variant (their names change with their sampling)
-RECIPE_PATTERN = (SYNTHETIC_DIR, 'hyperframe_scratch-r18_*-5x8x1-*_synthetic-rgb.py')
-AUX_PATTERN = (SCENARIO_DIR, 'hyperframe_scratch-r18-auxframe_*_synthetic-rgb.py')
+#: variant (found by pattern: their names change with their sampling)
+RECIPE = one_config(SYNTHETIC_DIR, 'hyperframe_scratch-r18_*-5x8x1-*_synthetic-rgb.py')
+AUX = one_config(SCENARIO_DIR, 'hyperframe_scratch-r18-auxframe_*_synthetic-rgb.py')
 #: synthetic-benchmark intervals are named in frames at this frame rate
 REFERENCE_FPS = 30
 #: the ViT the accuracy-first row trains on the synthetic benchmark instead of ViT-B/16
@@ -86,31 +90,13 @@ SCENARIOS = (
     Scenario('accuracy', 'accuracy first',
              'hyperframe_imagenet-pretrained-vit-b16_8xb8-16x4x1-30e_kinetics400-rgb.py'),
 )
-#: synthetic rows besides the scenarios: the recipe without / with the auxiliary head
-ABLATION_ROWS = ('recipe', 'aux')
-ROWS = tuple(s.key for s in SCENARIOS) + ABLATION_ROWS
 
 
-def find_config(pattern) -> Path:
-    """The one config of a folder that matches a file-name pattern (``(folder, glob)``)."""
-    return one_config(*pattern)
-
-
-def load(path, data: Optional[str] = None):
-    """A config, with ``$HF_SYNTHETIC`` set to ``data`` while it is read."""
+def load(path):
+    """A config, the plugin imported first (its configs name its modules)."""
     import hyperframes_mm  # noqa: F401
     from mmengine.config import Config
-    previous = os.environ.get('HF_SYNTHETIC')
-    if data is not None:
-        os.environ['HF_SYNTHETIC'] = str(data)
-    try:
-        return Config.fromfile(str(path))
-    finally:
-        if data is not None:
-            if previous is None:
-                del os.environ['HF_SYNTHETIC']
-            else:
-                os.environ['HF_SYNTHETIC'] = previous
+    return Config.fromfile(str(path))
 
 
 def scenario(key: str) -> Scenario:
@@ -188,32 +174,21 @@ def machine() -> str:
 
 
 # ------------------------------------------------------------------------------- synthetic
-def _replace_sampler(pipeline: List[Dict], num_frames: int, interval: float) -> List[Dict]:
-    from hyperframes_mm.analysis.config_utils import transform_type
-    out = []
-    for step in pipeline:
-        if transform_type(step) == 'HyperframeSampleFrames':
-            step = dict(step, num_frames=num_frames, interval=interval, time_based=True)
-        out.append(step)
-    return out
-
-
 def crop_size(pipeline: List[Dict]) -> int:
     """The side of the training crop (``ConsistentClipAugment(size=...)``)."""
     return next(step['size'] for step in pipeline if step['type'] == 'ConsistentClipAugment')
 
 
-def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Optional[int]):
-    """The training config of one synthetic-benchmark row (see the module doc)."""
-    cfg = load(find_config(AUX_PATTERN if row == 'aux' else RECIPE_PATTERN), data)
-    if row in ('fast', 'slow', 'alerting', 'accuracy'):
-        reference = load(SCENARIO_DIR / scenario(row).config)
+def as_scenario(key: str) -> Edit:
+    """The scenario's T, interval (frames at :data:`REFERENCE_FPS` -> seconds, time-based) and
+    backbone, from scratch, on a synthetic config (its input encoding and, where the backbone
+    has them, its motion products; a ViT shrunk to :data:`SHRUNK_VIT` at the crop size)."""
+    def change(cfg):
         from hyperframes_mm.analysis.config_utils import sampler_spec
+        reference = load(SCENARIO_DIR / scenario(key).config)
         stream = sampler_spec(reference.train_dataloader.dataset.dataset.pipeline).streams[0]
-        interval = stream.interval / REFERENCE_FPS
-        for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-            dataset = cfg[loader].dataset
-            dataset.pipeline = _replace_sampler(dataset.pipeline, stream.num_frames, interval)
+        sampling(num_frames=stream.num_frames, interval=stream.interval / REFERENCE_FPS,
+                 time_based=True)(cfg)
         recipe = cfg.model.backbone
         backbone = copy.deepcopy(reference.model.backbone)
         backbone.update(pretrained=None, input_encoding=recipe.get('input_encoding', 'frames'),
@@ -227,113 +202,88 @@ def synthetic_config(row: str, data: str, seed: int, work_dir: str, epochs: Opti
             backbone.update(motion_products=recipe.get('motion_products', False))
         cfg.model.backbone = backbone
         cfg.model.cls_head.in_channels = in_channels
-    if epochs is not None:
-        from hyperframes_mm.analysis.config_utils import set_epochs
-        set_epochs(cfg, epochs)
-    cfg.randomness = dict(seed=seed)
-    cfg.work_dir = work_dir
-    cfg.resume = True
-    cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=1, max_keep_ckpts=1)
-    return cfg
+    return change
 
 
-def run_one(row: str, data: str, seed: int, work_dir: Path, epochs: Optional[int]) -> Dict:
-    """Train (or resume) and test one row through mmaction2's tools; write and return
-    ``result.json``'s content."""
-    work_dir.mkdir(parents=True, exist_ok=True)
-    cfg = synthetic_config(row, data, seed, str(work_dir), epochs)
-    config = work_dir / 'config.py'
-    cfg.dump(str(config))
-    start = time.perf_counter()
-    # the config resumes from the work dir's last checkpoint by itself (``resume=True``)
-    checkpoint = runner.train(config, work_dir, work_dir / 'train.log')
-    metrics, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log')
-    result = dict(row=row, seed=seed, epochs=cfg.train_cfg.max_epochs,
-                  top1=float(metrics['acc/top1']), mean1=float(metrics['acc/mean1']),
-                  seconds=round(time.perf_counter() - start, 1))
-    (work_dir / 'result.json').write_text(json.dumps(result) + '\n')
-    return result
+def rows(args) -> Tuple[List[Row], List[Row]]:
+    """The scenario rows and the auxiliary-head rows, with the recipe's schedule (of
+    ``--epochs`` epochs where given) and a checkpoint each epoch."""
+    zoo = [Row(item.key, RECIPE, item.title, edits=(as_scenario(item.key), ))
+           for item in SCENARIOS]
+    ablation = [Row('recipe', RECIPE, 'the synthetic recipe'),
+                Row('aux', AUX, 'the synthetic recipe + AuxFrameHead')]
+    schedule = ((epochs(args.epochs), ) if args.epochs else ()) + (checkpoint_every(1), )
+    return tuple([row._replace(edits=row.edits + schedule) for row in part]
+                 for part in (zoo, ablation))
 
 
-def ensure_frame_labels(data: str) -> None:
-    """Write the per-frame motion states of the dataset unless they are there."""
-    from hyperframes_mm.datasets.synthetic import (frame_labels_path, load_meta,
-                                                   write_frame_labels)
-    splits = load_meta(data)['params']['clips_per_class']
-    if not all(frame_labels_path(data, split).is_file() for split in splits):
-        write_frame_labels(data)
+BENCH = lib.RowBenchmark('bench_scenarios', ('train.txt', 'val.txt'), (64, 64),
+                         'bash scripts/main.sh, or python tools/make_synthetic_dataset.py DATA '
+                         '--preset default', meta=lib.SYNTHETIC)
 
 
-def row_title(row: str, data: str) -> str:
+def row_title(row: Row, args) -> str:
     """What a synthetic row trains, in words."""
+    from mmengine.config import Config
     from hyperframes_mm.analysis.config_utils import sampler_spec
-    cfg = synthetic_config(row, data, 0, '', None)
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Config.fromfile(str(BENCH.run_config(row, 0, args, Path(tmp))))
     stream = sampler_spec(cfg.train_dataloader.dataset.pipeline).streams[0]
     what = (f'{backbone_name(cfg.model.backbone)}, T={stream.num_frames}, '
             f'{round(stream.interval * REFERENCE_FPS, 6):g}/30 s')
-    if row == 'recipe':
-        return f'synthetic recipe: {what}'
-    if row == 'aux':
+    if row.name == 'aux':
         return (f'synthetic recipe: {what} + AuxFrameHead (centre-frame motion state, weight '
                 f'{cfg.model.cls_head.aux_loss_weight:g})')
-    return f'{scenario(row).title}: {what}'
+    return f'{row.note}: {what}'
 
 
-def section_name(rows: Sequence[str]) -> str:
-    """Which results section a set of rows fills (separate runs keep separate tables)."""
-    if set(rows) <= set(ABLATION_ROWS):
-        return 'auxiliary-head ablation'
-    if not set(rows) & set(ABLATION_ROWS):
-        return 'scenario recipes'
-    return 'scenario recipes and auxiliary-head ablation'
+def percent(value: float) -> str:
+    """A fraction in percent, one decimal."""
+    return f'{100 * value:.1f}'
 
 
 def run_synthetic(args) -> str:
-    """Train every requested row and seed (mmaction2's tools, one run at a time), then
-    tabulate."""
-    from hyperframes_mm.datasets.synthetic import load_meta, written_after_dataset
-    ensure_frame_labels(args.data)
-    results: Dict[str, List[Dict]] = {}
-    for row in args.rows:
-        for seed in args.seeds:
-            work_dir = Path(args.work_dir) / f'{row}-seed{seed}'
-            done = work_dir / 'result.json'
-            if not written_after_dataset(done, args.data):  # none, or of older clips
-                if done.is_file():
-                    shutil.rmtree(work_dir)  # its checkpoints too: they learnt other clips
-                print(f'training {row}, seed {seed} -> {work_dir}', flush=True)
-                run_one(row, args.data, seed, work_dir, args.epochs)
-            results.setdefault(row, []).append(json.loads(done.read_text()))
-    meta = load_meta(args.data)
-    recipe_path = find_config(RECIPE_PATTERN)
-    recipe = load(recipe_path, args.data)
-    epochs = args.epochs or recipe.train_cfg.max_epochs
+    """Train every requested row and seed that has no run yet, rewrite the record, and
+    tabulate every row with a run."""
+    import hyperframes_mm  # noqa: F401
+    zoo, ablation = rows(args)
+    chosen = BENCH.requested(args, zoo, ablation)
+    if not args.report_only:
+        BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
+    shown = [row for row in zoo + ablation if row.name in (results := BENCH.results(
+        zoo + ablation, args))]
+    if not shown:
+        raise SystemExit(f'no finished run in {args.work_dir} or {args.record}')
+    data = BENCH.data_description(args)
+    runner.Record(args.record).write(results, data=data)
+    recipe = load(RECIPE)
+    epoch_count = args.epochs or recipe.train_cfg.max_epochs
     size = crop_size(recipe.train_dataloader.dataset.pipeline)
     lines = ['| row | top-1 (mean over seeds) | top-1 per seed | mean class acc | '
-             'train + test minutes per run |', '|---|---:|---|---:|---:|']
-    for row, runs in results.items():
-        top1 = [run['top1'] for run in runs]
+             'training minutes per run |', '|---|---:|---|---:|---:|']
+    for row in shown:
+        runs = results[row.name]
         lines.append(
-            f'| {row_title(row, args.data)} | {100 * statistics.mean(top1):.1f} | '
-            f'{", ".join(f"{100 * v:.1f}" for v in top1)} | '
-            f'{100 * statistics.mean(run["mean1"] for run in runs):.1f} | '
-            f'{statistics.mean(run["seconds"] for run in runs) / 60:.1f} |')
-    command = ('OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py synthetic --data '
-               f'{args.data} --seeds {" ".join(map(str, args.seeds))} --rows '
-               f'{" ".join(args.rows)}' + (f' --epochs {args.epochs}' if args.epochs else ''))
-    classes = len(meta['classes'])
+            f'| {row_title(row, args)} | {100 * summary(runs, "top1")[0]:.1f} | '
+            f'{", ".join(percent(run["top1"]) for run in runs)} | '
+            f'{100 * summary(runs, "mean_class")[0]:.1f} | '
+            f'{summary(runs, "train_min")[0]:.1f} |')
+    command = ('OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py synthetic' +
+               (f' --epochs {args.epochs}' if args.epochs else ''))
+    generator, classes = data['generator'], data['classes']
+    seeds = sorted({run['seed'] for runs in results.values() for run in runs})
     return '\n'.join([
-        f'## Synthetic motion benchmark: {section_name(args.rows)}', '',
-        f'Preset `{meta["params"]["preset"]}` (generator version '
-        f'{meta["params"]["generator_version"]}, seed {meta["params"]["seed"]}): {classes} '
-        f'classes, {sum(meta["params"]["clips_per_class"].values()) * classes} clips; top-1 on '
-        f'the {meta["params"]["clips_per_class"].get("val", 0) * classes} val clips (3 test '
-        f'clips each), chance {100 / classes:.0f} %. Every row: the synthetic recipe '
-        f'(`{recipe_path.relative_to(REPO).as_posix()}`: from scratch, {size}x{size} '
-        f'crops, {epochs} epoch(s) of its schedule, its augmentation and input encoding) with the '
+        '## Synthetic motion benchmark', '',
+        f'Preset `{generator["preset"]}` (generator version {generator["generator_version"]}, '
+        f'seed {generator["seed"]}): {classes} classes, '
+        f'{sum(data["lists"].values())} clips; top-1 on the {data["lists"][BENCH.test_list]} '
+        f'val clips (3 test clips each), chance {100 / classes:.0f} %. Every row: the synthetic '
+        f'recipe (`{RECIPE.relative_to(REPO).as_posix()}`: from scratch, {size}x{size} crops, '
+        f'{epoch_count} epoch(s) of its schedule, its augmentation and input encoding) with the '
         "row's T, interval (frames -> frames/30 s) and backbone. Seeds: "
-        f'{", ".join(map(str, args.seeds))} (`randomness.seed`, same data).', '',
-        f'Command: `{command}`', ''] + lines) + '\n'
+        f'{", ".join(map(str, seeds))} (`randomness.seed`, same data).', '',
+        f'Command: `{command}` (`--report-only` rewrites this table from the record, '
+        '`benchmarks/results/scenarios.json`)', ''] + lines) + '\n'
 
 
 # -------------------------------------------------------------------------------- results
@@ -345,16 +295,11 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     cost.add_argument('--repeats', type=int, default=10, help='timed rounds (default 10)')
     cost.add_argument('--warmup', type=int, default=3, help='untimed rounds (default 3)')
     synthetic = sub.add_parser('synthetic', help='top-1 on the synthetic benchmark')
-    for command in (synthetic, ):
-        command.add_argument('--data', default='data/synthetic',
-                             help='synthetic dataset root (default data/synthetic)')
-        command.add_argument('--epochs', type=int,
-                             help='train this many epochs instead of the recipe\'s (the '
-                             'schedule is scaled)')
-        command.add_argument('--work-dir', default='work_dirs/bench_scenarios',
-                             help='runs go to WORK_DIR/<row>-seed<seed>')
-    synthetic.add_argument('--seeds', type=int, nargs='+', default=[0])
-    synthetic.add_argument('--rows', nargs='+', choices=ROWS, default=list(ROWS))
+    lib.arguments('', 'data/synthetic', 'work_dirs/bench_scenarios',
+                  RESULTS.with_suffix('.json'), parser=synthetic)
+    synthetic.add_argument('--epochs', type=int,
+                           help='train this many epochs instead of the recipe\'s (the '
+                           'schedule is scaled)')
     for command in (cost, synthetic):
         command.add_argument('--out', type=Path, default=RESULTS)
     args = parser.parse_args(argv)

@@ -42,10 +42,15 @@ def sync_pipeline_variables(cfg) -> None:
 
 
 def read_data_from(cfg, root: Path) -> None:
-    """Every dataloader reads its list (same file name) and videos from ``root``."""
+    """Every dataloader reads its list (same file name) and videos from ``root``, and a
+    training step that reads per-frame labels (``CenterFrameTarget``) its label file too."""
     for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
         loader.dataset.ann_file = str(Path(root) / Path(loader.dataset.ann_file).name)
         loader.dataset.data_prefix = dict(video=str(root))
+    for step in cfg.train_dataloader.dataset.pipeline:
+        if step['type'] == 'CenterFrameTarget':
+            step.update(ann_file=str(Path(root) / Path(step['ann_file']).name),
+                        data_prefix=str(root))
 
 
 def _update(spec: Dict, changes: Dict) -> None:
@@ -172,4 +177,32 @@ def stop_after(epochs: int) -> Edit:
     def change(cfg):
         cfg.train_cfg.max_epochs = epochs
         cfg.default_hooks.checkpoint.interval = epochs
+    return change
+
+
+def epochs(count: int) -> Edit:
+    """The whole schedule in ``count`` epochs, every scheduler scaled alike (warm-up, then the
+    decay to the last epoch: :func:`hyperframes_mm.analysis.config_utils.set_epochs`), where
+    :func:`stop_after` cuts a schedule short."""
+    def change(cfg):
+        from hyperframes_mm.analysis.config_utils import set_epochs
+        set_epochs(cfg, count)
+    return change
+
+
+def validate_every(count: int) -> Edit:
+    """Validate every ``count`` epochs (and after the last): a validation pass draws from the
+    loader's random generator, so the interval is part of what a run trains."""
+    def change(cfg):
+        cfg.train_cfg.val_interval = count
+    return change
+
+
+def checkpoint_every(count: int) -> Edit:
+    """Save a checkpoint every ``count`` epochs (and after the last), keeping only the latest:
+    what a stopped run resumes from, and what a row that starts from another row's weights
+    reads."""
+    def change(cfg):
+        cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=count,
+                                            max_keep_ckpts=1)
     return change

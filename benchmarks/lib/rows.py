@@ -7,10 +7,10 @@ A script declares its rows and its tables; :class:`RowBenchmark` runs them:
 
 * a run lives in ``<work dir>/<row slug>/seed<s>``: the config :meth:`RowBenchmark.run_config`
   made for it, the tools' logs, checkpoints and ``result.json``;
-* a run counts when its ``result.json`` is newer than the converted data set and its config is
+* a run counts when its ``result.json`` is newer than the data set's meta file and its config is
   the one the row makes now, else when the record holds a run of the same
-  :meth:`RowBenchmark.run_key` (every setting the runner reads, the seed, the data set's
-  conversion): a change to one row trains that row again, the tables keep every other, and two
+  :meth:`RowBenchmark.run_key` (every setting the runner reads, the seed, what made the data
+  set): a change to one row trains that row again, the tables keep every other, and two
   rows that make the same run share it.
 """
 import argparse
@@ -37,9 +37,60 @@ class Row(NamedTuple):
     cost: float = 1.0
 
 
-def arguments(description: str, data: str, work_dir: str, record: Path) -> argparse.ArgumentParser:
-    """The command line every row benchmark takes (a script adds its own options)."""
-    parser = argparse.ArgumentParser(description=description)
+def converted(meta: Dict, lists: Sequence[str]) -> Dict:
+    """What the tables and the run keys read of a converter's ``convert_meta.json``: the
+    conversion's version and mapping, the number of classes and clips per list."""
+    description = dict(version=meta.get('version'), mapping=meta.get('mapping'))
+    if 'classes' in meta:  # a converter's meta; the run-key tests write only the two above
+        description.update(classes=len(meta['classes']),
+                           lists={name: meta['lists'][name] for name in lists})
+    return description
+
+
+def synthetic(meta: Dict, lists: Sequence[str]) -> Dict:
+    """What the tables and the run keys read of the synthetic benchmark's ``meta.json``: the
+    generator's parameters (what makes the clips), the number of classes, the speed groups as
+    labels (each run is also scored on them) and the clips per list."""
+    classes = meta['classes']
+    clips = {meta['annotations'][split]: count * len(classes)
+             for split, count in meta['params']['clips_per_class'].items()}
+    return dict(generator=meta['params'], classes=len(classes),
+                groups={group: [classes.index(name) for name in names]
+                        for group, names in meta['groups'].items()},
+                lists={name: clips[name] for name in lists})
+
+
+def frame_labels(data: Path) -> None:
+    """Write the synthetic benchmark's per-frame motion states (what ``CenterFrameTarget``
+    reads) unless every split has them."""
+    from hyperframes_mm.datasets.synthetic import (frame_labels_path, load_meta,
+                                                   write_frame_labels)
+    splits = load_meta(data)['params']['clips_per_class']
+    if not all(frame_labels_path(data, split).is_file() for split in splits):
+        write_frame_labels(data)
+
+
+class DataMeta(NamedTuple):
+    """How a data set describes itself to a row benchmark."""
+    #: the file its builder writes last: a run older than it trained on other clips
+    file: str
+    #: ``(meta, (train list, test list))`` -> what the tables and the run keys read of it
+    describe: Callable[[Dict, Sequence[str]], Dict]
+    #: the description's keys that make a run on this data another run
+    identity: Tuple[str, ...]
+    #: what training needs written into the data set first, if anything
+    prepare: Optional[Callable[[Path], None]] = None
+
+
+CONVERTED = DataMeta('convert_meta.json', converted, ('version', 'mapping'))
+SYNTHETIC = DataMeta('meta.json', synthetic, ('generator', ), frame_labels)
+
+
+def arguments(description: str, data: str, work_dir: str, record: Path,
+              parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
+    """The command line every row benchmark takes (a script adds its own options), on
+    ``parser`` where given (a subcommand's)."""
+    parser = parser or argparse.ArgumentParser(description=description)
     parser.add_argument('--data', default=data, help='the converted data set')
     parser.add_argument('--work-dir', default=work_dir)
     parser.add_argument('--jobs', type=int, default=2, help='runs trained at once (1 thread each)')
@@ -74,7 +125,7 @@ def selected(rows: Sequence[Row], words: Optional[Sequence[str]]) -> List[Row]:
 
 
 class RowBenchmark:
-    """The runs of a row benchmark on one converted data set.
+    """The runs of a row benchmark on one data set.
 
     Args:
         name (str): the script's name, which prefixes every line it prints.
@@ -82,16 +133,20 @@ class RowBenchmark:
             list is what the configs validate and test on; the training list is also tested,
             with the test views, after training).
         video_size (tuple[int, int]): the decoded frame size, for the costs.
-        data_doc (str): where the data set's conversion is described (named when it is
-            missing).
+        data_doc (str): where the data set's making is described (named when it is missing).
+        meta (DataMeta): how the data set describes itself. Defaults to :data:`CONVERTED`.
+        cost_edits (tuple): edits of every row's config for its costs only (e.g. a deployment
+            input size rather than the trained one). Defaults to none.
     """
 
     def __init__(self, name: str, lists: Tuple[str, str], video_size: Tuple[int, int],
-                 data_doc: str) -> None:
+                 data_doc: str, meta: DataMeta = CONVERTED, cost_edits: tuple = ()) -> None:
         self.name = name
         self.data_doc = data_doc
         self.train_list, self.test_list = lists
         self.video_size = video_size
+        self.meta = meta
+        self.cost_edits = cost_edits
         #: run keys by (row, seed, data root): building a config for each is slow
         self.run_keys: Dict[Tuple[Row, int, str], str] = {}
 
@@ -102,11 +157,11 @@ class RowBenchmark:
         """The rows ``--part`` and ``--rows`` ask for (:func:`selected`).
 
         Raises:
-            SystemExit: training was asked for and the converted data set is not there.
+            SystemExit: training was asked for and the data set is not there.
         """
         data = Path(args.data)
-        if not (args.report_only or (data / 'convert_meta.json').is_file()):
-            raise SystemExit(f'{data}: no converted data set ({self.data_doc})')
+        if not (args.report_only or (data / self.meta.file).is_file()):
+            raise SystemExit(f'{data}: no {self.meta.file}, so no data set ({self.data_doc})')
         every = list(zoo) + [row for row in ablation if row not in zoo]
         return selected(dict(zoo=zoo, ablation=ablation, all=every)[args.part], args.rows)
 
@@ -125,27 +180,20 @@ class RowBenchmark:
         return Path(args.work_dir) / slug(row.name) / f'seed{seed}'
 
     def data_description(self, args) -> Dict:
-        """What the tables and the run keys need of the converted data set: the conversion's
-        version and mapping, the number of classes and clips per list. From
-        ``convert_meta.json`` where the data set is here, else from the record (a fresh
-        clone)."""
-        meta_path = Path(args.data) / 'convert_meta.json'
+        """What the tables and the run keys need of the data set (``self.meta.describe``):
+        from its meta file where the data set is here, else from the record (a fresh clone)."""
+        meta_path = Path(args.data) / self.meta.file
         if not meta_path.is_file():
             return runner.Record(args.record).data.get('data', {})
-        meta = json.loads(meta_path.read_text())
-        description = dict(version=meta.get('version'), mapping=meta.get('mapping'))
-        if 'classes' in meta:  # a converter's meta; the run-key tests write only the two above
-            description.update(classes=len(meta['classes']),
-                               lists={name: meta['lists'][name]
-                                      for name in (self.train_list, self.test_list)})
-        return description
+        return self.meta.describe(json.loads(meta_path.read_text()),
+                                  (self.train_list, self.test_list))
 
     def finished(self, args, row: Row, seed: int) -> Optional[Dict]:
         """The run of this row and seed: its ``result.json`` in the work dir when that is newer
-        than the converted dataset and its config is the one the row makes now, else the
+        than the data set's meta file and its config is the one the row makes now, else the
         record's run of the same :meth:`run_key`, else None."""
         folder = self.run_dir(args, row, seed)
-        result, meta = folder / 'result.json', Path(args.data) / 'convert_meta.json'
+        result, meta = folder / 'result.json', Path(args.data) / self.meta.file
         if (result.is_file() and not (meta.is_file() and
                                       result.stat().st_mtime <= meta.stat().st_mtime)
                 and self.same_config(folder, row, seed, args)):
@@ -155,9 +203,9 @@ class RowBenchmark:
 
     def run_key(self, row: Row, seed: int, args) -> str:
         """:func:`benchmarks.lib.runner.run_key` of the config :meth:`run_config` makes, with
-        the data root written as ``{data}`` and the conversion's version and mapping, so the
-        same run has the same key on any machine and a dataset converted otherwise makes other
-        runs."""
+        the data root written as ``{data}`` and what made the data set (the description's
+        ``self.meta.identity``), so the same run has the same key on any machine and a data set
+        made otherwise makes other runs."""
         data_root = str(Path(args.data).resolve())
         cache = (row, seed, data_root)
         if cache not in self.run_keys:
@@ -165,7 +213,7 @@ class RowBenchmark:
             with tempfile.TemporaryDirectory() as tmp:
                 self.run_keys[cache] = runner.run_key(
                     self.run_config(row, seed, args, Path(tmp)), data_root,
-                    {key: description.get(key) for key in ('version', 'mapping')})
+                    {key: description.get(key) for key in self.meta.identity})
         return self.run_keys[cache]
 
     def same_config(self, folder: Path, row: Row, seed: int, args) -> bool:
@@ -218,9 +266,12 @@ class RowBenchmark:
             work_dir.mkdir(parents=True)
             config = self.run_config(row, seed, args, work_dir)
         self.log(f'{what}: training ({work_dir / "train.log"})')
+        groups = self.data_description(args).get('groups', {})
+        predictions = work_dir / 'predictions.pkl'
         try:
             checkpoint = runner.train(config, work_dir, work_dir / 'train.log', resume=resuming)
-            test, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log')
+            test, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log',
+                                  dump=predictions if groups else None)
             train_list = str(Path(args.data).resolve() / self.train_list)
             fit, _ = runner.test(config, checkpoint, work_dir / 'test_train',
                                  work_dir / 'test_train.log',
@@ -232,14 +283,19 @@ class RowBenchmark:
                       train_top1=fit['acc/top1'],
                       train_min=runner.training_seconds(work_dir) / 60, config=str(config),
                       checkpoint=checkpoint, curves=runner.curves(work_dir))
+        if groups:  # the top-1 of each group of classes of the test list
+            from hyperframes_mm.evaluation import accuracy_by_group
+            result.update({group: value for group, value in
+                           accuracy_by_group(predictions, groups).items() if group in groups})
         (work_dir / 'result.json').write_text(json.dumps(result, indent=1))
         self.log(f'{what}: top-1 {result["top1"]:.3f}, training clips '
                  f'{result["train_top1"]:.3f} ({result["train_min"]:.1f} min)')
         return result
 
     def train(self, jobs: Sequence[Tuple[Row, int]], args) -> None:
-        """Build the training list's frame cache, then train ``(row, seed)`` jobs, ``--jobs``
-        at once, the costliest first; the other runs go on when one fails.
+        """Build the training list's frame cache (and what ``self.meta.prepare`` writes), then
+        train ``(row, seed)`` jobs, ``--jobs`` at once, the costliest first; the other runs go
+        on when one fails.
 
         Raises:
             SystemExit: some runs failed (each named, with its log's tail).
@@ -249,6 +305,8 @@ class RowBenchmark:
         cache = build_frame_cache(read_video_list(data / self.train_list), data, data,
                                   workers=max(1, args.jobs))
         self.log(f'frame cache: {cache}')
+        if self.meta.prepare is not None:
+            self.meta.prepare(data)
         ordered = sorted(jobs, key=lambda job: (-job[0].cost, job[1]))
         failures = []
         with ThreadPoolExecutor(max(1, args.jobs)) as pool:
@@ -300,7 +358,8 @@ class RowBenchmark:
     def cost_of(self, rows: Sequence[Row], args) -> Dict[str, Dict]:
         """GFLOPs and params of one view, and the latency of one test sample (all its views,
         batch 1, one thread, every row timed side by side) of each row's config as
-        :meth:`run_config` makes it (a run's own folder may be on another machine)."""
+        :meth:`run_config` makes it (a run's own folder may be on another machine), with
+        ``self.cost_edits``."""
         from mmengine.config import Config
         from hyperframes_mm.utils import slug
         with tempfile.TemporaryDirectory() as tmp:
@@ -308,7 +367,8 @@ class RowBenchmark:
             for row in rows:
                 folder = Path(tmp) / slug(row.name)
                 folder.mkdir()
-                configs[row.name] = Config.fromfile(str(self.run_config(row, 0, args, folder)))
+                costed = row._replace(edits=row.edits + self.cost_edits)
+                configs[row.name] = Config.fromfile(str(self.run_config(costed, 0, args, folder)))
             return side_by_side(configs, self.video_size, per_view=True, progress=True)
 
 

@@ -1,27 +1,44 @@
 """benchmarks/bench_accuracy.py: every row's config differs from its base by exactly the
-listed change, builds, and keeps the shared schedule; the targets and README section are
-computed from the numbers given."""
+listed change, builds, and keeps the shared schedule; the rows that start from the single
+frame train after it; the targets, the README section and the whole table are computed from
+the numbers given, the table from the record alone."""
+import json
 
 import pytest
 from mmaction.registry import MODELS
 from mmengine.config import Config
 
 from benchmarks import bench_accuracy as bench
-ROWS = {row.name: row for row in bench.ROWS}
+
+NAMES = ('TSN-5 (mmaction2)', 'TSM-5 (mmaction2)', "TSM-5 on the recipe's picks (mmaction2)",
+         'single frame', 'plain stacked', '+ consistent augmentation', '+ diff encoding (ours)',
+         'diff encoding, per-frame crops', 'recipe, init replicate', 'recipe, init center',
+         'recipe, init random', 'recipe + extra_bn', 'recipe + frame attention',
+         'recipe + motion products', 'recipe, T=3', 'recipe, T=8', 'recipe, uniform sampling',
+         'fast/slow (recipe)', 'recipe + aux centre-frame head')
+
+
+def _args(root, *extra):
+    return bench.parse_args(['--data', str(root / 'data'), '--work-dir', str(root / 'work'),
+                             '--record', str(root / 'record.json'), *extra])
+
+
+def _rows(args):
+    zoo, ablation = bench.rows(args)
+    return {row.name: row for row in zoo + ablation}
 
 
 @pytest.fixture(scope='module')
 def configs(tmp_path_factory):
-    """Every row's written config (data under a fake root; nothing is read)."""
+    """Every row's seed-0 config at 12 epochs (data under a fake root; nothing is read)."""
     root = tmp_path_factory.mktemp('bench_accuracy')
-    args = bench.parse_args(['--data', str(root / 'data'), '--epochs', '12'])
+    args = _args(root, '--epochs', '12')
     written = {}
-    for row in bench.ROWS:
-        work_dir = root / bench.slug(row.name)
-        work_dir.mkdir()
-        written[row.name] = Config.fromfile(str(bench.row_config(row, args, work_dir,
-                                                                 '/ckpt/single.pth')))
-    return root / 'data', written
+    for name, row in _rows(args).items():
+        folder = root / str(len(written))
+        folder.mkdir()
+        written[name] = Config.fromfile(str(bench.BENCH.run_config(row, 0, args, folder)))
+    return root, args, written
 
 
 def _train_step(cfg, type_name):
@@ -32,35 +49,31 @@ def _sampler(cfg, loader='train_dataloader'):
     return next(s for s in cfg[loader].dataset.pipeline if s['type'] == 'HyperframeSampleFrames')
 
 
-def test_the_issue_rows_are_all_there():
-    assert len(ROWS) == 19
-    for needed in ('TSN-5 (mmaction2)', 'TSM-5 (mmaction2)',
-                   "TSM-5 on the recipe's picks (mmaction2)", 'plain stacked',
-                   'recipe, init replicate', 'recipe, init center', 'recipe, init random',
-                   'recipe + extra_bn', 'recipe + frame attention', 'recipe + motion products',
-                   'recipe, T=3', 'recipe, T=8', 'recipe, uniform sampling',
-                   'fast/slow (recipe)'):
-        assert needed in ROWS
+def test_the_issue_rows_are_all_there(configs):
+    zoo, ablation = bench.rows(configs[1])
+    assert tuple(row.name for row in zoo + ablation) == NAMES
+    assert [row.name for row in zoo][-1] == '+ diff encoding (ours)'
 
 
-def test_shared_schedule_cache_and_seed(configs):
-    data, written = configs
+def test_shared_schedule_seed_and_data(configs):
+    root, _, written = configs
     for name, cfg in written.items():
         assert cfg.train_cfg.max_epochs == 12 and cfg.train_cfg.val_interval == 12, name
         assert cfg.param_scheduler[-1].T_max == 12 - cfg.param_scheduler[0].end, name
         assert cfg.param_scheduler[-1].end == 12, name
+        assert cfg.default_hooks.checkpoint == dict(type='CheckpointHook', interval=12,
+                                                    max_keep_ckpts=1), name
         assert cfg.randomness == dict(seed=0)
         assert cfg.optim_wrapper.optimizer == dict(type='AdamW', lr=2e-3, weight_decay=0.05,
                                                     fused=True)
+        assert cfg.train_dataloader.dataset.pipeline[0]['type'] == 'FrameCacheInit', name
         for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
-            types = [s['type'] for s in cfg[loader].dataset.pipeline]
-            assert types[0] == 'FrameCacheInit' and 'FrameCacheDecode' in types, (name, types)
-            assert cfg[loader].dataset.pipeline[0]['cache_root'] == str(data) + '_cache'
-            assert cfg[loader].dataset.ann_file.startswith(str(data))
+            assert (cfg[loader].num_workers, cfg[loader].persistent_workers) == (0, False)
+            assert cfg[loader].dataset.ann_file.startswith(str(root / 'data'))
 
 
 def test_each_row_changes_what_it_says(configs):
-    _, written = configs
+    root, _, written = configs
     recipe = written['+ diff encoding (ours)']
     assert recipe.model.backbone.input_encoding == 'diff'
     assert _train_step(recipe, 'ConsistentClipAugment').get('independent', False) is False
@@ -69,9 +82,11 @@ def test_each_row_changes_what_it_says(configs):
     augment = _train_step(plain, 'ConsistentClipAugment')
     assert augment['independent'] is True and augment['flip_ratio'] == 0.0
     assert written['+ consistent augmentation'].model.backbone.input_encoding == 'frames'
+    # the single-frame row's seed-0 run of the same 12 epochs
+    single = str(root / 'work' / 'single_frame' / 'seed0' / 'epoch_12.pth')
     for mode in ('replicate', 'center', 'random'):
         backbone = written[f'recipe, init {mode}'].model.backbone
-        assert (backbone.pretrained, backbone.inflate_init) == ('/ckpt/single.pth', mode)
+        assert (backbone.pretrained, backbone.inflate_init) == (single, mode)
     assert written['recipe + extra_bn'].model.backbone.extra_bn is True
     assert written['recipe + frame attention'].model.backbone.frame_attention is True
     # motion products are one row's change, off elsewhere (the zoo recipe has them on)
@@ -90,14 +105,15 @@ def test_each_row_changes_what_it_says(configs):
     assert (uniform['mode'], uniform['time_based'], 'interval' in uniform) == ('uniform', False,
                                                                                False)
     aux_target = _train_step(written['recipe + aux centre-frame head'], 'CenterFrameTarget')
-    assert aux_target['ann_file'].endswith('data/train_frame_labels.jsonl')
+    assert (aux_target['ann_file'], aux_target['data_prefix']) == (
+        str(root / 'data' / 'train_frame_labels.jsonl'), str(root / 'data'))
 
 
 def test_every_row_pipeline_builds(configs):
     """Each transform of every row's pipelines accepts its arguments (a row that cannot build
     its pipeline fails only after the others have trained for an hour)."""
     from mmaction.registry import TRANSFORMS
-    for name, cfg in configs[1].items():
+    for name, cfg in configs[2].items():
         for loader in ('train_dataloader', 'test_dataloader'):
             for step in cfg[loader].dataset.pipeline:
                 if step['type'] != 'CenterFrameTarget':  # reads its (absent) label file
@@ -107,20 +123,67 @@ def test_every_row_pipeline_builds(configs):
 @pytest.mark.parametrize('name', ['TSM-5 (mmaction2)', 'plain stacked', 'recipe, T=8',
                                   'fast/slow (recipe)', 'recipe + aux centre-frame head'])
 def test_row_models_build(configs, name):
-    cfg = configs[1][name]
+    cfg = configs[2][name]
     cfg.model.backbone.pop('pretrained', None)
     model = MODELS.build(cfg.model)
     assert type(model).__name__ == cfg.model.type
 
 
-def test_targets_compare_with_plain_stacking_never_with_tsm():
-    rows = [ROWS[name] for name in ('TSM-5 (mmaction2)', 'single frame', 'plain stacked',
-                                    '+ diff encoding (ours)', 'recipe, T=3',
-                                    'fast/slow (recipe)')]
-    results = {'TSM-5 (mmaction2)': dict(top1=0.90), 'single frame': dict(top1=0.99),
-               'plain stacked': dict(top1=0.50), '+ diff encoding (ours)': dict(top1=0.88),
-               'recipe, T=3': dict(top1=0.80), 'fast/slow (recipe)': dict(top1=0.45)}
-    lines = bench.targets(rows, results)
+def test_latency_inputs_are_one_clip_of_each_row_at_224(configs, tmp_path):
+    """Latency is timed on what each row's model takes: one clip at 224 (T=3: 9 channels;
+    TSM: its 5 segments), and reads no checkpoint (the init rows' may not exist)."""
+    from hyperframes_mm.apis import example_inputs
+    _, args, _ = configs
+    seen = {}
+    for name, row in _rows(args).items():
+        folder = tmp_path / str(len(seen))
+        folder.mkdir()
+        costed = row._replace(edits=row.edits + bench.BENCH.cost_edits)
+        seen[name] = Config.fromfile(str(bench.BENCH.run_config(costed, 0, args, folder)))
+        assert 'pretrained' not in seen[name].model.backbone, name
+        example_inputs(seen[name], bench.VIDEO_SIZE)  # every row's timed input builds
+    assert example_inputs(seen['recipe, T=3'], bench.VIDEO_SIZE).shape == (1, 1, 9, 224, 224)
+    assert example_inputs(seen['TSM-5 (mmaction2)'], bench.VIDEO_SIZE).shape == \
+        (1, 5, 3, 224, 224)
+    assert example_inputs(seen["TSM-5 on the recipe's picks (mmaction2)"],
+                          bench.VIDEO_SIZE).shape == (1, 5, 3, 224, 224)
+    assert example_inputs(seen['recipe, uniform sampling'], bench.VIDEO_SIZE).shape == \
+        (1, 1, 15, 224, 224)
+    streams = example_inputs(seen['fast/slow (recipe)'], bench.VIDEO_SIZE)
+    assert {key: tuple(value.shape) for key, value in streams.items()} == {
+        'imgs_fast': (1, 1, 15, 224, 224), 'imgs_slow': (1, 1, 15, 224, 224)}
+
+
+def test_the_init_rows_train_after_the_single_frame(tmp_path, monkeypatch):
+    (tmp_path / 'data').mkdir()
+    (tmp_path / 'data' / 'meta.json').write_text(json.dumps(dict(
+        params=dict(clips_per_class=dict(train=1, val=1)), classes=['a'], groups={},
+        annotations=dict(train='train.txt', val='val.txt'))))
+    trained = []
+    monkeypatch.setattr(bench.BENCH, 'train', lambda jobs, args: trained.append(
+        [(row.name, seed) for row, seed in jobs]))
+    with pytest.raises(SystemExit, match='TSM-5 \\(mmaction2\\) has no run'):
+        bench.main(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path / 'work'),
+                    '--record', str(tmp_path / 'record.json'), '--rows', 'init', 'T=8'])
+    assert trained == [[('recipe, T=8', 0), ('single frame', 0)],
+                       [('recipe, init replicate', 0), ('recipe, init center', 0),
+                        ('recipe, init random', 0)]]
+
+
+def _run(top1, fast, slow, train_min, seed=0):
+    return dict(seed=seed, top1=top1, top5=1.0, mean_class=top1, fast=fast, slow=slow,
+                train_top1=0.9, train_min=train_min, curves={})
+
+
+def test_targets_compare_with_plain_stacking_never_with_tsm(configs):
+    rows = _rows(configs[1])
+    shown = [rows[name] for name in ('TSM-5 (mmaction2)', 'single frame', 'plain stacked',
+                                     '+ diff encoding (ours)', 'recipe, T=3',
+                                     'fast/slow (recipe)')]
+    results = {'TSM-5 (mmaction2)': [dict(top1=0.90)], 'single frame': [dict(top1=0.99)],
+               'plain stacked': [dict(top1=0.50)], '+ diff encoding (ours)': [dict(top1=0.88)],
+               'recipe, T=3': [dict(top1=0.80)], 'fast/slow (recipe)': [dict(top1=0.45)]}
+    lines = bench.targets(shown, results)
     assert lines[0].startswith('TSN-5 and TSM-5 do not learn these clips')
     # the single frame is not a hyperframe model, TSM is not a reference: the best one is the
     # diff-encoding row, against plain stacking
@@ -131,7 +194,7 @@ def test_targets_compare_with_plain_stacking_never_with_tsm():
     assert not any('TSM-5 at' in line for line in lines)
     # without the plain row only the reason is left
     del results['plain stacked']
-    assert bench.targets(rows, results) == lines[:1]
+    assert bench.targets(shown, results) == lines[:1]
 
 
 def test_readme_section_is_replaced_between_markers(tmp_path):
@@ -141,30 +204,47 @@ def test_readme_section_is_replaced_between_markers(tmp_path):
     assert readme.read_text() == f'intro\n{bench.BEGIN}\nnew table\n{bench.END}\nafter\n'
 
 
-def test_latency_inputs_follow_each_row(configs, monkeypatch, tmp_path):
-    """Latency is timed on what each row's model takes: one clip at 224 (T=3: 9 channels;
-    TSM: its 5 segments), not on the base config's top-level test pipeline."""
-    from hyperframes_mm.analysis import complexity
-    from hyperframes_mm.apis import example_inputs
-    seen = {}
-    monkeypatch.setattr(complexity, 'compare_latency',
-                        lambda configs, **kwargs: seen.update(configs) or
-                        {name: dict(median_ms=1.0) for name in configs})
-    rows = bench.ROWS
-    results = {}
-    for row in rows:
-        path = tmp_path / f'{bench.slug(row.name)}.py'
-        configs[1][row.name].dump(str(path))
-        results[row.name] = dict(config=str(path))
-    bench.latency_224(rows, results)
-    for name in seen:  # every row's timed input builds (the shapes of four are checked)
-        example_inputs(seen[name], (256, 256))
-    assert example_inputs(seen['recipe, T=3'], (256, 256)).shape == (1, 1, 9, 224, 224)
-    assert example_inputs(seen['TSM-5 (mmaction2)'], (256, 256)).shape == (1, 5, 3, 224, 224)
-    assert example_inputs(seen["TSM-5 on the recipe's picks (mmaction2)"],
-                          (256, 256)).shape == (1, 5, 3, 224, 224)
-    assert example_inputs(seen['recipe, uniform sampling'], (256, 256)).shape == \
-        (1, 1, 15, 224, 224)
-    streams = example_inputs(seen['fast/slow (recipe)'], (256, 256))
-    assert {key: tuple(value.shape) for key, value in streams.items()} == {
-        'imgs_fast': (1, 1, 15, 224, 224), 'imgs_slow': (1, 1, 15, 224, 224)}
+def test_the_record_alone_writes_the_table(tmp_path):
+    """A fresh clone (no data, no run folders) writes the table from the record (an init row's
+    key included: it names the single-frame checkpoint, not its file), twice the same."""
+    args = _args(tmp_path, '--epochs', '12')
+    rows = _rows(args)
+    runs = {'TSM-5 (mmaction2)': [_run(0.12, 0.1, 0.14, 10.0)],
+            'plain stacked': [_run(0.1, 0.08, 0.12, 2.5)],
+            '+ diff encoding (ours)': [_run(0.8, 0.84, 0.76, 3.0), _run(0.86, 0.9, 0.82, 3.0, 1)],
+            'recipe, init center': [_run(0.7, 0.74, 0.66, 2.0)]}
+    generator = dict(preset='default', generator_version=4, seed=0)
+    record = dict(
+        results={name: [dict(run, row=name, key=bench.BENCH.run_key(rows[name], run['seed'],
+                                                                    args)) for run in row_runs]
+                 for name, row_runs in runs.items()},
+        costs={name: dict(gflops=1.0, params_m=11.0, latency_ms=latency) for name, latency in
+               (('TSM-5 (mmaction2)', 400.0), ('plain stacked', 100.0),
+                ('+ diff encoding (ours)', 100.0), ('recipe, init center', 104.0))},
+        data=dict(generator=generator, classes=10, groups=dict(fast=[0], slow=[1]),
+                  lists={'train.txt': 400, 'val.txt': 150}))
+    (tmp_path / 'record.json').write_text(json.dumps(record))
+    argv = ['--report-only', '--data', args.data, '--work-dir', args.work_dir, '--record',
+            args.record, '--epochs', '12', '--out', str(tmp_path / 'accuracy.md')]
+    table = bench.main(argv)
+    assert bench.main(argv) == table == (tmp_path / 'accuracy.md').read_text()
+    lines = table.splitlines()
+    assert lines[2].startswith('10 motion-only classes (preset `default`, generator version 4), '
+                               '400 training / 150 test clips, chance 0.100; every row trained '
+                               'from scratch with the same AdamW/cosine schedule for 12 epochs '
+                               'at 32x32, seeds 0, 1,')
+    assert lines[6:10] == [
+        '| TSM-5 (mmaction2) | ResNetTSM-18, 5 uniform segments, shift 1/8 | 0.120 | 0.120 | '
+        '0.100 | 0.140 | 1.00x | 1.00x |',
+        '| plain stacked | T=5 frames stacked as they are, flips without label map, per-frame '
+        'crops | 0.100 | 0.100 | 0.080 | 0.120 | 0.25x | 0.25x |',
+        '| + diff encoding (ours) | centre frame + 4x consecutive differences | **0.830** ± '
+        '0.042 (0.800 / 0.860) | 0.830 | 0.870 | 0.790 | 0.30x | 0.25x |',
+        '| recipe, init center | conv1 from the single-frame checkpoint, center | 0.700 | 0.700 '
+        '| 0.740 | 0.660 | 0.20x | 0.26x |']
+    assert 'TSM-5: 400 ms per clip at 224x224' in table
+    assert '- best single-stream hyperframe model (+ diff encoding (ours)): 73.0 points above ' \
+        'plain stacked frames' in table
+    assert table.endswith('`OMP_NUM_THREADS=1 python benchmarks/bench_accuracy.py --epochs 12` '
+                          '(about an hour on 2 cores; `--report-only` rewrites this table from '
+                          'the record).\n')

@@ -1,12 +1,27 @@
 """benchmarks/bench_scenarios.py: the synthetic rows are the scenario recipes, schedules scale,
-results keep their sections; one real training run and one real cost row."""
+results keep their sections; one real training run, its table from the record alone, and one
+real cost row."""
 import json
+import shutil
 
 import pytest
 from mmengine.config import Config
 
 from benchmarks import bench_scenarios as bench
+from benchmarks.lib.edits import one_config
 from benchmarks.lib.tables import replace_titled_section
+
+
+def _args(root, *extra):
+    return bench.parse_args(['synthetic', '--data', str(root / 'data'), '--work-dir',
+                             str(root / 'work'), '--record', str(root / 'record.json'), *extra])
+
+
+def _config(name, args, folder, seed=0):
+    zoo, ablation = bench.rows(args)
+    row = next(row for row in zoo + ablation if row.name == name)
+    folder.mkdir(exist_ok=True)
+    return Config.fromfile(str(bench.BENCH.run_config(row, seed, args, folder)))
 
 
 @pytest.mark.parametrize('row, frames, interval, backbone', [
@@ -14,13 +29,14 @@ from benchmarks.lib.tables import replace_titled_section
     ('alerting', 3, 1, 'HyperMobileNetV3'), ('accuracy', 16, 4, 'InflatedBackbone')])
 def test_scenario_rows_take_t_interval_and_backbone_from_the_scenario(row, frames, interval,
                                                                       backbone, tmp_path):
-    cfg = bench.synthetic_config(row, 'data/x', 3, str(tmp_path), None)
-    recipe = bench.load(bench.find_config(bench.RECIPE_PATTERN), 'data/x')
+    args = _args(tmp_path)
+    cfg = _config(row, args, tmp_path / 'run', seed=3)
+    recipe = _config('recipe', args, tmp_path / 'recipe')
     for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
         sampler = cfg[loader].dataset.pipeline[1]
         assert (sampler['num_frames'], sampler['interval'], sampler['time_based']) == \
             (frames, interval / 30, True)
-        assert cfg[loader].dataset.ann_file.startswith('data/x/')
+        assert cfg[loader].dataset.ann_file.startswith(str(tmp_path / 'data') + '/')
     assert cfg.model.backbone.type == backbone and cfg.model.backbone.num_frames == frames
     assert cfg.model.backbone.pretrained is None
     assert cfg.model.backbone.input_encoding == recipe.model.backbone.input_encoding
@@ -28,25 +44,35 @@ def test_scenario_rows_take_t_interval_and_backbone_from_the_scenario(row, frame
     assert recipe.model.backbone.motion_products is True
     assert cfg.model.backbone.get('motion_products', False) is (backbone != 'InflatedBackbone')
     assert cfg.model.cls_head.num_classes == recipe.model.cls_head.num_classes
-    for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'data_preprocessor'):
+    for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'data_preprocessor',
+                'default_hooks'):
         assert cfg.get(key, cfg.model.get(key)) == recipe.get(key, recipe.model.get(key))
-    assert (cfg.randomness, cfg.work_dir, cfg.resume) == (dict(seed=3), str(tmp_path), True)
+    assert cfg.randomness == dict(seed=3)
+    assert cfg.default_hooks.checkpoint == dict(type='CheckpointHook', interval=1,
+                                                max_keep_ckpts=1)
     if row == 'accuracy':
         assert cfg.model.backbone.backbone == dict(bench.SHRUNK_VIT, img_size=32)
         assert cfg.model.cls_head.in_channels == 192
-        assert bench.row_title(row, 'data/x') == (
+        zoo, _ = bench.rows(args)
+        assert bench.row_title(zoo[-1], args) == (
             'accuracy first: ViT 4 layers x 192, patch 4 (shrunk from ViT-B/16), inflated '
             'patch embedding, T=16, 4/30 s')
 
 
-def test_ablation_rows_are_the_recipe_and_the_aux_config():
-    recipe = bench.synthetic_config('recipe', 'data/x', 0, 'w', None)
-    aux = bench.synthetic_config('aux', 'data/x', 0, 'w', None)
+def test_ablation_rows_are_the_recipe_and_the_aux_config(tmp_path):
+    args = _args(tmp_path, '--epochs', '6')
+    recipe = _config('recipe', args, tmp_path / 'recipe')
+    aux = _config('aux', args, tmp_path / 'aux')
     assert recipe.model.cls_head.type == 'TSNHead' and aux.model.cls_head.type == 'AuxFrameHead'
     assert aux.model.cls_head.head == recipe.model.cls_head
     for key in ('optim_wrapper', 'param_scheduler', 'train_cfg', 'randomness', 'val_dataloader',
                 'default_hooks'):
         assert aux[key] == recipe[key], key
+    assert (recipe.train_cfg.max_epochs, recipe.param_scheduler[-1].end) == (6, 6)
+    target = next(step for step in aux.train_dataloader.dataset.pipeline
+                  if step['type'] == 'CenterFrameTarget')
+    assert (target['ann_file'], target['data_prefix']) == (
+        str(tmp_path / 'data' / 'train_frame_labels.jsonl'), str(tmp_path / 'data'))
 
 
 def test_replace_section_keeps_the_other_section(tmp_path):
@@ -58,24 +84,28 @@ def test_replace_section_keeps_the_other_section(tmp_path):
                                'accuracy\n\n## B\n\ntwo\n\n## A\n\nthree\n')
 
 
-def test_one_training_run_and_the_table(labelled_dataset, tmp_path, monkeypatch):
-    result = bench.run_one('aux', str(labelled_dataset), 0, tmp_path / 'aux-seed0', 1)
-    assert json.loads((tmp_path / 'aux-seed0' / 'result.json').read_text()) == result
-    assert result['epochs'] == 1 and 0 <= result['top1'] <= 1
-    (tmp_path / 'recipe-seed0').mkdir()
-    (tmp_path / 'recipe-seed0' / 'result.json').write_text(json.dumps(
-        dict(row='recipe', seed=0, epochs=1, top1=0.5, mean1=0.25, seconds=60.0)))
-    monkeypatch.setattr(bench, 'run_one', lambda *a, **k: pytest.fail('not skipped'))
+def test_one_training_run_and_the_table_from_the_record(labelled_dataset, tmp_path):
+    """One epoch of the aux row through mmaction2's tools, recorded; the record alone (no run
+    folder, no data) writes the same section again, beside the file's other sections."""
     out = tmp_path / 'scenarios.md'
-    bench.main(['synthetic', '--data', str(labelled_dataset), '--rows', 'recipe', 'aux',
-                '--epochs', '1', '--work-dir', str(tmp_path), '--out', str(out)])
+    out.write_text(bench.HEADER + '## Cost at each scenario\'s input size\n\ncosts\n')
+    argv = ['synthetic', '--data', str(labelled_dataset), '--rows', 'aux', '--epochs', '1',
+            '--jobs', '1', '--work-dir', str(tmp_path / 'work'), '--record',
+            str(tmp_path / 'record.json'), '--out', str(out)]
+    bench.main(argv)
+    ((run, ), ) = json.loads((tmp_path / 'record.json').read_text())['results'].values()
+    assert (run['row'], run['seed'], sorted(run['curves'])) == ('aux', 0, ['1'])
+    assert 0 <= run['top1'] <= 1
     text = out.read_text()
-    assert '## Synthetic motion benchmark: auxiliary-head ablation\n' in text
-    assert '| synthetic recipe: HyperResNet-18, T=5, 8/30 s | 50.0 | 50.0 | 25.0 | 1.0 |' in text
+    assert text.startswith(bench.HEADER + '## Cost at each scenario\'s input size\n\ncosts\n\n'
+                           '## Synthetic motion benchmark\n')
     assert ('| synthetic recipe: HyperResNet-18, T=5, 8/30 s + AuxFrameHead (centre-frame '
-            'motion state, weight 0.5) |') in text
-    assert f'| {100 * result["top1"]:.1f} | {100 * result["top1"]:.1f} |' in text
-    assert '--rows recipe aux --epochs 1`' in text
+            f'motion state, weight 0.5) | {100 * run["top1"]:.1f} | {100 * run["top1"]:.1f} |'
+            ) in text
+    assert ' --epochs 1` (`--report-only`' in text
+    shutil.rmtree(tmp_path / 'work')
+    bench.main(argv[:2] + [str(tmp_path / 'no_data'), '--report-only'] + argv[3:])
+    assert out.read_text() == text
 
 
 def test_cost_row_of_the_alerting_scenario(tmp_path, monkeypatch):
@@ -88,21 +118,15 @@ def test_cost_row_of_the_alerting_scenario(tmp_path, monkeypatch):
     assert cells[-1] == '1' and float(cells[7]) > 0 and float(cells[8]) > 0
 
 
-def test_section_names():
-    assert bench.section_name(['aux', 'recipe']) == 'auxiliary-head ablation'
-    assert bench.section_name(['fast', 'accuracy']) == 'scenario recipes'
-    assert bench.section_name(['fast', 'aux']) == 'scenario recipes and auxiliary-head ablation'
-
-
-def test_find_config(tmp_path):
-    assert bench.find_config(bench.AUX_PATTERN).parent == bench.SCENARIO_DIR
+def test_one_config_of_a_pattern(tmp_path):
+    assert bench.AUX.parent == bench.SCENARIO_DIR
     (tmp_path / 'a_1.py').touch()
     (tmp_path / 'a_2.py').touch()
     with pytest.raises(FileNotFoundError, match=r"expected one config named a_\*.py, found "
                                                 r"\['a_1.py', 'a_2.py'\]"):
-        bench.find_config((tmp_path, 'a_*.py'))
+        one_config(tmp_path, 'a_*.py')
     with pytest.raises(FileNotFoundError, match=r'found \[\]'):
-        bench.find_config((tmp_path, 'b_*.py'))
+        one_config(tmp_path, 'b_*.py')
 
 
 def test_bad_epochs_refused():
