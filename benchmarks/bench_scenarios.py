@@ -250,8 +250,8 @@ def run_synthetic(args) -> str:
     chosen = BENCH.requested(args, zoo, ablation)
     if not args.report_only:
         BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
-    shown = [row for row in zoo + ablation if row.name in (results := BENCH.results(
-        zoo + ablation, args))]
+    results = BENCH.results(zoo + ablation, args)
+    shown = [row for row in zoo + ablation if row.name in results]
     if not shown:
         raise SystemExit(f'no finished run in {args.work_dir} or {args.record}')
     data = BENCH.data_description(args)
@@ -264,9 +264,9 @@ def run_synthetic(args) -> str:
     for row in shown:
         runs = results[row.name]
         lines.append(
-            f'| {row_title(row, args)} | {100 * summary(runs, "top1")[0]:.1f} | '
+            f'| {row_title(row, args)} | {percent(summary(runs, "top1")[0])} | '
             f'{", ".join(percent(run["top1"]) for run in runs)} | '
-            f'{100 * summary(runs, "mean_class")[0]:.1f} | '
+            f'{percent(summary(runs, "mean_class")[0])} | '
             f'{summary(runs, "train_min")[0]:.1f} |')
     command = ('OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py synthetic' +
                (f' --epochs {args.epochs}' if args.epochs else ''))

@@ -204,6 +204,7 @@ def test_readme_section_is_replaced_between_markers(tmp_path):
     assert readme.read_text() == f'intro\n{bench.BEGIN}\nnew table\n{bench.END}\nafter\n'
 
 
+@pytest.mark.slow
 def test_the_record_alone_writes_the_table(tmp_path):
     """A fresh clone (no data, no run folders) writes the table from the record (an init row's
     key included: it names the single-frame checkpoint, not its file), twice the same."""
@@ -214,6 +215,10 @@ def test_the_record_alone_writes_the_table(tmp_path):
             '+ diff encoding (ours)': [_run(0.8, 0.84, 0.76, 3.0), _run(0.86, 0.9, 0.82, 3.0, 1)],
             'recipe, init center': [_run(0.7, 0.74, 0.66, 2.0)]}
     generator = dict(preset='default', generator_version=4, seed=0)
+    data = dict(generator=generator, classes=10, groups=dict(fast=[0], slow=[1]),
+                lists={'train.txt': 400, 'val.txt': 150})
+    # the keys name what made the data set: the record's description, written first
+    (tmp_path / 'record.json').write_text(json.dumps(dict(data=data)))
     record = dict(
         results={name: [dict(run, row=name, key=bench.BENCH.run_key(rows[name], run['seed'],
                                                                     args)) for run in row_runs]
@@ -221,8 +226,7 @@ def test_the_record_alone_writes_the_table(tmp_path):
         costs={name: dict(gflops=1.0, params_m=11.0, latency_ms=latency) for name, latency in
                (('TSM-5 (mmaction2)', 400.0), ('plain stacked', 100.0),
                 ('+ diff encoding (ours)', 100.0), ('recipe, init center', 104.0))},
-        data=dict(generator=generator, classes=10, groups=dict(fast=[0], slow=[1]),
-                  lists={'train.txt': 400, 'val.txt': 150}))
+        data=data)
     (tmp_path / 'record.json').write_text(json.dumps(record))
     argv = ['--report-only', '--data', args.data, '--work-dir', args.work_dir, '--record',
             args.record, '--epochs', '12', '--out', str(tmp_path / 'accuracy.md')]

@@ -84,6 +84,7 @@ def test_replace_section_keeps_the_other_section(tmp_path):
                                'accuracy\n\n## B\n\ntwo\n\n## A\n\nthree\n')
 
 
+@pytest.mark.slow
 def test_one_training_run_and_the_table_from_the_record(labelled_dataset, tmp_path):
     """One epoch of the aux row through mmaction2's tools, recorded; the record alone (no run
     folder, no data) writes the same section again, beside the file's other sections."""
