@@ -3,7 +3,7 @@ stacked baseline, and the plugin's ingredients added alone and together, one sch
 
     OMP_NUM_THREADS=1 python benchmarks/bench_accuracy.py [--data data/synthetic] [--jobs 2]
         [--rows NAME ...] [--seeds 0 1] [--part zoo|ablation|all] [--epochs 30]
-        [--report-only] [--record FILE] [--out FILE]
+        [--report-only | --train-only] [--record FILE] [--out FILE]
 
 Every row is a config of ``configs/hyperframes/synthetic`` with the one change its note gives
 (the ``zoo`` part: the stock models and the steps from plain stacking to the recipe; the
@@ -14,7 +14,8 @@ seed 0 unless ``--seeds`` asks for more; the ``recipe, init ...`` rows start fro
 single-frame row's seed-0 checkpoint, so they train after it. Runs are recorded by key in
 ``benchmarks/results/accuracy.json`` and resume after a kill (:mod:`benchmarks.lib.rows`);
 ``--report-only`` (with the ``--epochs`` the runs were trained with) writes the tables from
-that record alone. The data set is the main job's (``bash scripts/main.sh``, or
+that record alone; ``--train-only`` trains and writes nothing else (several such commands can
+share the cores, and one plain command afterwards times every row side by side). The data set is the main job's (``bash scripts/main.sh``, or
 ``python tools/make_synthetic_dataset.py data/synthetic --preset default``).
 
 Latency is of one clip at 224x224, batch 1, one thread, every row's model timed side by side,
@@ -268,6 +269,8 @@ def main(argv=None) -> str:
         BENCH.train(first, args)
         if later:
             BENCH.train(later, args)
+    if args.train_only:
+        return ''
     return report(every, BENCH.results(every, args), args)
 
 

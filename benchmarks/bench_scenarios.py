@@ -5,7 +5,7 @@ centre-frame head ablation.
     OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py cost [--threads 1] [--repeats 10]
     OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py synthetic [--data data/synthetic] \\
         [--seeds 0 1] [--rows fast slow alerting accuracy recipe aux] [--part zoo|ablation|all] \\
-        [--epochs N] [--jobs 2] [--report-only] [--record FILE]
+        [--epochs N] [--jobs 2] [--report-only | --train-only] [--record FILE]
 
 ``cost``: GFLOPs (mmengine's count, multiply-adds) and parameters of the whole test-time model
 (``hyperframes_mm.analysis.complexity.model_complexity``) on one view of each scenario config (its
@@ -32,8 +32,9 @@ epoch, trains through ``tools/train.py`` and tests through ``tools/test.py`` (mm
 tools) in ``<work dir>/<row>/seed<s>``; runs are recorded by key in
 ``benchmarks/results/scenarios.json`` and a killed one resumes from its last checkpoint
 (:mod:`benchmarks.lib.rows`); ``--report-only`` (with the ``--epochs`` the runs were trained
-with) writes the table from that record alone. The results go to
-``benchmarks/results/scenarios.md``, one section per command (a rerun of one keeps the other).
+with) writes the table from that record alone, ``--train-only`` trains and writes nothing. The
+results go to ``benchmarks/results/scenarios.md``, one section per command (a rerun of one
+keeps the other).
 """
 import argparse
 import copy
@@ -250,6 +251,8 @@ def run_synthetic(args) -> str:
     chosen = BENCH.requested(args, zoo, ablation)
     if not args.report_only:
         BENCH.train([(row, seed) for row in chosen for seed in (args.seeds or row.seeds)], args)
+    if args.train_only:
+        return ''
     results = BENCH.results(zoo + ablation, args)
     shown = [row for row in zoo + ablation if row.name in results]
     if not shown:
@@ -311,6 +314,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     text = run_cost(args) if args.command == 'cost' else run_synthetic(args)
+    if not text:  # synthetic --train-only
+        return 0
     print(text)
     title = text.splitlines()[0]
     replace_titled_section(args.out, title[3:], text, HEADER)

@@ -154,7 +154,8 @@ def test_latency_inputs_are_one_clip_of_each_row_at_224(configs, tmp_path):
         'imgs_fast': (1, 1, 15, 224, 224), 'imgs_slow': (1, 1, 15, 224, 224)}
 
 
-def test_the_init_rows_train_after_the_single_frame(tmp_path, monkeypatch):
+def test_the_init_rows_train_after_the_single_frame_and_train_only_writes_nothing(tmp_path,
+                                                                                 monkeypatch):
     (tmp_path / 'data').mkdir()
     (tmp_path / 'data' / 'meta.json').write_text(json.dumps(dict(
         params=dict(clips_per_class=dict(train=1, val=1)), classes=['a'], groups={},
@@ -162,12 +163,13 @@ def test_the_init_rows_train_after_the_single_frame(tmp_path, monkeypatch):
     trained = []
     monkeypatch.setattr(bench.BENCH, 'train', lambda jobs, args: trained.append(
         [(row.name, seed) for row, seed in jobs]))
-    with pytest.raises(SystemExit, match='TSM-5 \\(mmaction2\\) has no run'):
-        bench.main(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path / 'work'),
-                    '--record', str(tmp_path / 'record.json'), '--rows', 'init', 'T=8'])
+    assert bench.main(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path / 'work'),
+                       '--record', str(tmp_path / 'record.json'), '--rows', 'init', 'T=8',
+                       '--train-only']) == ''
     assert trained == [[('recipe, T=8', 0), ('single frame', 0)],
                        [('recipe, init replicate', 0), ('recipe, init center', 0),
                         ('recipe, init random', 0)]]
+    assert not (tmp_path / 'record.json').exists()
 
 
 def _run(top1, fast, slow, train_min, seed=0):
