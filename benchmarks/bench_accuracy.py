@@ -15,8 +15,9 @@ single-frame row's seed-0 checkpoint, so they train after it. Runs are recorded 
 ``benchmarks/results/accuracy.json`` and resume after a kill (:mod:`benchmarks.lib.rows`);
 ``--report-only`` (with the ``--epochs`` the runs were trained with) writes the tables from
 that record alone; ``--train-only`` trains and writes nothing else (several such commands can
-share the cores, and one plain command afterwards times every row side by side). The data set is the main job's (``bash scripts/main.sh``, or
-``python tools/make_synthetic_dataset.py data/synthetic --preset default``).
+share the cores, and one plain command afterwards times every row side by side). The data set
+is the main job's (``bash scripts/main.sh``, or ``python tools/make_synthetic_dataset.py
+data/synthetic --preset default``).
 
 Latency is of one clip at 224x224, batch 1, one thread, every row's model timed side by side,
 relative to TSM-5. Results: ``benchmarks/results/accuracy.md`` (``--out``) and, when every row

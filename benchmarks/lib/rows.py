@@ -1,9 +1,11 @@
-"""A benchmark declared as rows on one converted data set: each row a config and the edits that
-make it, trained once per seed through mmaction2's tools (:mod:`.runner`), tested on the test
-list and on the training list, and recorded by key, so that a finished run is never trained
-again, a stopped one resumes and a fresh clone writes the tables from the committed record.
+"""A benchmark declared as rows on one data set: each row a config and the edits that make it,
+trained once per seed through mmaction2's tools (:mod:`.runner`), tested on the test list and
+on the training list, and recorded by key, so that a finished run is never trained again, a
+stopped one resumes and a fresh clone writes the tables from the committed record.
 
-A script declares its rows and its tables; :class:`RowBenchmark` runs them:
+A script declares its rows and its tables; :class:`RowBenchmark` runs them, on a data set
+that describes itself in one file (:class:`DataMeta`: a converted real data set,
+:data:`CONVERTED`, or the synthetic motion benchmark, :data:`SYNTHETIC`):
 
 * a run lives in ``<work dir>/<row slug>/seed<s>``: the config :meth:`RowBenchmark.run_config`
   made for it, the tools' logs, checkpoints and ``result.json``;
@@ -91,7 +93,7 @@ def arguments(description: str, data: str, work_dir: str, record: Path,
     """The command line every row benchmark takes (a script adds its own options), on
     ``parser`` where given (a subcommand's)."""
     parser = parser or argparse.ArgumentParser(description=description)
-    parser.add_argument('--data', default=data, help='the converted data set')
+    parser.add_argument('--data', default=data, help='the data set')
     parser.add_argument('--work-dir', default=work_dir)
     parser.add_argument('--jobs', type=int, default=2, help='runs trained at once (1 thread each)')
     parser.add_argument('--part', choices=('zoo', 'ablation', 'all'), default='all')
