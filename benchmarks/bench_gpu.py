@@ -637,11 +637,10 @@ def infer_rows(rows: Sequence[Row], configs: Dict[str, Any], shapes: Dict[str, D
                                    args.repeats, warmup=max(1, args.repeats // 10),
                                    synchronize=sync)
         for key in group:
-            values = times[' | '.join(map(str, key))]
-            quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
-            median = statistics.median(values)
-            entries[key].update(median_ms=median * 1e3, q1_ms=quartiles[0] * 1e3,
-                                q3_ms=quartiles[2] * 1e3, clips_per_s=batch / median)
+            name = ' | '.join(map(str, key))
+            median, (first, third) = times.median(name), times.quartiles(name)
+            entries[key].update(median_ms=median * 1e3, q1_ms=first * 1e3, q3_ms=third * 1e3,
+                                clips_per_s=batch / median)
     ordered = [entries[row.name, mode, batch] for row in rows for batch in batches
                for mode in MODES]
     for entry in ordered:

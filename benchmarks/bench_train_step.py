@@ -84,7 +84,7 @@ def main(argv=None) -> int:
     model_cfg = Config.fromfile(str(RECIPE)).model.to_dict()
     steps = {(size, name): make_step(model_cfg, conv_type, size, args.batch)
              for size in args.sizes for name, conv_type in CONV_TYPES.items()}
-    times = interleaved_timing(steps, args.repeats, args.warmup, grad=True)
+    times = interleaved_timing(steps, args.repeats, args.warmup, inference=False)
     median = {key: statistics.median(values) * 1e3 for key, values in times.items()}
     lines = [
         '# Training step: plain convs vs PadAwareConv2d', '',

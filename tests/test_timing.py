@@ -1,8 +1,10 @@
-"""interleaved_timing: rounds, rotation, warm-up, and the autograd mode the calls run in."""
+"""interleaved_timing: rounds, rotation, warm-up, the untimed hook, the autograd mode the calls
+run in; Timings: medians, quartiles and ratios."""
 import pytest
 import torch
 
-from hyperframes_mm.utils.timing import interleaved_timing
+from hyperframes_mm.utils import timing
+from hyperframes_mm.utils.timing import Timings, interleaved_timing
 
 
 def test_every_call_timed_each_round_in_a_rotating_order():
@@ -13,15 +15,57 @@ def test_every_call_timed_each_round_in_a_rotating_order():
     assert {name: len(values) for name, values in times.items()} == {'a': 3, 'b': 3}
 
 
-def test_calls_run_in_inference_mode_unless_grad():
+def test_three_candidates_interleave_after_the_hook():
+    order = []
+    calls = {name: (lambda name=name: order.append(name)) for name in 'abc'}
+    times = interleaved_timing(calls, repeats=2, warmup=1, progress=False,
+                               before=lambda name, index: order.append(f'{name}{index}'))
+    assert order == ['a0', 'a', 'b0', 'b', 'c0', 'c',
+                     'b1', 'b', 'c1', 'c', 'a1', 'a',
+                     'c2', 'c', 'a2', 'a', 'b2', 'b']
+    assert {name: len(values) for name, values in times.items()} == {'a': 2, 'b': 2, 'c': 2}
+
+
+def test_times_are_what_the_clock_says_and_the_hook_is_not_timed(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(timing.time, 'perf_counter', lambda: clock[0])
+    cost = {'a': [1.0, 3.0, 2.0], 'b': [4.0, 4.0, 8.0]}
+    rounds = {'a': iter([9.0] + cost['a']), 'b': iter([9.0] + cost['b'])}
+
+    def advance(name):
+        clock[0] += next(rounds[name])
+
+    def hook(name, index):
+        clock[0] += 100.0
+
+    times = interleaved_timing({name: (lambda name=name: advance(name)) for name in 'ab'},
+                               repeats=3, warmup=1, progress=False, before=hook)
+    assert times == cost
+    assert times.median('a') == 2.0
+    assert times.ratio('b', 'a') == 2.0
+    assert times.paired_ratio('b', 'a') == 4.0  # per round 4, 4/3, 4
+
+
+def test_timings_quartiles_and_paired_ratio():
+    times = Timings(a=[1.0, 2.0, 3.0, 4.0, 5.0], b=[2.0, 2.0, 6.0, 8.0, 5.0], one=[0.5])
+    assert times.quartiles('a') == (1.5, 4.5)
+    assert times.quartiles('one') == (0.5, 0.5)
+    assert times.median('b') == 5.0
+    assert times.ratio('b', 'a') == 5.0 / 3.0
+    assert times.paired_ratio('b', 'a') == 2.0  # per round 2, 1, 2, 2, 1
+    with pytest.raises(ValueError):
+        times.paired_ratio('a', 'one')
+
+
+def test_calls_run_in_inference_mode_unless_told_otherwise():
     modes = []
     record = {'call': lambda: modes.append(torch.is_inference_mode_enabled())}
     interleaved_timing(record, repeats=1, warmup=0, progress=False)
-    interleaved_timing(record, repeats=1, warmup=0, progress=False, grad=True)
+    interleaved_timing(record, repeats=1, warmup=0, progress=False, inference=False)
     assert modes == [True, False]
     weight = torch.ones(3, requires_grad=True)
     interleaved_timing({'step': lambda: (weight * 2).sum().backward()}, repeats=2, warmup=0,
-                       progress=False, grad=True)
+                       progress=False, inference=False)
     assert torch.equal(weight.grad, torch.full((3, ), 4.0))
 
 

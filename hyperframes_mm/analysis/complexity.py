@@ -10,13 +10,12 @@ initialiser and the FLOP counter every operator it does not count; both are sile
 their source and for these calls only (:func:`_without_init_dump`, :func:`_count_flops`).
 """
 import logging
-import statistics
 from contextlib import contextmanager
 from typing import Callable, Dict, Iterator, Optional, Tuple, Union
 
 import torch
 
-from ..utils.timing import interleaved_timing
+from ..utils.timing import Timings, interleaved_timing
 from ..deploy.export import ExportWrapper, as_tuple
 from ..apis.inference import ConfigLike, example_inputs, init_recognizer, stream_keys
 
@@ -171,14 +170,13 @@ def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]
     cuda = any(dev.type == 'cuda' for dev in devices.values())
     times = interleaved_timing(calls, repeats, warmup, progress=progress,
                                synchronize=torch.cuda.synchronize if cuda else (lambda: None))
-    return {name: _summarise(values, batch, devices[name], shapes[name])
-            for name, values in times.items()}
+    return {name: _summarise(times, name, batch, devices[name], shapes[name]) for name in times}
 
 
-def _summarise(times, batch: int, device: torch.device, shapes: Dict) -> Dict:
-    quartiles = statistics.quantiles(times, n=4) if len(times) > 1 else times * 3
-    median = statistics.median(times)
-    return dict(median_ms=median * 1e3, q1_ms=quartiles[0] * 1e3, q3_ms=quartiles[2] * 1e3,
+def _summarise(times: Timings, name: str, batch: int, device: torch.device,
+               shapes: Dict) -> Dict:
+    median, (first, third) = times.median(name), times.quartiles(name)
+    return dict(median_ms=median * 1e3, q1_ms=first * 1e3, q3_ms=third * 1e3,
                 per_sample_ms=median * 1e3 / batch, device=str(device), batch=batch,
                 inputs=shapes)
 

@@ -1,44 +1,80 @@
 """Side-by-side latency: time several calls in interleaved rounds so load changes on a shared
-machine hit every row alike."""
+machine hit every row alike. The one timing loop of the project: ``compare_latency`` and the
+micro-benchmarks (``benchmarks/bench_*.py``) all time through :func:`interleaved_timing`."""
 import contextlib
+import statistics
 import time
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
 
 import torch
 
 
-def interleaved_timing(calls: Dict[str, Callable[[], Any]], repeats: int, warmup: int = 3,
+class Timings(Dict[Hashable, List[float]]):
+    """Seconds of each timed round per name, in round order: entry ``i`` of every name was
+    timed in round ``i``, so two names' entries pair up (:meth:`paired_ratio`)."""
+
+    def median(self, name: Hashable) -> float:
+        """Median seconds of ``name``."""
+        return statistics.median(self[name])
+
+    def quartiles(self, name: Hashable) -> Tuple[float, float]:
+        """First and third quartile of ``name`` (its one sample twice when it has one)."""
+        values = self[name]
+        if len(values) == 1:
+            return values[0], values[0]
+        first, _, third = statistics.quantiles(values, n=4)
+        return first, third
+
+    def ratio(self, numerator: Hashable, denominator: Hashable) -> float:
+        """Ratio of the two names' medians."""
+        return self.median(numerator) / self.median(denominator)
+
+    def paired_ratio(self, numerator: Hashable, denominator: Hashable) -> float:
+        """Median over rounds of the two names' ratio within a round: each pair ran back to
+        back, so a load change between rounds cancels out."""
+        return statistics.median(
+            a / b for a, b in zip(self[numerator], self[denominator], strict=True))
+
+
+def interleaved_timing(calls: Dict[Hashable, Callable[[], Any]], repeats: int, warmup: int = 3,
                        progress: bool = True,
                        synchronize: Callable[[], None] = lambda: None,
-                       grad: bool = False) -> Dict[str, List[float]]:
+                       inference: bool = True,
+                       before: Optional[Callable[[Hashable, int], None]] = None) -> Timings:
     """Seconds per call of every entry: each round calls each entry once, in an order rotated by
     one every round; the first ``warmup`` rounds are not kept.
 
     Args:
-        calls (dict[str, callable]): name -> a no-argument call to time.
+        calls (dict): name -> a no-argument call to time.
         repeats (int): timed rounds.
         warmup (int): untimed rounds first. Defaults to 3.
         progress (bool): show a progress bar. Defaults to True.
         synchronize (callable): run before each clock read (``torch.cuda.synchronize`` on GPU).
-        grad (bool): run the calls with autograd on (training steps); by default they run
-            under ``torch.inference_mode``. Defaults to False.
+        inference (bool): run the calls under ``torch.inference_mode`` (models); False leaves
+            the autograd mode to the calls (training steps, or calls that must run as they do
+            elsewhere). Defaults to True.
+        before (callable, optional): ``before(name, round_index)``, run untimed before each
+            call (round 0 is the first warm-up round): what a call needs set first, such as
+            its thread count or the clip of the round. Defaults to None.
 
     Returns:
-        dict[str, list[float]]: the ``repeats`` timings of each entry.
+        Timings: the ``repeats`` timings of each entry.
     """
     if repeats < 1 or warmup < 0:
         raise ValueError(f'interleaved_timing: need repeats >= 1 and warmup >= 0, got {repeats}, '
                          f'{warmup}')
     from tqdm import tqdm
     names = list(calls)
-    times: Dict[str, List[float]] = {name: [] for name in names}
+    times = Timings({name: [] for name in names})
     rounds = warmup + repeats
-    mode = contextlib.nullcontext() if grad else torch.inference_mode()
+    mode = torch.inference_mode() if inference else contextlib.nullcontext()
     with mode, tqdm(total=rounds * len(names), desc='timing', unit='call',
-                                      disable=not progress) as bar:
+                    disable=not progress) as bar:
         for round_index in range(rounds):
             shift = round_index % len(names)
             for name in names[shift:] + names[:shift]:
+                if before is not None:
+                    before(name, round_index)
                 synchronize()
                 start = time.perf_counter()
                 calls[name]()
