@@ -1,10 +1,13 @@
 """What a model costs, side by side: GFLOPs and parameters (mmengine's count, multiply-adds as
 mmaction2's model zoo) and CPU latency with every model of a table timed in interleaved rounds
-(so that a change of load on a shared machine hits every row alike)."""
+(so that a change of load on a shared machine hits every row alike); and the machine a timing
+was taken on, in one line every benchmark table prints."""
 import os
 import platform
 from pathlib import Path
-from typing import Dict, Tuple
+from typing import Dict, Optional, Sequence, Tuple, Union
+
+from .kernels import kernel_label, kernel_setting
 
 
 def side_by_side(configs: Dict[str, object], video_size: Tuple[int, int], per_view: bool = False,
@@ -55,3 +58,31 @@ def cpu_name() -> str:
 def load_average() -> float:
     """The 1-minute load average (NaN where the system has none)."""
     return os.getloadavg()[0] if hasattr(os, 'getloadavg') else float('nan')
+
+
+def machine_line(*extras: str, threads: Union[int, Sequence[int], None] = None,
+                 load_at_start: Optional[float] = None) -> str:
+    """``Machine: <CPU model>, <n> CPUs, torch <version> with <threads> thread(s), kernels
+    <label>, load average <now>; <extras>.``
+
+    The kernels are part of it because ATen, oneDNN, MKL and OpenBLAS pick them per CPU and
+    the timings depend on them (:func:`benchmarks.lib.kernels.kernel_label`); the load average
+    because the machines are shared.
+
+    Args:
+        *extras (str): what else the timing depends on, in words (``'onnxruntime 1.32.0'``,
+            ``'device cpu'``, ``'batch 8'``).
+        threads (int | Sequence[int], optional): torch intra-op threads of the timed calls,
+            several where a table has a row per count. Defaults to torch's current setting.
+        load_at_start (float, optional): :func:`load_average` when the timing began.
+    """
+    import torch
+    if threads is None:
+        threads = torch.get_num_threads()
+    counts = [threads] if isinstance(threads, int) else list(threads)
+    load = f'load average {load_average():.2f}' if load_at_start is None else \
+        f'load average {load_at_start:.2f} at the start, {load_average():.2f} at the end'
+    parts = [cpu_name(), f'{os.cpu_count()} CPUs',
+             f'torch {torch.__version__} with {"/".join(map(str, counts))} thread(s)',
+             f'kernels {kernel_label(kernel_setting())}', load]
+    return f'Machine: {", ".join(parts)}' + (f'; {", ".join(extras)}' if extras else '') + '.'
