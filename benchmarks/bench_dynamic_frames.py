@@ -15,15 +15,13 @@ motion-score tertiles of the set, the basis of ``DEFAULT_THRESHOLDS``. Writes
 """
 import argparse
 import logging
-import platform
-import statistics
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,6 +75,8 @@ def main(argv=None) -> int:
     from hyperframes_mm.deploy.dynamic_frames import (DEFAULT_THRESHOLDS, DynamicFrameStage,
                                                     choose_num_frames, window_motion_score)
     from hyperframes_mm.deploy.export import ExportWrapper
+    from hyperframes_mm.utils.timing import interleaved_timing
+    load_at_start = load_average()
     torch.set_num_threads(args.threads)
     MMLogger.get_current_instance().setLevel(logging.WARNING)
     thresholds = tuple(args.thresholds or DEFAULT_THRESHOLDS)
@@ -118,15 +118,11 @@ def main(argv=None) -> int:
     predictions = {t: np.concatenate(scores[t]).argmax(1) for t in choices}
     accuracy = {t: float((predictions[t] == labels).mean()) for t in choices}
 
-    times = {t: [] for t in choices}
-    for round_index in tqdm(range(args.repeats + 2), desc='latency'):
-        shift = round_index % len(choices)
-        for num_frames in choices[shift:] + choices[:shift]:
-            start = time.perf_counter()
-            predict_scores(stage.models[num_frames], [latency_samples[num_frames]])
-            if round_index >= 2:
-                times[num_frames].append(time.perf_counter() - start)
-    latency = {t: statistics.median(values) * 1e3 for t, values in times.items()}
+    # timed as the stream runs it: predict_scores sets its own autograd mode
+    times = interleaved_timing(
+        {t: (lambda t=t: predict_scores(stage.models[t], [latency_samples[t]]))
+         for t in choices}, args.repeats, warmup=2, inference=False)
+    latency = {t: times.median(t) * 1e3 for t in choices}
     flops = {}
     # The counter warns about every op it does not count (batch norm, pooling, softmax).
     MMLogger.get_current_instance().setLevel(logging.ERROR)
@@ -150,10 +146,10 @@ def main(argv=None) -> int:
     lines = [
         f'# Dynamic frame count: a T={base} model at T\' = {", ".join(map(str, choices))}', '',
         f'Config `{args.config}`, checkpoint `{args.checkpoint}`; {len(videos)} videos of its '
-        f'{args.split} set, {stage.pipelines[base].num_clips} test clips each. torch '
-        f'{torch.__version__}, {args.threads} threads, {platform.machine()}, device '
-        f'{args.device}. Latency: median of {args.repeats} interleaved rounds, one sample per '
-        'call through the test step.', '',
+        f'{args.split} set, {stage.pipelines[base].num_clips} test clips each. Latency: median '
+        f'of {args.repeats} interleaved rounds, one sample per call through the test step.', '',
+        machine_line(f'device {args.device}', threads=args.threads,
+                     load_at_start=load_at_start), '',
         '| T\' | sampler (keeps the span) | top-1 | GFLOPs | latency ms | x T=' + str(base) +
         ' |', '|---:|---|---:|---:|---:|---:|']
     for num_frames in choices:
@@ -162,7 +158,7 @@ def main(argv=None) -> int:
                    if k in ('num_frames', 'interval', 'streams', 'clip_len', 'frame_interval')}
         lines.append(f'| {num_frames} | {spacing} | {accuracy[num_frames]:.3f} | '
                      f'{flops[num_frames]:.3f} | {latency[num_frames]:.2f} | '
-                     f'{latency[num_frames] / latency[base]:.2f}x |')
+                     f'{times.ratio(num_frames, base):.2f}x |')
     share = ', '.join(f'T\'={t}: {int((chosen == t).sum())}' for t in tuple(args.frames))
     num_classes = int(np.concatenate(scores[base]).shape[1])
     lines += [

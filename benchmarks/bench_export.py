@@ -12,15 +12,13 @@ median latencies, their ratios and the target (onnxruntime <= PyTorch), checks p
 """
 import argparse
 import logging
-import platform
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import torch
 
+from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
@@ -65,11 +63,12 @@ def main(argv=None) -> int:
     import hyperframes_mm  # noqa: F401
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
-    from tqdm import tqdm
 
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import (ExportWrapper, as_tuple, check_parity, export_onnx,
                                             onnx_session, random_pixels, run_onnx)
+    from hyperframes_mm.utils.timing import interleaved_timing
+    load_at_start = load_average()
     init_default_scope('mmaction')
     # Random initialisation logs every layer at INFO; the numbers are what matters here.
     MMLogger.get_current_instance().setLevel(logging.WARNING)
@@ -84,45 +83,33 @@ def main(argv=None) -> int:
     import onnxruntime
     wrapper = ExportWrapper(model).eval()
     tensors = as_tuple(model, pixels)
-    median, quartiles = {}, {}
     with tempfile.TemporaryDirectory() as folder:
         path = export_onnx(model, Path(folder) / 'model.onnx', pixels)
         parity = check_parity(model, path, pixels)
         sessions = {threads: onnx_session(path, threads=threads) for threads in args.threads}
         runners = {}
         for threads in args.threads:
-            runners['pytorch', threads] = (threads, lambda: wrapper(*tensors))
+            runners['pytorch', threads] = lambda: wrapper(*tensors)
             runners['onnxruntime', threads] = (
-                threads, lambda session=sessions[threads]: run_onnx(session, model, pixels))
-        times = {key: [] for key in runners}
-        keys = list(runners)
-        with torch.inference_mode():
-            for index in tqdm(range(args.warmup + args.repeats), desc='rounds'):
-                shift = index % len(keys)
-                for key in keys[shift:] + keys[:shift]:
-                    threads, run = runners[key]
-                    torch.set_num_threads(threads)
-                    start = time.perf_counter()
-                    run()
-                    if index >= args.warmup:
-                        times[key].append(time.perf_counter() - start)
-    for key, values in times.items():
-        median[key] = statistics.median(values) * 1e3
-        quartiles[key] = statistics.quantiles(values, n=4)
+                lambda session=sessions[threads]: run_onnx(session, model, pixels))
+        # the thread count is set outside the timed call; a key is (runtime, threads)
+        times = interleaved_timing(runners, args.repeats, args.warmup,
+                                   before=lambda key, _: torch.set_num_threads(key[1]))
     lines = [
         f'# Export: PyTorch vs onnxruntime on the CPU, {name}', '',
-        f'torch {torch.__version__}, onnxruntime {onnxruntime.__version__}, '
-        f'{platform.processor() or platform.machine()}, batch {args.batch}, input {shapes} '
-        f'float32 pixels; median of {args.repeats} interleaved rounds (every runtime and '
-        f'thread count once per round, rotating order) after {args.warmup} warm-up.', '',
+        f'Batch {args.batch}, input {shapes} float32 pixels; median of {args.repeats} '
+        f'interleaved rounds (every runtime and thread count once per round, rotating order) '
+        f'after {args.warmup} warm-up.', '',
+        machine_line(f'onnxruntime {onnxruntime.__version__}', threads=args.threads,
+                     load_at_start=load_at_start), '',
         '| runtime | threads | median ms | IQR ms |', '|---|---:|---:|---:|']
-    for (runtime, threads) in runners:
-        low, _, high = quartiles[runtime, threads]
-        lines.append(f'| {runtime} | {threads} | {median[runtime, threads]:.1f} | '
+    for key in runners:
+        low, high = times.quartiles(key)
+        lines.append(f'| {key[0]} | {key[1]} | {times.median(key) * 1e3:.1f} | '
                      f'{low * 1e3:.1f}-{high * 1e3:.1f} |')
     lines += ['', '| threads | onnxruntime / PyTorch | target <= 1.00 |', '|---:|---:|---|']
     for threads in args.threads:
-        ratio = median['onnxruntime', threads] / median['pytorch', threads]
+        ratio = times.ratio(('onnxruntime', threads), ('pytorch', threads))
         lines.append(f'| {threads} | {ratio:.2f}x | {"met" if ratio <= 1.0 else "NOT met"} |')
     lines += ['', f'Parity: max |onnxruntime - PyTorch test step| = {parity:.1e} (<= 1e-4)', '',
               'Reproduce: `python benchmarks/bench_export.py' +

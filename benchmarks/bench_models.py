@@ -26,10 +26,8 @@ streams of a two-stream model), and ``baseline`` names the row a ratio is also t
 (its own 2D model on one frame). Add rows to :func:`make_rows`.
 """
 import argparse
-import os
-import platform
 import re
-import statistics
+import shlex
 import sys
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
@@ -37,7 +35,9 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Tuple, Union
 import torch
 from torch import nn
 
+from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
+from hyperframes_mm.utils.timing import Timings, interleaved_timing
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'models.md'
@@ -218,9 +218,9 @@ def select(rows: List[Row], pattern: Optional[str]) -> List[Row]:
     return [row for row in rows if row.name in keep]
 
 
-def render(rows: List[Row], latency: Dict[str, float], spread: Dict[str, Tuple[float, float]],
-           cost: Dict[str, Tuple[float, float]], args, environment: str) -> str:
-    reference = 'ResNet-18 (1 frame)' if 'ResNet-18 (1 frame)' in latency else rows[0].name
+def render(rows: List[Row], times: Timings, cost: Dict[str, Tuple[float, float]], args,
+           environment: str) -> str:
+    reference = 'ResNet-18 (1 frame)' if 'ResNet-18 (1 frame)' in times else rows[0].name
     lines = [
         f'# Model speed: {args.size}x{args.size}, batch {args.batch}, {args.threads} threads, '
         f'median of {args.repeats} interleaved rounds', '',
@@ -235,51 +235,41 @@ def render(rows: List[Row], latency: Dict[str, float], spread: Dict[str, Tuple[f
                       if isinstance(shape, dict) else str(list(shape)))
         flops, params = (f'{value:.3f}' for value in cost[row.name]) if row.name in cost \
             else ('-', '-')
-        own = (f'{latency[row.name] / latency[row.baseline]:.2f}x'
-               if row.baseline in latency and 'frame)' in row.baseline else '')
-        low, high = spread[row.name]
+        own = (f'{times.ratio(row.name, row.baseline):.2f}x'
+               if row.baseline in times and 'frame)' in row.baseline else '')
+        low, high = times.quartiles(row.name)
         lines.append(f'| {row.name} | {shape_text} | {flops} | {params} | '
-                     f'{latency[row.name] * 1e3:.1f} | {low * 1e3:.1f}-{high * 1e3:.1f} | '
-                     f'{latency[row.name] / latency[reference]:.2f}x | {own} |')
+                     f'{times.median(row.name) * 1e3:.1f} | {low * 1e3:.1f}-{high * 1e3:.1f} | '
+                     f'{times.ratio(row.name, reference):.2f}x | {own} |')
     lines += ['', '## Targets (ratios of median latencies)', '',
               '| check | ratio | target | met |', '|---|---:|---:|---|']
     for check, numerator, denominator, bound, kind in TARGETS:
-        if numerator in latency and denominator in latency:
-            ratio = latency[numerator] / latency[denominator]
+        if numerator in times and denominator in times:
+            ratio = times.ratio(numerator, denominator)
             met = ratio <= bound if kind == 'max' else ratio >= bound
             sign = '<=' if kind == 'max' else '>='
             lines.append(f'| {check} | {ratio:.2f}x | {sign} {bound}x | '
                          f'{"yes" if met else "**no**"} |')
     lines += ['', '| extra cost | latency ratio | GFLOPs ratio |', '|---|---:|---:|']
     for what, numerator, denominator in COSTS:
-        if numerator in latency and denominator in latency:
+        if numerator in times and denominator in times:
             flops_ratio = (f'{cost[numerator][0] / cost[denominator][0]:.3f}x'
                            if numerator in cost and denominator in cost else '-')
-            lines.append(f'| {what} | {latency[numerator] / latency[denominator]:.3f}x | '
+            lines.append(f'| {what} | {times.ratio(numerator, denominator):.3f}x | '
                          f'{flops_ratio} |')
     return '\n'.join(lines) + '\n'
-
-
-def environment_line(threads: int, load_before: Tuple[float, ...]) -> str:
-    load_after = os.getloadavg()
-    return (f'Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, '
-            f'torch {torch.__version__} with {threads} threads; load average (1/5/15 min) '
-            f'{load_before[0]:.2f}/{load_before[1]:.2f}/{load_before[2]:.2f} before, '
-            f'{load_after[0]:.2f}/{load_after[1]:.2f}/{load_after[2]:.2f} after. Command: '
-            f'`python benchmarks/bench_models.py {" ".join(sys.argv[1:])}`'.rstrip())
 
 
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401  (registers the hyperframe models)
-    from hyperframes_mm.utils.timing import interleaved_timing
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
     from tqdm import tqdm
     init_default_scope('mmaction')  # as mmaction2's tools do: recognizers build their parts
     MMLogger.get_current_instance().setLevel('WARNING')  # init logs would drown the table
     torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
+    load_at_start = load_average()
     rows = select(make_rows(args.size, args.batch), args.only)
     models, inputs, cost = {}, {}, {}
     for row in tqdm(rows, desc='building', unit='model'):
@@ -290,13 +280,10 @@ def main(argv=None) -> str:
     times = interleaved_timing(
         {name: (lambda name=name: models[name](inputs[name])) for name in models},
         args.repeats, args.warmup)
-    latency = {name: statistics.median(values) for name, values in times.items()}
-    spread = {}
-    for name, values in times.items():
-        quartiles = statistics.quantiles(values, n=4) if len(values) > 1 else values * 3
-        spread[name] = (quartiles[0], quartiles[2])
-    table = render(rows, latency, spread, cost, args,
-                   environment_line(args.threads, load_before))
+    command = shlex.join(['python', 'benchmarks/bench_models.py'] + sys.argv[1:])
+    environment = (f'{machine_line(threads=args.threads, load_at_start=load_at_start)} '
+                   f'Command: `{command}`')
+    table = render(rows, times, cost, args, environment)
     print_and_write(table, args.out)
     return table
 

@@ -27,6 +27,7 @@ import argparse
 import os
 import platform
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -35,7 +36,9 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
+from hyperframes_mm.utils.timing import Timings, interleaved_timing
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
@@ -161,27 +164,19 @@ def frame_cache_row(args, videos: List[Path], work: Path):
     return pipeline_row(hyperframe_transforms(args, init, dict(type='FrameCacheDecode'))), None
 
 
-def time_rows(rows: Dict[str, Callable], videos: List[Path],
-              rounds: int) -> Dict[str, np.ndarray]:
-    """Seconds of each row on each clip. Every clip runs through all rows back to back, in an
-    order rotated from clip to clip, so no row always goes first (cold reads) or last, and a
-    row's time on a clip can be paired with the floor's time on the same clip."""
-    from tqdm import tqdm
-    names = list(rows)
-    times = {name: [] for name in names}
-    for name in names:  # warm-up: imports, first opens, page cache
-        rows[name](videos[0], 0)
-    bar = tqdm(total=rounds * len(rows) * len(videos), desc='pipelines', unit='clip')
-    for round_index in range(rounds):
-        for video_index, path in enumerate(videos):
-            shift = (round_index * len(videos) + video_index) % len(names)
-            for name in names[shift:] + names[:shift]:
-                start = time.perf_counter()
-                rows[name](path, 1000 * round_index + video_index)
-                times[name].append(time.perf_counter() - start)
-                bar.update(1)
-    bar.close()
-    return {name: np.asarray(values) for name, values in times.items()}
+def time_rows(rows: Dict[str, Callable], videos: List[Path], rounds: int) -> Timings:
+    """Seconds of each row on each clip. A timing round is one clip, run through all rows back
+    to back in an order rotated from clip to clip, so no row always goes first (cold reads) or
+    last, and a row's time on a clip can be paired with the floor's time on the same clip. The
+    warm-up round (imports, first opens, page cache) is the first video with seed 0."""
+    clips = [(videos[0], 0)] + [(path, 1000 * round_index + video_index)
+                                for round_index in range(rounds)
+                                for video_index, path in enumerate(videos)]
+    clip = {}
+    return interleaved_timing(
+        {name: (lambda row=row: row(*clip['now'])) for name, row in rows.items()},
+        len(clips) - 1, warmup=1, inference=False,
+        before=lambda name, round_index: clip.update(now=clips[round_index]))
 
 
 def time_loader(args, videos: List[Path], work: Path) -> Dict[int, float]:
@@ -220,28 +215,24 @@ def describe_videos(videos: List[Path], generated: bool) -> str:
     return f'{len(videos)} videos from {where}: ' + ', '.join(parts)
 
 
-def report(args, times: Dict[str, np.ndarray], unavailable: Dict[str, str],
-           loader: Dict[int, float], video_text: str) -> str:
-    import cv2
-    floor = times[FLOOR]
-    ratios = {name: float(np.median(values / floor)) for name, values in times.items()}
+def report(args, times: Timings, unavailable: Dict[str, str], loader: Dict[int, float],
+           video_text: str, machine: str) -> str:
+    ratios = {name: times.paired_ratio(name, FLOOR) for name in times}
     lines = [
         '# Data pipeline speed',
         '',
         f'T={args.num_frames} frames at interval {args.interval}, one clip per sample, '
         f'{args.size}x{args.size} output, {args.rounds} rounds (each clip through every row, '
         f'rows rotated). {video_text}.',
-        f'Machine: {os.cpu_count()} CPUs ({platform.machine()}), Python '
-        f'{platform.python_version()}, OpenCV threads {cv2.getNumThreads()}. Shared machines '
-        'are noisy: compare ratios within one run, not absolute numbers across runs. "time vs '
-        'floor" is the median over clips of (row time / floor time on the same clip, run back '
-        'to back); mmaction2\'s row samples its own frames, so its ratio also carries the '
-        'difference in decoding cost of other frame positions.',
+        f'{machine} Shared machines are noisy: compare ratios within one run, not absolute '
+        'numbers across runs. "time vs floor" is the median over clips of (row time / floor '
+        'time on the same clip, run back to back); mmaction2\'s row samples its own frames, so '
+        'its ratio also carries the difference in decoding cost of other frame positions.',
         '',
         '| pipeline (one process) | clips/s | ms/clip (mean) | time vs floor (median) |',
         '|---|---:|---:|---:|']
     for name, values in times.items():
-        seconds = float(values.mean())
+        seconds = statistics.fmean(values)
         lines.append(f'| {name} | {1 / seconds:.1f} | {1000 * seconds:.1f} | '
                      f'{ratios[name]:.2f}x |')
     for name, reason in unavailable.items():
@@ -264,6 +255,8 @@ def report(args, times: Dict[str, np.ndarray], unavailable: Dict[str, str],
 
 def main(argv=None) -> str:
     args = parse_args(argv)
+    import cv2
+
     import hyperframes_mm  # noqa: F401  (registers the transforms)
     from mmengine.registry import init_default_scope
     from mmengine.utils.dl_utils import set_multi_processing
@@ -272,6 +265,7 @@ def main(argv=None) -> str:
     # (data-loader workers are the parallelism).
     init_default_scope('mmaction')
     set_multi_processing(distributed=False)
+    load_at_start = load_average()
     with tempfile.TemporaryDirectory(prefix='bench_pipeline_') as tmp:
         work = Path(tmp)
         directory = args.videos or (SHARED_VIDEOS if SHARED_VIDEOS.is_dir() else None)
@@ -296,7 +290,11 @@ def main(argv=None) -> str:
             rows['hyperframe pipeline from frame cache'] = cache_row
         times = time_rows(rows, videos, args.rounds)
         loader = time_loader(args, videos, work)
-        text = report(args, times, unavailable, loader, describe_videos(videos, generated))
+        machine = machine_line(f'Python {platform.python_version()}',
+                               f'OpenCV threads {cv2.getNumThreads()}',
+                               load_at_start=load_at_start)
+        text = report(args, times, unavailable, loader, describe_videos(videos, generated),
+                      machine)
     print_and_write(text, args.out)
     return text
 

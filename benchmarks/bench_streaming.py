@@ -22,7 +22,6 @@ alone (target <= 1.3x), and the alerts against the confirmer alone. Writes
 import argparse
 import json
 import logging
-import platform
 import shlex
 import statistics
 import sys
@@ -36,7 +35,9 @@ import numpy as np
 import torch
 from mmengine.config import DictAction
 
+from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
+from hyperframes_mm.utils.timing import interleaved_timing
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
@@ -88,11 +89,11 @@ def parse_args(argv=None):
     return args
 
 
-def environment(args) -> str:
+def environment(args, load_at_start: float) -> str:
     import decord
-    return (f'torch {torch.__version__} ({args.threads} intra-op threads), decord '
-            f'{decord.__version__}, {platform.machine()}, device {args.device}, batch '
-            f'{args.batch_size}, stride {args.stride}')
+    return machine_line(f'decord {decord.__version__}', f'device {args.device}',
+                        f'batch {args.batch_size}', f'stride {args.stride}',
+                        threads=args.threads, load_at_start=load_at_start)
 
 
 # ----------------------------------------------------------------------------- throughput
@@ -190,9 +191,8 @@ def model_alone(stage, prepared, batch_size) -> float:
 
 
 def throughput(args) -> str:
-    from tqdm import tqdm
-
     from hyperframes_mm.deploy import ModelStage, StreamEngine, VideoSource
+    load_at_start = load_average()
     config = args.config or default_config()
     stage = ModelStage.from_config(config, args.checkpoint, args.device)
     with tempfile.TemporaryDirectory() as folder:
@@ -206,24 +206,28 @@ def throughput(args) -> str:
         rates: Dict[str, List[float]] = {key: [] for key in
                                          ('decode', 'preprocess', 'model', 'end to end')}
         windows = None
-        for round_index in tqdm(range(args.rounds), desc='rounds'):
-            order = ['pipeline', 'stages'] if round_index % 2 else ['stages', 'pipeline']
-            for part in order:
-                if part == 'pipeline':
-                    report = StreamEngine(stage, stride=args.stride, batch_size=args.batch_size,
-                                          progress=False).run(paths)
-                    rates['end to end'].append(report.windows / report.wall_s)
-                    if report.failed:
-                        raise RuntimeError(f'a stream failed: {report.failed}')
-                    continue
-                decoded = decode_alone(paths, stage.decoder)
-                prepared = preprocess_alone(stage, decoded['frames'], fps, args.stride)
-                windows = len(prepared['prepared'])
-                model_s = model_alone(stage, prepared['prepared'], args.batch_size)
-                rates['decode'].append(windows / decoded['seconds'])
-                rates['preprocess'].append(windows / prepared['seconds'])
-                rates['model'].append(windows / model_s)
-                del decoded, prepared
+
+        def pipeline():
+            report = StreamEngine(stage, stride=args.stride, batch_size=args.batch_size,
+                                  progress=False).run(paths)
+            rates['end to end'].append(report.windows / report.wall_s)
+            if report.failed:
+                raise RuntimeError(f'a stream failed: {report.failed}')
+
+        def stages():
+            nonlocal windows
+            decoded = decode_alone(paths, stage.decoder)
+            prepared = preprocess_alone(stage, decoded['frames'], fps, args.stride)
+            windows = len(prepared['prepared'])
+            model_s = model_alone(stage, prepared['prepared'], args.batch_size)
+            rates['decode'].append(windows / decoded['seconds'])
+            rates['preprocess'].append(windows / prepared['seconds'])
+            rates['model'].append(windows / model_s)
+
+        # The rounds alternate which goes first; each part measures its own rates (the stages
+        # one by one), run in the autograd mode the stream runs them in.
+        interleaved_timing(dict(stages=stages, pipeline=pipeline), args.rounds, warmup=0,
+                           inference=False)
     median = {key: statistics.median(values) for key, values in rates.items()}
     slowest = min(('decode', 'preprocess', 'model'), key=median.get)
     ratio = median[slowest] / median['end to end']
@@ -231,7 +235,7 @@ def throughput(args) -> str:
     model = Path(args.config).stem if args.config else \
         'HyperResNet-18 T=5, 224 px centre crop of a 256 short side, random weights'
     lines = [f'# Streaming: {args.streams} concurrent files, stages alone vs the pipeline', '',
-             environment(args), '',
+             environment(args, load_at_start), '',
              f'Model: {model}; videos: {names}; {windows} windows per pass; median of '
              f'{args.rounds} rounds.',
              '', '| stage | windows/s |', '|---|---:|']
@@ -315,10 +319,9 @@ def windows_with_event(records: Sequence[Dict], segments: Sequence[Sequence[int]
 
 
 def cascade(args) -> str:
-    from tqdm import tqdm
-
     from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine
     from hyperframes_mm.deploy.cascade import compare_with_confirmer
+    load_at_start = load_average()
     screen = ModelStage.from_config(args.screen_config, args.screen_checkpoint, args.device,
                                     name='screen', cfg_options=args.screen_cfg_options)
     confirm = ModelStage.from_config(args.confirm_config, args.confirm_checkpoint, args.device,
@@ -341,11 +344,11 @@ def cascade(args) -> str:
                                          confirm=confirm, screen_threshold=args.screen_threshold,
                                          keep_records=True, progress=False))
         reports: Dict[str, list] = {key: [] for key in runs}
-        keys = list(runs)
-        for round_index in tqdm(range(args.rounds), desc='rounds'):
-            shift = round_index % len(keys)
-            for key in keys[shift:] + keys[:shift]:
-                reports[key].append(runs[key]().run([stream['video']], names=['stream']))
+        # each run's report carries its own model and wall times
+        interleaved_timing(
+            {key: (lambda key=key: reports[key].append(
+                runs[key]().run([stream['video']], names=['stream']))) for key in runs},
+            args.rounds, warmup=0, inference=False)
 
     def cost(report) -> float:
         """Model-thread seconds per window: screening (or only) model, confirmer input
@@ -371,7 +374,7 @@ def cascade(args) -> str:
 
     lines = [
         '# Cascade alerting: screening on every window, confirming on flagged ones', '',
-        environment(args), '',
+        environment(args, load_at_start), '',
         f'Stream: {args.clips} synthetic clips of 2 s at 25 fps ({stream["num_frames"]} frames), '
         f'one in {args.event_every} a `{args.event}` event (label {stream["label"]}), the others '
         f'{", ".join(args.background)}; {last["cascade"].windows} windows, '

@@ -13,12 +13,13 @@ the targets (faster at 32x32, no slower where nothing is skipped), writes
 """
 import argparse
 import logging
-import platform
-import statistics
 import sys
 from pathlib import Path
 
 import torch
+
+from benchmarks.lib.costing import load_average, machine_line
+from benchmarks.lib.tables import print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'train_step.md'
@@ -78,6 +79,7 @@ def main(argv=None) -> int:
     from mmengine.logging import MMLogger
     from mmengine.registry import init_default_scope
     from hyperframes_mm.utils.timing import interleaved_timing
+    load_at_start = load_average()
     init_default_scope('mmaction')
     MMLogger.get_current_instance().setLevel(logging.WARNING)
     torch.set_num_threads(args.threads)
@@ -85,20 +87,19 @@ def main(argv=None) -> int:
     steps = {(size, name): make_step(model_cfg, conv_type, size, args.batch)
              for size in args.sizes for name, conv_type in CONV_TYPES.items()}
     times = interleaved_timing(steps, args.repeats, args.warmup, inference=False)
-    median = {key: statistics.median(values) * 1e3 for key, values in times.items()}
     lines = [
         '# Training step: plain convs vs PadAwareConv2d', '',
         f'HyperResNet-18 T=5 with the synthetic recipe\'s head (10 classes), batch {args.batch}, '
-        f'forward + cross-entropy + backward + fused AdamW step; torch {torch.__version__}, '
-        f'{args.threads} thread(s), {platform.processor() or platform.machine()}; median of '
-        f'{args.repeats} interleaved rounds after {args.warmup} warm-up.', '',
+        f'forward + cross-entropy + backward + fused AdamW step; median of {args.repeats} '
+        f'interleaved rounds after {args.warmup} warm-up.', '',
+        machine_line(threads=args.threads, load_at_start=load_at_start), '',
         '| input | layer4 maps | mmcv Conv2d (ms) | PadAwareConv2d (ms) | speed-up | target |',
         '|---|---|---:|---:|---:|---|']
     met = True
     for size in args.sizes:
         side = last_stage_side(size)
-        plain, aware = median[size, 'mmcv Conv2d'], median[size, 'PadAwareConv2d']
-        speedup = plain / aware
+        plain, aware = (times.median((size, name)) * 1e3 for name in CONV_TYPES)
+        speedup = times.ratio((size, 'mmcv Conv2d'), (size, 'PadAwareConv2d'))
         if side == 1:
             target, ok = f'>= {TARGET_SPEEDUP:.2f}x', speedup >= TARGET_SPEEDUP
         else:
@@ -109,10 +110,7 @@ def main(argv=None) -> int:
     lines += ['', 'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_train_step.py' +
               (f' --sizes {" ".join(map(str, args.sizes))}' if args.sizes != [32, 64, 112] else '')
               + (f' --batch {args.batch}' if args.batch != 16 else '') + '`']
-    text = '\n'.join(lines) + '\n'
-    print(text)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(text)
+    print_and_write('\n'.join(lines) + '\n', args.out)
     return 0 if met else 1
 
 
