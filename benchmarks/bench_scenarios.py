@@ -38,7 +38,6 @@ keeps the other).
 """
 import argparse
 import copy
-import os
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -47,7 +46,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.costing import cpu_name
+from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.edits import Edit, checkpoint_every, epochs, one_config, sampling
 from benchmarks.lib.rows import Row
 from benchmarks.lib.tables import replace_titled_section, summary
@@ -129,7 +128,7 @@ def run_cost(args) -> str:
     from hyperframes_mm.analysis.config_utils import sampler_spec
     from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
     torch.set_num_threads(args.threads)
-    load_before = os.getloadavg()
+    load_at_start = load_average()
     rows, configs = [], {}
     for item in SCENARIOS:
         path = SCENARIO_DIR / item.config
@@ -142,7 +141,6 @@ def run_cost(args) -> str:
         configs[item.title] = (str(path), options)
     latency = compare_latency(configs, device='cpu', batch=1, repeats=args.repeats,
                               warmup=args.warmup, progress=True)
-    load_after = os.getloadavg()
     lines = [
         '| scenario | config | T | interval | input | backbone | batch/GPU | GFLOPs / view | '
         'params (M) | CPU ms / view (IQR) | test views |',
@@ -161,17 +159,10 @@ def run_cost(args) -> str:
     return '\n'.join([
         '## Cost at each scenario\'s input size', '',
         f'One view (one clip, one centre crop) of the whole test-time model, batch 1. Latency: '
-        f'median of {args.repeats} interleaved rounds after {args.warmup} warm-up, '
-        f'{args.threads} thread(s), {machine()}; load average {load_before[0]:.1f} before, '
-        f'{load_after[0]:.1f} after (other jobs share the CPUs: compare rows, not runs). A test '
-        'sample costs `test views` times one view.', '',
+        f'median of {args.repeats} interleaved rounds after {args.warmup} warm-up (other jobs '
+        'share the CPUs: compare rows, not runs). A test sample costs `test views` times one '
+        'view.', '', machine_line(threads=args.threads, load_at_start=load_at_start), '',
         f'Command: `{command}`', ''] + lines) + '\n'
-
-
-def machine() -> str:
-    """CPU model, CPU count and torch version, in words."""
-    import torch
-    return f'{cpu_name()}, {os.cpu_count()} CPUs, torch {torch.__version__}'
 
 
 # ------------------------------------------------------------------------------- synthetic

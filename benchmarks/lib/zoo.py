@@ -483,14 +483,11 @@ def markdown_table(rows: Sequence[ZooRow]) -> str:
 
 def measurement_note(rows: Sequence[ZooRow], repeats: int, warmup: int) -> str:
     """One line on how and where the latency column was measured."""
-    import torch
     if all(row.latency_ms is None for row in rows):
         return 'CPU latency not measured (`--no-latency`).\n'
-    from .costing import cpu_name, load_average
+    from .costing import machine_line
     return (f'CPU latency: median of {repeats} calls after {warmup} warm-up, the models '
-            f'interleaved round by round, batch 1, one view, '
-            f'{torch.get_num_threads()} thread(s), torch {torch.__version__}, {cpu_name()}, '
-            f'load average {load_average():.1f} when measured.\n')
+            f'interleaved round by round, batch 1, one view. {machine_line()}\n')
 
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:

@@ -163,7 +163,7 @@ def test_zoo_table_writes_checks_and_reads_results(zoo_table, small_family):
     assert readme.startswith('# fam\n\n<!-- zoo_table: start -->\n| config |')
     assert readme.endswith('<!-- zoo_table: end -->\n\nafter\n') and 'old' not in readme
     assert 'CPU latency: median of 2 calls after 0 warm-up, the models interleaved round by ' \
-        'round, batch 1, one view, 1 thread(s)' in readme
+        'round, batch 1, one view. Machine: ' in readme and ' with 1 thread(s), kernels ' in readme
     (row, ) = _table_rows(readme)
     assert row[1:5] == ['HyperResNet-18', 'ImageNet', '5 × 2', '10 clips × 3 crops']
     assert float(row[7]) > 0
