@@ -1,30 +1,4 @@
-# Recognizer2D over hyperframes with a ResNet-50 whose conv1 takes 3T channels; dim 1 of the
-# input holds hyperframes (test clips x crops), whose scores TSNHead averages.
-model = dict(
-    type='Recognizer2D',
-    backbone=dict(
-        type='HyperResNet',
-        depth=50,
-        num_frames=5,
-        inflate_init='replicate',
-        # centre frame + 4x frame differences (benchmarks/README.md); the same function as
-        # stacked frames at initialisation from a 2D checkpoint, easier to train
-        input_encoding='diff',
-        diff_gain=4.0,
-        pretrained=None,
-        norm_eval=False),
-    cls_head=dict(
-        type='TSNHead',
-        num_classes=400,
-        in_channels=2048,
-        spatial_type='avg',
-        consensus=dict(type='AvgConsensus', dim=1),
-        dropout_ratio=0.4,
-        init_std=0.01,
-        average_clips='prob'),
-    data_preprocessor=dict(
-        type='HyperframeDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375]),
-    train_cfg=None,
-    test_cfg=None)
+# Recognizer2D over hyperframes with a ResNet-50 whose conv1 takes 3T channels: hyper_r18.py's
+# model on the deeper network, whose last stage gives the head 2048 channels.
+_base_ = ['hyper_r18.py']
+model = dict(backbone=dict(depth=50), cls_head=dict(in_channels=2048))
