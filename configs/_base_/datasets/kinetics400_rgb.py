@@ -3,14 +3,14 @@
 # mmaction2 resizes the videos to a 256 or 320 short side first, which decodes much faster).
 # Pipelines: those of hyperframe_rgb_pipelines.py (T=5, frames 2 apart, one augmentation draw per
 # sample). The flip has no flip_label_map: no Kinetics-400 class names a left/right direction, so a
-# flipped clip keeps its label. Every copy of Kinetics has some videos that fail to decode, so the
-# training set is wrapped in GuardedDataset(on_bad_video='skip'): a bad video is logged, replaced by
-# a random other sample and never decoded again. Validation and test use on_bad_video='raise'
-# instead: a replaced test video would count another video's prediction twice; remove the file the
-# error names from the list. All three check the list on construction (bad labels raise; missing
-# videos raise, or with 'skip' are listed in a warning and never drawn).
-_base_ = ['./hyperframe_rgb_pipelines.py']
-dataset_type = 'VideoDataset'
+# flipped clip keeps its label. Dataloaders: hyperframe_rgb_dataloaders.py's. Every copy of
+# Kinetics has some videos that fail to decode, so training skips them (GuardedDataset's
+# on_bad_video='skip'): a bad video is logged, replaced by a random other sample and never
+# decoded again. Validation and test stop on one instead (on_bad_video='raise'): a replaced test
+# video would count another video's prediction twice; remove the file the error names from the
+# list. All three check the list on construction (bad labels raise; missing videos raise, or
+# with 'skip' are listed in a warning and never drawn).
+_base_ = ['./hyperframe_rgb_dataloaders.py']
 data_root = 'data/kinetics400/videos_train'
 data_root_val = 'data/kinetics400/videos_val'
 ann_file_train = 'data/kinetics400/kinetics400_train_list_videos.txt'
@@ -18,49 +18,12 @@ ann_file_val = 'data/kinetics400/kinetics400_val_list_videos.txt'
 num_classes = 400
 
 train_dataloader = dict(
-    batch_size=32,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=True),
     dataset=dict(
-        type='GuardedDataset',
         on_bad_video='skip',
         num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_train,
-            data_prefix=dict(video=data_root),
-            pipeline=_base_.train_pipeline)))
+        dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root))))
 val_dataloader = dict(
-    batch_size=32,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
     dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
         num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_val,
-            data_prefix=dict(video=data_root_val),
-            pipeline=_base_.val_pipeline,
-            test_mode=True)))
-test_dataloader = dict(
-    batch_size=1,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
-        num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_val,
-            data_prefix=dict(video=data_root_val),
-            pipeline=_base_.test_pipeline,
-            test_mode=True)))
-
-val_evaluator = dict(type='AccMetric')
-test_evaluator = val_evaluator
+        dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root_val))))
+test_dataloader = val_dataloader  # the same videos; the base sets the test's pipeline and batch

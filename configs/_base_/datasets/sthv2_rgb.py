@@ -2,12 +2,11 @@
 # data/sthv2/videos/<id>.mp4, lists "<id>.mp4 <label>"): 174 classes of short hand-object
 # actions (~4 s at 12 fps) that a single frame cannot tell apart.
 # Pipelines: those of hyperframe_rgb_pipelines.py (T=5, frames 2 apart, one augmentation draw per
-# sample). Some classes name a direction, so a flipped clip swaps their labels (mmaction2's map for
-# "... from left to right" <-> "... from right to left" and the like). Training skips videos that
-# fail to decode (GuardedDataset(on_bad_video='skip'), logged); validation and test stop on them,
-# naming the file.
-_base_ = ['./hyperframe_rgb_pipelines.py']
-dataset_type = 'VideoDataset'
+# sample) with fewer test clips, and a flip that swaps the labels of the classes that name a
+# direction (mmaction2's map for "... from left to right" <-> "... from right to left" and the
+# like). Dataloaders: hyperframe_rgb_dataloaders.py's; training skips videos that fail to decode
+# (GuardedDataset(on_bad_video='skip'), logged); validation and test stop on them, naming the file.
+_base_ = ['./hyperframe_rgb_dataloaders.py']
 data_root = 'data/sthv2/videos'
 ann_file_train = 'data/sthv2/sthv2_train_list_videos.txt'
 ann_file_val = 'data/sthv2/sthv2_val_list_videos.txt'
@@ -34,49 +33,19 @@ test_pipeline = [
 ]
 
 train_dataloader = dict(
-    batch_size=32,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=True),
     dataset=dict(
-        type='GuardedDataset',
         on_bad_video='skip',
         num_classes=num_classes,
         dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_train,
-            data_prefix=dict(video=data_root),
+            ann_file=ann_file_train, data_prefix=dict(video=data_root),
             pipeline=train_pipeline)))
 val_dataloader = dict(
-    batch_size=32,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
     dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
         num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_val,
-            data_prefix=dict(video=data_root),
-            pipeline=val_pipeline,
-            test_mode=True)))
+        dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root),
+                     pipeline=val_pipeline)))
 test_dataloader = dict(
-    batch_size=1,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
     dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
         num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_val,
-            data_prefix=dict(video=data_root),
-            pipeline=test_pipeline,
-            test_mode=True)))
-
-val_evaluator = dict(type='AccMetric')
-test_evaluator = val_evaluator
+        dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root),
+                     pipeline=test_pipeline)))

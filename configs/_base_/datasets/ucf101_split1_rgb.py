@@ -2,11 +2,9 @@
 # data/ucf101/videos/<Class>/<name>.avi, lists "ApplyEyeMakeup/v_ApplyEyeMakeup_g08_c01.avi 0").
 # Pipelines: those of hyperframe_rgb_pipelines.py (T=5, frames 2 apart, one augmentation draw per
 # sample). The flip has no flip_label_map: no UCF101 class depends on left/right, so a flipped clip
-# keeps its label. The dataset is wrapped in GuardedDataset(on_bad_video='raise'): the list is
-# checked on construction (labels, missing files: an error naming file:line), and a video that fails
-# to decode stops the run naming the file (UCF101 is small and clean: a failure is worth a stop).
-_base_ = ['./hyperframe_rgb_pipelines.py']
-dataset_type = 'VideoDataset'
+# keeps its label. Dataloaders: hyperframe_rgb_dataloaders.py's; a video that fails to decode stops
+# the run naming the file (UCF101 is small and clean: a failure is worth a stop).
+_base_ = ['./hyperframe_rgb_dataloaders.py']
 data_root = 'data/ucf101/videos'
 split = 1  # official train/test splits: 1, 2, 3
 ann_file_train = f'data/ucf101/ucf101_train_split_{split}_videos.txt'
@@ -14,49 +12,11 @@ ann_file_val = f'data/ucf101/ucf101_val_split_{split}_videos.txt'
 num_classes = 101
 
 train_dataloader = dict(
-    batch_size=32,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=True),
     dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
         num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_train,
-            data_prefix=dict(video=data_root),
-            pipeline=_base_.train_pipeline)))
+        dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root))))
 val_dataloader = dict(
-    batch_size=32,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
     dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
         num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_val,
-            data_prefix=dict(video=data_root),
-            pipeline=_base_.val_pipeline,
-            test_mode=True)))
-test_dataloader = dict(
-    batch_size=1,
-    num_workers=8,
-    persistent_workers=True,
-    sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(
-        type='GuardedDataset',
-        on_bad_video='raise',
-        num_classes=num_classes,
-        dataset=dict(
-            type=dataset_type,
-            ann_file=ann_file_val,
-            data_prefix=dict(video=data_root),
-            pipeline=_base_.test_pipeline,
-            test_mode=True)))
-
-val_evaluator = dict(type='AccMetric')
-test_evaluator = val_evaluator
+        dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root))))
+test_dataloader = val_dataloader  # the same videos; the base sets the test's pipeline and batch
