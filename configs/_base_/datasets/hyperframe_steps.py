@@ -6,3 +6,6 @@ hyperframe_format = [dict(type='HyperframeStack'), dict(type='PackActionInputs')
 # a two-stream sample stacked into one hyperframe per clip and crop, the fast stream's frames
 # then the slow stream's (early fusion: Recognizer2D with a backbone of the streams' total T)
 fused_format = [dict(type='HyperframeStack', fuse_streams=True), dict(type='PackActionInputs')]
+# mmaction2's TSN/TSM input, for the baselines tested on a family's views: [views x T, 3, H, W]
+# (Recognizer2D folds the T frames of a view into its batch)
+segment_format = [dict(type='FormatShape', input_format='NCHW'), dict(type='PackActionInputs')]

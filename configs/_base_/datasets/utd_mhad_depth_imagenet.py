@@ -15,19 +15,15 @@ test_transforms = [
     _base_.test_transforms[0],
     dict(_base_.test_transforms[1], scale=(input_size, input_size))
 ]
-train_pipeline = [
-    _base_.train_init, _base_.hyperframe_sampler, *train_transforms, *_base_.hyperframe_format
+# each split's parts, as in utd_mhad_depth.py: (reader, the sampler's views, transforms)
+pipeline_parts = [
+    (_base_.train_init, dict(), train_transforms),
+    (_base_.test_init, dict(num_clips=val_clips, test_mode=True), test_transforms),
+    (_base_.test_init, dict(num_clips=_base_.test_clips, test_mode=True), test_transforms),
 ]
-val_pipeline = [
-    _base_.test_init,
-    dict(_base_.hyperframe_sampler, num_clips=val_clips, test_mode=True), *test_transforms,
-    *_base_.hyperframe_format
-]
-test_pipeline = [
-    _base_.test_init,
-    dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *test_transforms, *_base_.hyperframe_format
-]
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(_base_.hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))

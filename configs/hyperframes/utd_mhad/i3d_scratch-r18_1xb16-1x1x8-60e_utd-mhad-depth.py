@@ -33,15 +33,12 @@ model = dict(
         std=[58.395, 57.12, 57.375],
         format_shape='NCTHW'))
 num_frames = 8
-frames = dict(type='HyperframeSampleFrames', num_frames=num_frames, mode='uniform')
+# the family's picks and views, 8 frames a clip, stacked in time for the 3D network
+frames = dict(_base_.hyperframe_sampler, num_frames=num_frames)
 clip_format = [dict(type='FormatShape', input_format='NCTHW'), dict(type='PackActionInputs')]
-train_pipeline = [_base_.train_init, frames, *_base_.train_transforms, *clip_format]
-val_pipeline = [
-    _base_.test_init,
-    dict(frames, num_clips=_base_.test_clips, test_mode=True), *_base_.test_transforms,
-    *clip_format
-]
-test_pipeline = val_pipeline
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(frames, **views), *transforms, *clip_format]
+    for init, views, transforms in _base_.pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader

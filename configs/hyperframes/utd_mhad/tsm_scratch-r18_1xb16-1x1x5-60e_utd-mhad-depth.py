@@ -37,9 +37,8 @@ model = dict(
 # row of the family (the recipe's picks for its test clips)
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
 test_segments = dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True)
-segment_format = [dict(type='FormatShape', input_format='NCHW'), dict(type='PackActionInputs')]
-train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *segment_format]
-val_pipeline = [_base_.test_init, test_segments, *_base_.test_transforms, *segment_format]
+train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *_base_.segment_format]
+val_pipeline = [_base_.test_init, test_segments, *_base_.test_transforms, *_base_.segment_format]
 test_pipeline = val_pipeline
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))

@@ -4,19 +4,9 @@ _base_ = ['./hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-30e_utd-mhad
 num_frames = 1
 model = dict(backbone=dict(num_frames=num_frames, input_encoding='frames'))
 hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
-train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.hyperframe_format
-]
-val_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=_base_.val_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.hyperframe_format
-]
-test_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.hyperframe_format
-]
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in _base_.pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))

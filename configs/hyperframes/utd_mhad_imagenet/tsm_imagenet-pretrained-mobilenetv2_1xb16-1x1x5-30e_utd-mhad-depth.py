@@ -37,18 +37,10 @@ model = dict(
 # T frames a sample, one from each of T equal segments of the clip; validated and tested on the
 # views of every row of the family (the hyperframe rows' picks for its clips)
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
-segment_format = [dict(type='FormatShape', input_format='NCHW'), dict(type='PackActionInputs')]
-train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *segment_format]
-val_pipeline = [
-    _base_.test_init,
-    dict(_base_.hyperframe_sampler, num_clips=_base_.val_clips, test_mode=True),
-    *_base_.test_transforms, *segment_format
-]
-test_pipeline = [
-    _base_.test_init,
-    dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *segment_format
-]
+train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *_base_.segment_format]
+val_pipeline, test_pipeline = (
+    [init, dict(_base_.hyperframe_sampler, **views), *transforms, *_base_.segment_format]
+    for init, views, transforms in _base_.pipeline_parts[1:])
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
