@@ -26,16 +26,18 @@ test_transforms = [
 ]
 hyperframe_sampler = dict(type='HyperframeSampleFrames', num_frames=num_frames, mode='uniform')
 
-train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *train_transforms, *_base_.hyperframe_format
+# Every pipeline is [reader, sampler with the split's views, decoding and transforms, stacking];
+# validation and test take the same clips of the whole frame. The parts of each split (train,
+# val, test) around the sampler and the stacking, which a config that changes either rebuilds
+# its pipelines from:
+pipeline_parts = [
+    (_base_.train_init, dict(), train_transforms),
+    (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
+    (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
 ]
-# validation and test: the same clips of the whole frame
-val_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=test_clips, test_mode=True), *test_transforms,
-    *_base_.hyperframe_format
-]
-test_pipeline = val_pipeline
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in pipeline_parts)
 
 train_dataloader = dict(
     dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root),

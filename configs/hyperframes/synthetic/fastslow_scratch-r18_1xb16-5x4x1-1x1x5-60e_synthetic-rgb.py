@@ -12,15 +12,9 @@ hyperframe_sampler = dict(
     num_frames=_base_.num_frames,
     time_based=True,
     streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
-train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.fused_format
-]
-val_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.fused_format
-]
-test_pipeline = val_pipeline
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.fused_format]
+    for init, views, transforms in _base_.pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader

@@ -13,15 +13,9 @@ model = dict(backbone=dict(motion_products=True))
 # left approach/recede confused). mode='interval' is spelt out: it replaces the base's 'uniform'.
 hyperframe_sampler = dict(_base_.hyperframe_sampler, mode='interval', interval=8 / 30,
                           time_based=True)
-train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.hyperframe_format
-]
-val_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.hyperframe_format
-]
-test_pipeline = val_pipeline
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in _base_.pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader

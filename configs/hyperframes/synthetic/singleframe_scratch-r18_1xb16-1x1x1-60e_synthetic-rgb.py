@@ -4,15 +4,9 @@ _base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
 num_frames = 1
 model = dict(backbone=dict(num_frames=num_frames, input_encoding='frames', motion_products=False))
 hyperframe_sampler = dict(type='HyperframeSampleFrames', num_frames=num_frames, interval=1)
-train_pipeline = [
-    _base_.train_init, hyperframe_sampler, *_base_.train_transforms, *_base_.hyperframe_format
-]
-val_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=_base_.test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.hyperframe_format
-]
-test_pipeline = val_pipeline
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in _base_.pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader

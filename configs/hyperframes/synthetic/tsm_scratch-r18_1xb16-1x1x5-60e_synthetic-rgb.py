@@ -4,13 +4,6 @@
 _base_ = ['./tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
 model = dict(
     backbone=dict(
-        _delete_=True,
-        type='ResNetTSM',
-        depth=18,
-        pretrained=None,
-        pretrained2d=False,
-        num_segments=_base_.num_frames,
-        shift_div=8,
-        norm_eval=False),
+        type='ResNetTSM', pretrained2d=False, num_segments=_base_.num_frames, shift_div=8),
     cls_head=dict(
         type='TSMHead', num_segments=_base_.num_frames, is_shift=True, init_std=0.001))

@@ -5,13 +5,9 @@
 _base_ = ['./tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
 picks = dict(type='HyperframeSampleFrames', num_frames=_base_.num_frames, interval=8 / 30,
              time_based=True)
-train_pipeline = [_base_.train_init, picks, *_base_.train_transforms, *_base_.segment_format]
-val_pipeline = [
-    _base_.test_init,
-    dict(picks, num_clips=_base_.test_clips, test_mode=True), *_base_.test_transforms,
-    *_base_.segment_format
-]
-test_pipeline = val_pipeline
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(picks, **views), *transforms, *_base_.segment_format]
+    for init, views, transforms in _base_.pipeline_parts)
 train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
 val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
 test_dataloader = val_dataloader

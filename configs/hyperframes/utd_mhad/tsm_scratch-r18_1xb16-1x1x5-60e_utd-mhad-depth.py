@@ -1,38 +1,14 @@
 # mmaction2's TSM: ResNetTSM-18 (1/8 of the channels shifted between the 5 segments in every
 # block), one frame from each of 5 equal segments of the clip (TSN sampling), scores averaged;
-# mmaction2's from-scratch SGD schedule. ResNetTSM(pretrained=None) needs pretrained2d=False to
-# skip its 2D-checkpoint loader.
+# mmaction2's from-scratch SGD schedule.
 _base_ = [
-    '../../_base_/datasets/utd_mhad_depth.py',
+    '../../_base_/models/tsm_r18.py', '../../_base_/datasets/utd_mhad_depth.py',
     '../../_base_/schedules/sgd_scratch_warmup_cosine_60e.py',
     '../../_base_/default_runtime.py'
 ]
 model = dict(
-    type='Recognizer2D',
-    backbone=dict(
-        type='ResNetTSM',
-        depth=18,
-        pretrained=None,
-        pretrained2d=False,
-        num_segments=_base_.num_frames,
-        shift_div=8,
-        norm_eval=False),
-    cls_head=dict(
-        type='TSMHead',
-        num_classes=27,
-        in_channels=512,
-        num_segments=_base_.num_frames,
-        spatial_type='avg',
-        consensus=dict(type='AvgConsensus', dim=1),
-        dropout_ratio=0.5,
-        init_std=0.001,
-        is_shift=True,
-        average_clips='prob'),
-    data_preprocessor=dict(
-        type='ActionDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375],
-        format_shape='NCHW'))
+    backbone=dict(num_segments=_base_.num_frames),
+    cls_head=dict(num_classes=27, num_segments=_base_.num_frames))
 # T frames a sample, one from each of T equal segments of the clip; tested on the views of every
 # row of the family (the recipe's picks for its test clips)
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)

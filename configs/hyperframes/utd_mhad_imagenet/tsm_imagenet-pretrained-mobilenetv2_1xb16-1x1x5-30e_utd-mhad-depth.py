@@ -4,36 +4,13 @@
 # frame from each of 5 equal segments of the clip (TSN sampling), scores averaged; its fine-tuning
 # recipe (sgd_mobilenet_v2_finetune_30e.py). Tested on the family's views.
 _base_ = [
-    '../../_base_/models/imagenet_mobilenet_v2.py',
+    '../../_base_/models/tsm_mobilenet_v2.py', '../../_base_/models/imagenet_mobilenet_v2.py',
     '../../_base_/datasets/utd_mhad_depth_imagenet.py',
     '../../_base_/schedules/sgd_mobilenet_v2_finetune_30e.py', '../../_base_/default_runtime.py'
 ]
 model = dict(
-    type='Recognizer2D',
-    backbone=dict(
-        type='MobileNetV2TSM',
-        num_segments=_base_.num_frames,
-        is_shift=True,
-        shift_div=8,
-        # its own loader: the 2D file strictly, block names mapped around the shift wrappers
-        pretrained2d=True,
-        pretrained=_base_.imagenet_mobilenet_v2),
-    cls_head=dict(
-        type='TSMHead',
-        num_classes=_base_.num_classes,
-        in_channels=1280,
-        num_segments=_base_.num_frames,
-        spatial_type='avg',
-        consensus=dict(type='AvgConsensus', dim=1),
-        dropout_ratio=0.5,
-        init_std=0.001,
-        is_shift=True,
-        average_clips='prob'),
-    data_preprocessor=dict(
-        type='ActionDataPreprocessor',
-        mean=[123.675, 116.28, 103.53],
-        std=[58.395, 57.12, 57.375],
-        format_shape='NCHW'))
+    backbone=dict(num_segments=_base_.num_frames, pretrained=_base_.imagenet_mobilenet_v2),
+    cls_head=dict(num_classes=_base_.num_classes, num_segments=_base_.num_frames))
 # T frames a sample, one from each of T equal segments of the clip; validated and tested on the
 # views of every row of the family (the hyperframe rows' picks for its clips)
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
