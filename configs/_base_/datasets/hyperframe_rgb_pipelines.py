@@ -27,19 +27,17 @@ test_transforms = [
     dict(type='ThreeCrop', crop_size=test_scale)
 ]
 
-train_pipeline = [
-    train_init, hyperframe_sampler, *train_transforms, *_base_.hyperframe_format
+# Every pipeline is [reader, sampler with the split's views, decoding and transforms, stacking].
+# The parts of each split (train, val, test) around the sampler and the stacking, which a config
+# that changes either rebuilds its pipelines from:
+pipeline_parts = [
+    (train_init, dict(), train_transforms),
+    (_base_.test_init, dict(num_clips=val_clips, test_mode=True), val_transforms),
+    (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
 ]
-val_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=val_clips, test_mode=True), *val_transforms,
-    *_base_.hyperframe_format
-]
-test_pipeline = [
-    _base_.test_init,
-    dict(hyperframe_sampler, num_clips=test_clips, test_mode=True), *test_transforms,
-    *_base_.hyperframe_format
-]
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in pipeline_parts)
 
 # The two-stream model's pipelines (kinetics400_fastslow_rgb.py, ucf101_split1_fastslow_rgb.py):
 # per clip, a fast T=5 hyperframe (frames 1 apart, 5 frames) centred inside a slow one (frames
@@ -50,16 +48,6 @@ fastslow_sampler = dict(
     num_frames=num_frames,
     streams=dict(fast=dict(interval=1), slow=dict(interval=4)),
     stream_align='center')
-fastslow_train_pipeline = [
-    train_init, fastslow_sampler, *train_transforms, *_base_.fused_format
-]
-fastslow_val_pipeline = [
-    _base_.test_init,
-    dict(fastslow_sampler, num_clips=val_clips, test_mode=True), *val_transforms,
-    *_base_.fused_format
-]
-fastslow_test_pipeline = [
-    _base_.test_init,
-    dict(fastslow_sampler, num_clips=test_clips, test_mode=True), *test_transforms,
-    *_base_.fused_format
-]
+fastslow_train_pipeline, fastslow_val_pipeline, fastslow_test_pipeline = (
+    [init, dict(fastslow_sampler, **views), *transforms, *_base_.fused_format]
+    for init, views, transforms in pipeline_parts)

@@ -17,20 +17,16 @@ flip_label_map = {86: 87, 87: 86, 93: 94, 94: 93, 166: 167, 167: 166}
 val_clips = 2
 test_clips = 4
 augment = dict(_base_.augment, flip_label_map=flip_label_map)
-train_pipeline = [
-    _base_.train_init, _base_.hyperframe_sampler,
-    dict(type='DecordDecode'), augment, *_base_.hyperframe_format
+train_transforms = [dict(type='DecordDecode'), augment]
+# hyperframe_rgb_pipelines.py's parts with these clips and this flip
+pipeline_parts = [
+    (_base_.train_init, dict(), train_transforms),
+    (_base_.test_init, dict(num_clips=val_clips, test_mode=True), _base_.val_transforms),
+    (_base_.test_init, dict(num_clips=test_clips, test_mode=True), _base_.test_transforms),
 ]
-val_pipeline = [
-    _base_.test_init,
-    dict(_base_.hyperframe_sampler, num_clips=val_clips, test_mode=True),
-    *_base_.val_transforms, *_base_.hyperframe_format
-]
-test_pipeline = [
-    _base_.test_init,
-    dict(_base_.hyperframe_sampler, num_clips=test_clips, test_mode=True),
-    *_base_.test_transforms, *_base_.hyperframe_format
-]
+train_pipeline, val_pipeline, test_pipeline = (
+    [init, dict(_base_.hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
+    for init, views, transforms in pipeline_parts)
 
 train_dataloader = dict(
     dataset=dict(
