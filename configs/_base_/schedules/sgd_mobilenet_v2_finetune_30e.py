@@ -8,24 +8,22 @@
 # mmaction2's TSN/TSM alike: the comparison is of models started from the same weights, so the
 # optimiser is not one of the differences. Half the from-scratch schedule's 60 epochs: the
 # network starts from features that already work, and the learning curves show where each row
-# stops gaining (the from-scratch control keeps its own 60 epochs).
+# stops gaining (the from-scratch control keeps its own 60 epochs). The loops, SGD and the warm-up
+# + cosine decay are sgd_warmup_cosine_50e.py's, over these epochs.
+_base_ = ['./sgd_warmup_cosine_50e.py']
 max_epochs = 30
 warmup_epochs = 3
 # a validation every 2 epochs (one clip: the family's val_clips) resolves the epoch a row
 # reaches an accuracy at for little training time
-train_cfg = dict(type='EpochBasedTrainLoop', max_epochs=max_epochs, val_begin=1, val_interval=2)
-val_cfg = dict(type='ValLoop')
-test_cfg = dict(type='TestLoop')
-
+train_cfg = dict(max_epochs=max_epochs, val_interval=2)
 param_scheduler = [
-    dict(type='LinearLR', start_factor=0.1, by_epoch=True, begin=0, end=warmup_epochs,
-         convert_to_iter_based=True),
-    dict(type='CosineAnnealingLR', T_max=max_epochs - warmup_epochs, eta_min=0, by_epoch=True,
-         begin=warmup_epochs, end=max_epochs, convert_to_iter_based=True)
+    dict(_base_.param_scheduler[0], end=warmup_epochs),
+    dict(_base_.param_scheduler[1], T_max=max_epochs - warmup_epochs, begin=warmup_epochs,
+         end=max_epochs)
 ]
 optim_wrapper = dict(
     constructor='TSMOptimWrapperConstructor',
     paramwise_cfg=dict(fc_lr5=True),
-    optimizer=dict(type='SGD', lr=0.02 * 16 / 128, momentum=0.9, weight_decay=2e-5),
-    clip_grad=dict(max_norm=20, norm_type=2))
-auto_scale_lr = dict(enable=False, base_batch_size=16)
+    optimizer=dict(lr=0.02 * 16 / 128, weight_decay=2e-5),
+    clip_grad=dict(max_norm=20))
+auto_scale_lr = dict(base_batch_size=16)
