@@ -1,8 +1,11 @@
-# Recognizer2D over hyperframes: dim 1 of the input holds hyperframes (test clips x crops), whose
-# scores TSNHead averages, exactly as it averages TSN segments.
+# Recognizer2D over hyperframes: mmaction2's TSN (tsn_r18.py) with HyperResNet-18, whose conv1
+# takes 3T channels, and the data preprocessor that tiles ImageNet's mean and std over them. Dim 1
+# of the input holds hyperframes (test clips x crops), whose scores the TSN head averages,
+# exactly as it averages TSN segments.
+_base_ = ['tsn_r18.py']
 model = dict(
-    type='Recognizer2D',
     backbone=dict(
+        _delete_=True,
         type='HyperResNet',
         depth=18,
         num_frames=5,
@@ -13,16 +16,8 @@ model = dict(
         diff_gain=4.0,
         pretrained=None,
         norm_eval=False),
-    cls_head=dict(
-        type='TSNHead',
-        num_classes=400,
-        in_channels=512,
-        spatial_type='avg',
-        consensus=dict(type='AvgConsensus', dim=1),
-        dropout_ratio=0.4,
-        init_std=0.01,
-        average_clips='prob'),
     data_preprocessor=dict(
+        _delete_=True,
         type='HyperframeDataPreprocessor',
         mean=[123.675, 116.28, 103.53],
         std=[58.395, 57.12, 57.375]),

@@ -1,6 +1,8 @@
 # mmaction2's TSN on a ResNet-18, the 2D video baseline: Recognizer2D over T segments of one frame
 # each (the pipeline's segment_format), their scores averaged by the TSN head; mmaction2's own
 # data preprocessor with ImageNet normalisation. From scratch unless a config names a checkpoint.
+# The hyperframe models (hyper_r18.py and the bases on it) keep its head: a change here changes
+# theirs.
 model = dict(
     type='Recognizer2D',
     backbone=dict(type='ResNet', depth=18, pretrained=None, norm_eval=False),

@@ -53,17 +53,9 @@ val_dataloader = dict(
         data_prefix=dict(video=data_root),
         pipeline=val_pipeline,
         test_mode=True))
+# the validation videos, one a batch, with the test's clips
 test_dataloader = dict(
-    batch_size=1,
-    num_workers=0,
-    persistent_workers=False,
-    sampler=dict(type='DefaultSampler', shuffle=False),
-    dataset=dict(
-        type=dataset_type,
-        ann_file=f'{data_root}/val.txt',
-        data_prefix=dict(video=data_root),
-        pipeline=test_pipeline,
-        test_mode=True))
+    val_dataloader, batch_size=1, dataset=dict(val_dataloader['dataset'], pipeline=test_pipeline))
 
 val_evaluator = dict(type='AccMetric')
 test_evaluator = val_evaluator
