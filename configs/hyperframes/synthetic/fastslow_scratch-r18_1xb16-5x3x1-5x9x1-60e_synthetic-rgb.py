@@ -14,6 +14,8 @@ hyperframe_sampler = dict(
     time_based=True,
     streams=dict(fast=dict(interval=3 / 30), slow=dict(interval=9 / 30)),
     stream_align='center')
+# the family's pipelines (its dataset base's pipeline_parts) with these streams, stacked into
+# one hyperframe per clip
 train_pipeline, val_pipeline, test_pipeline = (
     [init, dict(hyperframe_sampler, **views), *transforms, *_base_.fused_format]
     for init, views, transforms in _base_.pipeline_parts)

@@ -13,6 +13,7 @@ model = dict(backbone=dict(motion_products=True))
 # left approach/recede confused). mode='interval' is spelt out: it replaces the base's 'uniform'.
 hyperframe_sampler = dict(_base_.hyperframe_sampler, mode='interval', interval=8 / 30,
                           time_based=True)
+# the family's pipelines (its dataset base's pipeline_parts) with this sampler
 train_pipeline, val_pipeline, test_pipeline = (
     [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
     for init, views, transforms in _base_.pipeline_parts)

@@ -5,6 +5,7 @@
 _base_ = ['./tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
 picks = dict(type='HyperframeSampleFrames', num_frames=_base_.num_frames, interval=8 / 30,
              time_based=True)
+# the family's pipelines (its dataset base's pipeline_parts) with these picks, as TSM's input
 train_pipeline, val_pipeline, test_pipeline = (
     [init, dict(picks, **views), *transforms, *_base_.segment_format]
     for init, views, transforms in _base_.pipeline_parts)

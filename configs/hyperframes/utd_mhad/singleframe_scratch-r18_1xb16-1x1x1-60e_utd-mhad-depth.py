@@ -4,6 +4,7 @@ _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
 num_frames = 1
 model = dict(backbone=dict(num_frames=num_frames, input_encoding='frames', motion_products=False))
 hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
+# the family's pipelines (its dataset base's pipeline_parts) with this sampler
 train_pipeline, val_pipeline, test_pipeline = (
     [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
     for init, views, transforms in _base_.pipeline_parts)

@@ -10,6 +10,8 @@ hyperframe_sampler = dict(
     num_frames=_base_.num_frames,
     time_based=True,
     streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
+# the family's pipelines (its dataset base's pipeline_parts) with these streams, stacked into
+# one hyperframe per clip
 train_pipeline, val_pipeline, test_pipeline = (
     [init, dict(hyperframe_sampler, **views), *transforms, *_base_.fused_format]
     for init, views, transforms in _base_.pipeline_parts)

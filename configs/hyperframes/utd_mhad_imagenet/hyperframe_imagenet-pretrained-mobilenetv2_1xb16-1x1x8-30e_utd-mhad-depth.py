@@ -4,6 +4,7 @@ _base_ = ['./hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-30e_utd-mhad
 num_frames = 8
 model = dict(backbone=dict(num_frames=num_frames))
 hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
+# the family's pipelines (its dataset base's pipeline_parts) with this sampler
 train_pipeline, val_pipeline, test_pipeline = (
     [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
     for init, views, transforms in _base_.pipeline_parts)
