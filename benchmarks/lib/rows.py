@@ -53,12 +53,11 @@ def synthetic(meta: Dict, lists: Sequence[str]) -> Dict:
     """What the tables and the run keys read of the synthetic benchmark's ``meta.json``: the
     generator's parameters (what makes the clips), the number of classes, the speed groups as
     labels (each run is also scored on them) and the clips per list."""
+    from hyperframes_mm.evaluation.predictions import groups_as_labels
     classes = meta['classes']
     clips = {meta['annotations'][split]: count * len(classes)
              for split, count in meta['params']['clips_per_class'].items()}
-    return dict(generator=meta['params'], classes=len(classes),
-                groups={group: [classes.index(name) for name in names]
-                        for group, names in meta['groups'].items()},
+    return dict(generator=meta['params'], classes=len(classes), groups=groups_as_labels(meta),
                 lists={name: clips[name] for name in lists})
 
 

@@ -35,7 +35,11 @@ def accuracy_by_group(predictions: Union[str, Path],
 def class_groups_of(data_root: Union[str, Path]) -> Dict[str, List[int]]:
     """The synthetic benchmark's groups (``fast``/``slow``) as labels, from its ``meta.json``."""
     from ..datasets.synthetic import load_meta
-    meta = load_meta(data_root)
+    return groups_as_labels(load_meta(data_root))
+
+
+def groups_as_labels(meta: Dict) -> Dict[str, List[int]]:
+    """A synthetic ``meta.json``'s groups of class names as groups of labels."""
     classes = meta['classes']
     return {group: [classes.index(name) for name in names]
             for group, names in meta['groups'].items()}
