@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from benchmarks.lib import runner
-from benchmarks.lib.costing import load_average, side_by_side
+from benchmarks.lib.costing import load_average, machine_line, side_by_side
 from benchmarks.lib.kernels import kernel_label, kernel_setting
 from benchmarks.lib.progress import Display, RowStatus
 from benchmarks.lib.tables import markdown_table, replace_section, summary
@@ -458,6 +458,7 @@ def main(argv=None) -> str:
     display.line(f'[main job] FLOPs and latency of {plural(len(done), "model")}, timed side '
                  'by side')
     os.environ.update(HF_SYNTHETIC=str(data_root))
+    load_at_start = load_average()
     with mmengine_warnings_only():
         costs = side_by_side({row.name: row.config for row in done}, (64, 64),
                              progress=sys.stderr.isatty())
@@ -468,10 +469,9 @@ def main(argv=None) -> str:
             accuracy_by_group(work_dir / 'predictions.pkl', groups), **costs[row.name],
             train_min=float((work_dir / 'train_seconds.txt').read_text()) / 60,
             config=row.config, note=row.note)
-    environment = (f'Latency on one torch thread; {os.cpu_count()} CPUs, load average '
-                   f'{load_average():.1f} at the end. Training: {args.jobs} models at once, '
-                   f'one thread each. Command: `python tools/main_job.py'
-                   f'{"".join(" " + arg for arg in (sys.argv[1:] if argv is None else argv))}`.')
+    command = ' '.join(['python tools/main_job.py', *(sys.argv[1:] if argv is None else argv)])
+    environment = machine_line(f'training {args.jobs} models at once, one thread each',
+                               f'command `{command}`', threads=1, load_at_start=load_at_start)
     table = render(rows, results, len(classes), environment)
     out = Path(args.work_dir)
     (out / 'results.md').write_text(table + '\n')
