@@ -138,6 +138,18 @@ def pick_videos(args, folder: Path) -> List[str]:
     return paths
 
 
+def seconds_in_threads(run, count: int) -> float:
+    """Wall time of ``run(0) ... run(count - 1)``, each in a thread of its own, all at once (as
+    the engine runs one stream per thread)."""
+    start = time.perf_counter()
+    threads = [threading.Thread(target=run, args=(index, )) for index in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return time.perf_counter() - start
+
+
 def decode_alone(paths, backend) -> Dict:
     from hyperframes_mm.deploy import VideoSource
     frames = [None] * len(paths)
@@ -150,13 +162,7 @@ def decode_alone(paths, backend) -> Dict:
         finally:
             source.close()
 
-    start = time.perf_counter()
-    threads = [threading.Thread(target=run, args=(i, )) for i in range(len(paths))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return dict(seconds=time.perf_counter() - start, frames=frames)
+    return dict(seconds=seconds_in_threads(run, len(paths)), frames=frames)
 
 
 def window_ends(count: int, window: int, stride: int) -> List[int]:
@@ -172,13 +178,7 @@ def preprocess_alone(stage, frames, fps, stride) -> Dict:
         prepared[index] = [stage.prepare(frames[index][end - window + 1:end + 1], fps[index])
                            for end in window_ends(len(frames[index]), window, stride)]
 
-    start = time.perf_counter()
-    threads = [threading.Thread(target=run, args=(i, )) for i in range(len(frames))]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return dict(seconds=time.perf_counter() - start,
+    return dict(seconds=seconds_in_threads(run, len(frames)),
                 prepared=[item for stream in prepared for item in stream])
 
 

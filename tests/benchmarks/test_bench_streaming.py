@@ -25,3 +25,12 @@ def test_an_event_stream_marks_every_event_clip_and_its_windows(tmp_path):
         bench.make_event_stream(tmp_path / 'x.mp4', event='jump')
     with pytest.raises(ValueError, match='must be >= 1'):
         bench.make_event_stream(tmp_path / 'x.mp4', num_clips=0)
+
+
+def test_every_stream_index_runs_once_in_a_thread_of_its_own():
+    import threading
+    seen = []
+    seconds = bench.seconds_in_threads(
+        lambda index: seen.append((index, threading.get_ident())), 4)
+    assert sorted(index for index, _ in seen) == [0, 1, 2, 3]
+    assert threading.get_ident() not in {ident for _, ident in seen} and seconds >= 0
