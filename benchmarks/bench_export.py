@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.lib.costing import load_average, machine_line
-from benchmarks.lib.tables import print_and_write
+from benchmarks.lib.tables import markdown_table, print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'export.md'
@@ -101,16 +101,17 @@ def main(argv=None) -> int:
         f'interleaved rounds (every runtime and thread count once per round, rotating order) '
         f'after {args.warmup} warm-up.', '',
         machine_line(f'onnxruntime {onnxruntime.__version__}', threads=args.threads,
-                     load_at_start=load_at_start), '',
-        '| runtime | threads | median ms | IQR ms |', '|---|---:|---:|---:|']
-    for key in runners:
-        low, high = times.quartiles(key)
-        lines.append(f'| {key[0]} | {key[1]} | {times.median(key) * 1e3:.1f} | '
-                     f'{low * 1e3:.1f}-{high * 1e3:.1f} |')
-    lines += ['', '| threads | onnxruntime / PyTorch | target <= 1.00 |', '|---:|---:|---|']
-    for threads in args.threads:
-        ratio = times.ratio(('onnxruntime', threads), ('pytorch', threads))
-        lines.append(f'| {threads} | {ratio:.2f}x | {"met" if ratio <= 1.0 else "NOT met"} |')
+                     load_at_start=load_at_start), '']
+    quartiles = {key: times.quartiles(key) for key in runners}
+    lines += markdown_table(('runtime', 'threads', 'median ms', 'IQR ms'), 'lrrr', [
+        (key[0], str(key[1]), f'{times.median(key) * 1e3:.1f}',
+         f'{quartiles[key][0] * 1e3:.1f}-{quartiles[key][1] * 1e3:.1f}') for key in runners])
+    ratios = {threads: times.ratio(('onnxruntime', threads), ('pytorch', threads))
+              for threads in args.threads}
+    lines += [''] + markdown_table(
+        ('threads', 'onnxruntime / PyTorch', 'target <= 1.00'), 'rrl',
+        [(str(threads), f'{ratio:.2f}x', 'met' if ratio <= 1.0 else 'NOT met')
+         for threads, ratio in ratios.items()])
     lines += ['', f'Parity: max |onnxruntime - PyTorch test step| = {parity:.1e} (<= 1e-4)', '',
               'Reproduce: `python benchmarks/bench_export.py' +
               ''.join(f' {flag} {value}' for flag, value in (
