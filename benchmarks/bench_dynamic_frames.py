@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from benchmarks.lib.costing import load_average, machine_line
-from benchmarks.lib.tables import print_and_write
+from benchmarks.lib.tables import heading, print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'dynamic_frames.md'
@@ -143,13 +143,13 @@ def main(argv=None) -> int:
     tertiles = np.quantile(motion, [1 / 3, 2 / 3])
     quartiles = np.quantile(motion, [0.25, 0.5, 0.75])
     sampler = {t: stage.pipelines[t].sampler_cfg for t in choices}
-    lines = [
-        f'# Dynamic frame count: a T={base} model at T\' = {", ".join(map(str, choices))}', '',
+    lines = heading(
+        f'Dynamic frame count: a T={base} model at T\' = {", ".join(map(str, choices))}',
         f'Config `{args.config}`, checkpoint `{args.checkpoint}`; {len(videos)} videos of its '
         f'{args.split} set, {stage.pipelines[base].num_clips} test clips each. Latency: median '
-        f'of {args.repeats} interleaved rounds, one sample per call through the test step.', '',
+        f'of {args.repeats} interleaved rounds, one sample per call through the test step.',
         machine_line(f'device {args.device}', threads=args.threads,
-                     load_at_start=load_at_start), '',
+                     load_at_start=load_at_start)) + [
         '| T\' | sampler (keeps the span) | top-1 | GFLOPs | latency ms | x T=' + str(base) +
         ' |', '|---:|---|---:|---:|---:|---:|']
     for num_frames in choices:

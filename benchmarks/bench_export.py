@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.lib.costing import load_average, machine_line
-from benchmarks.lib.tables import markdown_table, print_and_write
+from benchmarks.lib.tables import heading, markdown_table, print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'export.md'
@@ -95,13 +95,13 @@ def main(argv=None) -> int:
         # the thread count is set outside the timed call; a key is (runtime, threads)
         times = interleaved_timing(runners, args.repeats, args.warmup,
                                    before=lambda key, _: torch.set_num_threads(key[1]))
-    lines = [
-        f'# Export: PyTorch vs onnxruntime on the CPU, {name}', '',
+    lines = heading(
+        f'Export: PyTorch vs onnxruntime on the CPU, {name}',
         f'Batch {args.batch}, input {shapes} float32 pixels; median of {args.repeats} '
         f'interleaved rounds (every runtime and thread count once per round, rotating order) '
-        f'after {args.warmup} warm-up.', '',
+        f'after {args.warmup} warm-up.',
         machine_line(f'onnxruntime {onnxruntime.__version__}', threads=args.threads,
-                     load_at_start=load_at_start), '']
+                     load_at_start=load_at_start))
     quartiles = {key: times.quartiles(key) for key in runners}
     lines += markdown_table(('runtime', 'threads', 'median ms', 'IQR ms'), 'lrrr', [
         (key[0], str(key[1]), f'{times.median(key) * 1e3:.1f}',

@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 from benchmarks.lib.costing import load_average, machine_line
-from benchmarks.lib.tables import print_and_write
+from benchmarks.lib.tables import heading, print_and_write
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'train_step.md'
@@ -87,12 +87,12 @@ def main(argv=None) -> int:
     steps = {(size, name): make_step(model_cfg, conv_type, size, args.batch)
              for size in args.sizes for name, conv_type in CONV_TYPES.items()}
     times = interleaved_timing(steps, args.repeats, args.warmup, inference=False)
-    lines = [
-        '# Training step: plain convs vs PadAwareConv2d', '',
+    lines = heading(
+        'Training step: plain convs vs PadAwareConv2d',
         f'HyperResNet-18 T=5 with the synthetic recipe\'s head (10 classes), batch {args.batch}, '
         f'forward + cross-entropy + backward + fused AdamW step; median of {args.repeats} '
-        f'interleaved rounds after {args.warmup} warm-up.', '',
-        machine_line(threads=args.threads, load_at_start=load_at_start), '',
+        f'interleaved rounds after {args.warmup} warm-up.',
+        machine_line(threads=args.threads, load_at_start=load_at_start)) + [
         '| input | layer4 maps | mmcv Conv2d (ms) | PadAwareConv2d (ms) | speed-up | target |',
         '|---|---|---:|---:|---:|---|']
     met = True

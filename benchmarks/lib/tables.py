@@ -16,6 +16,14 @@ def mean_sd(runs: Sequence[Dict], key: str) -> str:
     return f'{mean:.3f} ± {spread:.3f}' if len(runs) > 1 else f'{mean:.3f}'
 
 
+def heading(title: str, *paragraphs: str) -> List[str]:
+    """A report's first lines: ``# title``, then each paragraph, a blank line after each."""
+    lines = [f'# {title}', '']
+    for paragraph in paragraphs:
+        lines += [paragraph, '']
+    return lines
+
+
 def markdown_table(header: Sequence[str], align: str, rows: Sequence[Sequence[str]]) -> List[str]:
     """A markdown table's lines; ``align`` has one letter per column, ``l`` or ``r``."""
     rule = ''.join('---|' if side == 'l' else '---:|' for side in align)

@@ -30,3 +30,10 @@ def test_without_extras_it_reports_torch_threads_and_the_load_now(monkeypatch):
     threads = torch.get_num_threads()
     assert costing.machine_line() == head.format(threads) + 'load average 0.50.'
     assert costing.machine_line(threads=3) == head.format(3) + 'load average 0.50.'
+
+
+def test_a_report_heading_is_the_title_then_each_paragraph_and_a_blank_line():
+    from benchmarks.lib.tables import heading
+    assert heading('Speed', 'Batch 1.', 'Machine: x.') == [
+        '# Speed', '', 'Batch 1.', '', 'Machine: x.', '']
+    assert heading('Speed') == ['# Speed', '']
