@@ -95,13 +95,12 @@ def main(argv=None) -> int:
         # the thread count is set outside the timed call; a key is (runtime, threads)
         times = interleaved_timing(runners, args.repeats, args.warmup,
                                    before=lambda key, _: torch.set_num_threads(key[1]))
-    lines = heading(
-        f'Export: PyTorch vs onnxruntime on the CPU, {name}',
-        f'Batch {args.batch}, input {shapes} float32 pixels; median of {args.repeats} '
-        f'interleaved rounds (every runtime and thread count once per round, rotating order) '
-        f'after {args.warmup} warm-up.',
-        machine_line(f'onnxruntime {onnxruntime.__version__}', threads=args.threads,
-                     load_at_start=load_at_start))
+    machine = machine_line(f'onnxruntime {onnxruntime.__version__}', threads=args.threads,
+                           load_at_start=load_at_start)
+    lines = heading(f'Export: PyTorch vs onnxruntime on the CPU, {name}',
+                    f'Batch {args.batch}, input {shapes} float32 pixels; median of '
+                    f'{args.repeats} interleaved rounds (every runtime and thread count once '
+                    f'per round, rotating order) after {args.warmup} warm-up.', machine)
     quartiles = {key: times.quartiles(key) for key in runners}
     lines += markdown_table(('runtime', 'threads', 'median ms', 'IQR ms'), 'lrrr', [
         (key[0], str(key[1]), f'{times.median(key) * 1e3:.1f}',

@@ -32,7 +32,7 @@ from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from benchmarks.lib.edits import (backbone, frames, one_config, own_backbones, sampling,
                                   schedule_of, stream, train_augment, two_passes)
-from benchmarks.lib.rows import Row, accuracy_cell, curve_table
+from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table
 from benchmarks.lib.tables import replace_section, summary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -68,7 +68,6 @@ TSN = family_config('tsn_')
 TSM = family_config('tsm_')
 FASTSLOW = family_config('fastslow_')
 I3D = family_config('i3d_')
-HEADLINE_SEEDS = (0, 1, 2)
 TSM_ROW = 'TSM-5 (mmaction2)'
 RECIPE_ROW = 'hyperframe T=5 (recipe)'
 RECIPE_T8_ROW = 'hyperframe T=8'

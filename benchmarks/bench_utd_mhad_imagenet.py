@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Sequence
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from benchmarks.lib.edits import backbone, input_size, lr_scale, one_config, stop_after, warmup
-from benchmarks.lib.rows import Row, accuracy_cell, curve_table
+from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table
 from benchmarks.lib.tables import markdown_table, replace_section, summary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +55,6 @@ def family_config(prefix: str) -> Path:
 
 
 RECIPE = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-')
-HEADLINE_SEEDS = (0, 1, 2)
 SINGLE_ROW = 'single frame'
 TSN_ROW = 'TSN-MobileNetV2-5 (mmaction2)'
 TSM_ROW = 'TSM-MobileNetV2-5 (mmaction2)'
