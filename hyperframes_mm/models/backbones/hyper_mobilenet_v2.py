@@ -58,10 +58,9 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
             Defaults to False.
         init_cfg (dict or list[dict], optional): initialisation from scratch.
             Defaults to Kaiming for convs, 1 for norms (mmaction2's ``MobileNetV2``'s).
-        **stem: the :class:`~.stem.HyperframeStem`'s options, by name (``input_encoding``,
-            ``diff_gain``, ``frame_attention``, ``extra_bn``, ``motion_products``), declared
-            and checked there; the stem runs around conv1, ``extra_bn`` between conv1 and its
-            norm.
+        **stem: the stem's options by name, as :class:`HyperResNet`'s (declared and checked
+            in :class:`~.stem.HyperframeStem`); here too ``extra_bn`` sits between conv1's
+            conv and its norm.
     """
 
     first_conv_name = 'conv1.conv'
