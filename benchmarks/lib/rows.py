@@ -427,8 +427,9 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
                       bases: Sequence[str], clear_change: float, reference: str,
                       label: str) -> List[str]:
     """Which rows move their base model (``base_of(row)``, one of ``bases``) by more than
-    ``clear_change`` times the base's spread over its seeds, and which stay inside it: the
-    reading a default is chosen on, written from the numbers so that it cannot go stale.
+    ``clear_change`` times the larger spread over seeds of the two (a row over several seeds
+    can be noisier than its base), and which stay inside it: the reading a default is chosen
+    on, written from the numbers so that it cannot go stale.
     Latency is relative to the ``reference`` row (``label``)."""
     latency = costs[reference]['latency_ms']
     lines = []
@@ -441,17 +442,18 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
             if base_of(row) != base or row.name not in results:
                 continue
             runs = results[row.name]
-            delta = summary(runs, 'top1')[0] - mean
-            side = ('above' if delta > clear_change * spread else
-                    'below' if delta < -clear_change * spread else 'within')
+            row_mean, row_spread = summary(runs, 'top1')
+            delta, margin = row_mean - mean, clear_change * max(spread, row_spread)
+            side = 'above' if delta > margin else 'below' if delta < -margin else 'within'
             moved[side].append(f'{row.name} ({100 * delta:+.1f}, {len(runs)} '
                                f'seed{"s" * (len(runs) > 1)}, '
                                f'{costs[row.name]["latency_ms"] / latency:.2f}x)')
         lines += [''] if lines else []  # a paragraph of its own, not part of the list above
         lines.append(f'Against {base} ({mean:.3f}, spread {spread:.3f} over '
                      f'{len(results[base])} seeds; a clear change is more than '
-                     f'{100 * clear_change * spread:.1f} points; points, seeds, latency vs '
-                     f'{label}):')
+                     f'{clear_change:g}x the larger spread of the row and its base, '
+                     f'{100 * clear_change * spread:.1f} points where the row\'s is smaller; '
+                     f'points, seeds, latency vs {label}):')
         lines += [f'- {name}: {"; ".join(moved[side]) or "none"}' for side, name in (
             ('above', 'clearly above'), ('within', 'within the spread'),
             ('below', 'clearly below'))]
