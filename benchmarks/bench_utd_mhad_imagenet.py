@@ -35,7 +35,7 @@ from typing import Dict, List, Optional, Sequence
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from benchmarks.lib.edits import backbone, input_size, lr_scale, one_config, stop_after, warmup
-from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table
+from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table, side_of
 from benchmarks.lib.tables import markdown_table, replace_section, summary
 
 REPO = Path(__file__).resolve().parents[1]
@@ -270,14 +270,10 @@ def claims(results: Dict[str, List[Dict]]) -> List[str]:
         if row not in results or against not in results:
             lines.append(f'- {claim}: not trained yet ({row} vs {against})')
             continue
-        (mean, spread), (other, other_spread) = (summary(results[row], 'top1'),
-                                                 summary(results[against], 'top1'))
-        margin = CLEAR_CHANGE * max(spread, other_spread)
-        if margin == 0:
-            reading = 'one seed each: no spread to read it against'
-        else:
-            reading = ('held' if mean - other > margin else
-                       'the opposite held' if other - mean > margin else 'within the spread')
+        mean, other = summary(results[row], 'top1')[0], summary(results[against], 'top1')[0]
+        side = side_of(results[row], results[against], CLEAR_CHANGE)[1]
+        reading = {None: 'one seed each: no spread to read it against', 'above': 'held',
+                   'below': 'the opposite held', 'within': 'within the spread'}[side]
         lines.append(f'- {claim}: {row} {mean:.3f} vs {against} {other:.3f} '
                      f'({100 * (mean - other):+.1f} points): {reading}')
     target = scratch_target(results)

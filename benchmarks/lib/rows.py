@@ -422,6 +422,19 @@ def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str
     return lines
 
 
+def side_of(runs: Sequence[Dict], base_runs: Sequence[Dict],
+            clear_change: float) -> Tuple[float, Optional[str]]:
+    """``runs``' mean top-1 minus ``base_runs``', and where it lies: ``'above'`` / ``'below'``
+    where it is more than ``clear_change`` times the larger spread over seeds of the two (a
+    row over several seeds can be noisier than its base), else ``'within'``; None where
+    neither has a spread to read it against."""
+    (mean, spread), (base, base_spread) = summary(runs, 'top1'), summary(base_runs, 'top1')
+    delta, margin = mean - base, clear_change * max(spread, base_spread)
+    if margin == 0:
+        return delta, None
+    return delta, 'above' if delta > margin else 'below' if delta < -margin else 'within'
+
+
 def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
                       costs: Dict[str, Dict], base_of: Callable[[Row], str],
                       bases: Sequence[str], clear_change: float, reference: str,
@@ -442,9 +455,7 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
             if base_of(row) != base or row.name not in results:
                 continue
             runs = results[row.name]
-            row_mean, row_spread = summary(runs, 'top1')
-            delta, margin = row_mean - mean, clear_change * max(spread, row_spread)
-            side = 'above' if delta > margin else 'below' if delta < -margin else 'within'
+            delta, side = side_of(runs, results[base], clear_change)
             moved[side].append(f'{row.name} ({100 * delta:+.1f}, {len(runs)} '
                                f'seed{"s" * (len(runs) > 1)}, '
                                f'{costs[row.name]["latency_ms"] / latency:.2f}x)')
