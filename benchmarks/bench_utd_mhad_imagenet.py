@@ -60,6 +60,7 @@ TSN_ROW = 'TSN-MobileNetV2-5 (mmaction2)'
 TSM_ROW = 'TSM-MobileNetV2-5 (mmaction2)'
 RECIPE_ROW = 'hyperframe T=5'
 T8_ROW = 'hyperframe T=8'
+T16_ROW = 'hyperframe T=16'
 FASTSLOW_ROW = 'fast/slow T=5+5'
 SCRATCH_ROW = 'hyperframe T=5 from scratch'
 RANDOM_ROW = 'conv1 random'
@@ -75,6 +76,8 @@ ZOO_ROWS = [
         HEADLINE_SEEDS),
     Row(T8_ROW, family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-'),
         'one T=8 hyperframe', HEADLINE_SEEDS, cost=1.2),
+    Row(T16_ROW, family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x16-'),
+        'one T=16 hyperframe', HEADLINE_SEEDS, cost=1.5),
     Row(FASTSLOW_ROW, family_config('fastslow_'), 'a fast (5 picks 4/30 s apart) and a slow '
         '(5 over the clip) hyperframe stacked into one T=10 hyperframe', HEADLINE_SEEDS,
         cost=1.3),
