@@ -78,9 +78,12 @@ ZOO_ROWS = [
         'one T=8 hyperframe', HEADLINE_SEEDS, cost=1.2),
     Row(T16_ROW, family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x16-'),
         'one T=16 hyperframe', HEADLINE_SEEDS, cost=1.5),
-    Row(FASTSLOW_ROW, family_config('fastslow_'), 'a fast (5 picks 4/30 s apart) and a slow '
-        '(5 over the clip) hyperframe stacked into one T=10 hyperframe', HEADLINE_SEEDS,
-        cost=1.3),
+    Row(FASTSLOW_ROW, family_config('fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x5-'),
+        'a fast (5 picks 4/30 s apart) and a slow (5 over the clip) hyperframe stacked into one '
+        'T=10 hyperframe', HEADLINE_SEEDS, cost=1.3),
+    Row('fast/slow T=5+8', family_config('fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x8-'),
+        'the fast/slow model with the T=8 row\'s slow stream: one T=13 hyperframe',
+        HEADLINE_SEEDS, cost=1.4),
     Row(SCRATCH_ROW, family_config('hyperframe_scratch-'), 'the T=5 model from random '
         'weights, 60 epochs of the family\'s from-scratch schedule (the control)',
         HEADLINE_SEEDS, cost=2.0),

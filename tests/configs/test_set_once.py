@@ -148,24 +148,53 @@ def test_test_clips_reach_every_test_pipeline(family, tmp_path):
     assert checked  # every family has configs tested on clips
 
 
+def stream_frames(cfg: Config, stream, frames: int) -> int:
+    """The T a stream reads: the config's own ``<stream>_frames`` where it sets one (a fast/slow
+    model whose slow stream has a T of its own), else the family's ``num_frames``."""
+    return cfg.get(f'{stream.name}_frames', frames)
+
+
+def check_frames(config: Path, cfg: Config, frames: int) -> None:
+    """Every pipeline's streams and the backbone read the T they are set from."""
+    for split, pipeline in pipelines(cfg).items():
+        spec = sampler_spec(pipeline)
+        if is_segments(pipeline):
+            assert spec.num_clips == frames, f'{config.name}: {split}'
+        else:
+            assert [stream.num_frames for stream in spec.streams] == \
+                [stream_frames(cfg, stream, frames) for stream in spec.streams], \
+                f'{config.name}: {split}'
+    backbone = cfg.model.backbone
+    streams = sampler_spec(pipelines(cfg)['train']).streams
+    if 'num_frames' in backbone:
+        # two streams stacked into one hyperframe: the backbone reads both
+        fused = fuses_streams(pipelines(cfg)['train'])
+        assert backbone.num_frames == (sum(stream_frames(cfg, stream, frames)
+                                           for stream in streams) if fused else frames), \
+            config.name
+
+
 @pytest.mark.parametrize('family', FAMILIES)
 def test_num_frames_reach_every_pipeline_and_the_backbone(family, tmp_path):
     frames = NEW_VALUES['num_frames']
     for config in family_configs(family):
         cfg = load_with(config, 'num_frames', frames, tmp_path)
-        for split, pipeline in pipelines(cfg).items():
-            spec = sampler_spec(pipeline)
-            if is_segments(pipeline):
-                assert spec.num_clips == frames, f'{config.name}: {split}'
-            else:
-                assert [stream.num_frames for stream in spec.streams] == \
-                    [frames] * len(spec.streams), f'{config.name}: {split}'
-        backbone = cfg.model.backbone
-        streams = len(sampler_spec(pipelines(cfg)['train']).streams)
-        if 'num_frames' in backbone:
-            # two streams stacked into one hyperframe: the backbone reads both
-            fused = fuses_streams(pipelines(cfg)['train'])
-            assert backbone.num_frames == (streams * frames if fused else frames), config.name
-        for part in (backbone, cfg.model.cls_head):
+        check_frames(config, cfg, frames)
+        for part in (cfg.model.backbone, cfg.model.cls_head):
             if 'num_segments' in part:
                 assert part.num_segments == frames, config.name
+
+
+#: a stream's own T where a config sets one, and the value the test gives it
+STREAM_FRAMES = ('slow_frames', 9)
+
+
+def test_a_streams_own_frames_reach_every_pipeline_and_the_backbone(tmp_path):
+    name, value = STREAM_FRAMES
+    configs = [config for family in FAMILIES for config in family_configs(family)
+               if setter(config, name) is not None]
+    assert configs  # the fast/slow model with the T=8 row's slow stream sets one
+    for config in configs:
+        cfg = load_with(config, name, value, tmp_path)
+        assert cfg[name] == value
+        check_frames(config, cfg, cfg.num_frames)
