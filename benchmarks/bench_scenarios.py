@@ -263,11 +263,11 @@ def run_synthetic(args) -> str:
         ['row', 'top-1 (mean over seeds)', 'top-1 per seed', 'mean class acc', 'fast classes',
          'slow classes', 'top-1 on the training clips', 'training minutes per run'],
         'lrlrrrrr',
-        [[row_title(row, args), percent(summary(results[row.name], 'top1')[0]),
-          ', '.join(percent(run['top1']) for run in results[row.name]),
-          *(percent(summary(results[row.name], key)[0])
-            for key in ('mean_class', 'fast', 'slow', 'train_top1')),
-          f'{summary(results[row.name], "train_min")[0]:.1f}'] for row in shown])
+        [[row_title(row, args), percent(summary(runs, 'top1')[0]),
+          ', '.join(percent(run['top1']) for run in runs),
+          *(percent(summary(runs, key)[0]) for key in ('mean_class', 'fast', 'slow', 'train_top1')),
+          f'{summary(runs, "train_min")[0]:.1f}']
+         for row in shown for runs in (results[row.name], )])
     command = ('OMP_NUM_THREADS=1 python benchmarks/bench_scenarios.py synthetic' +
                (f' --epochs {args.epochs}' if args.epochs else ''))
     generator, classes = data['generator'], data['classes']

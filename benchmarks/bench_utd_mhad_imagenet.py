@@ -20,9 +20,9 @@ measured on cores another training shares), then one plain command, which trains
 that is finished, times every row side by side and writes the tables.
 
 (``--rows`` takes row names, or words of them: a row's full name selects that row alone,
-another word every row whose name contains it.) ``--max-epochs N`` trains the selected rows for their first N epochs only, in
-``<work dir>/smoke-<N>e``, and prints their results without writing any table (a check that a
-command runs).
+another word every row whose name contains it.) ``--max-epochs N`` trains the selected rows
+for their first N epochs only, in ``<work dir>/smoke-<N>e``, and prints their results without
+writing any table (a check that a command runs).
 
 Writes ``benchmarks/results/utd_mhad_imagenet.{md,json}`` and ``utd_mhad_imagenet_curves.png``,
 the results section of the family README (between its ``bench_utd_mhad_imagenet`` markers), the
@@ -81,7 +81,8 @@ ZOO_ROWS = [
     Row(FASTSLOW_ROW, family_config('fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x5-'),
         'a fast (5 picks 4/30 s apart) and a slow (5 over the clip) hyperframe stacked into one '
         'T=10 hyperframe', HEADLINE_SEEDS, cost=1.3),
-    Row('fast/slow T=5+8', family_config('fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x8-'),
+    Row('fast/slow T=5+8',
+        family_config('fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x8-'),
         'the fast/slow model with the T=8 row\'s slow stream: one T=13 hyperframe',
         HEADLINE_SEEDS, cost=1.4),
     Row(SCRATCH_ROW, family_config('hyperframe_scratch-'), 'the T=5 model from random '
