@@ -407,6 +407,11 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: D
     return lines + ['', f'{label}: {latency:.1f} ms {footer}']
 
 
+def train_cell(point: Dict[str, float]) -> str:
+    """An epoch's training top-1, or a dash where the run logged none (blended labels)."""
+    return f'{point["train_top1"]:.2f}' if 'train_top1' in point else '-'
+
+
 def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str]:
     """Training / test top-1 by epoch of each row's first seed, at the epochs the first row
     validated."""
@@ -416,7 +421,7 @@ def curve_table(rows: Sequence[Row], results: Dict[str, List[Dict]]) -> List[str
              '|---|' + '---:|' * len(epochs)]
     for row in rows:
         points = results[row.name][0]['curves']
-        cells = [f'{points[e]["train_top1"]:.2f} / {points[e]["test_top1"]:.2f}'
+        cells = [f'{train_cell(points[e])} / {points[e]["test_top1"]:.2f}'
                  if e in points and 'test_top1' in points[e] else '' for e in epochs]
         lines.append(f'| {row.name} | ' + ' | '.join(cells) + ' |')
     return lines
@@ -494,10 +499,10 @@ def plot_curves(rows: Sequence[Row], results: Dict[str, List[Dict]], path: Path)
         color = f'C{index}'
         for run in results[row.name]:
             points = run['curves']
-            epochs = [int(e) for e in points]
             name = row.name if run is results[row.name][0] else None
-            axes[0].plot(epochs, [points[e]['train_top1'] for e in points], color=color,
-                         alpha=0.8, label=name)
+            scored = [e for e in points if 'train_top1' in points[e]]  # none when blended
+            axes[0].plot([int(e) for e in scored], [points[e]['train_top1'] for e in scored],
+                         color=color, alpha=0.8, label=name)
             tested = [e for e in points if 'test_top1' in points[e]]
             axes[1].plot([int(e) for e in tested], [points[e]['test_top1'] for e in tested],
                          color=color, marker='o', markersize=3, alpha=0.8, label=name)

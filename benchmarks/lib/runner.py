@@ -177,31 +177,35 @@ def train_starts(work_dir: Path) -> List[Path]:
 
 
 def curves(work_dir: Path) -> Dict[str, Dict[str, float]]:
-    """Per epoch: ``train_top1`` and ``train_loss`` (means over the epoch's logged batches)
-    and, where validated, ``test_top1``, from the training run's ``scalars.json`` files. A
-    resumed run's later start redoes the epochs after its checkpoint: its values replace the
-    earlier start's for every epoch it logged."""
-    train_points: Dict[int, List[Tuple[float, float]]] = {}
+    """Per epoch: ``train_loss`` and ``train_top1`` (means over the epoch's logged batches)
+    and, where validated, ``test_top1``, from the training run's ``scalars.json`` files. A run
+    trained on blended labels (mixup, cutmix) logs no training top-1, mmaction2's heads having
+    no class to score a mix against: its epochs carry the loss alone. A resumed run's later
+    start redoes the epochs after its checkpoint: its values replace the earlier start's for
+    every epoch it logged."""
+    train_points: Dict[int, List[Dict[str, float]]] = {}
     tested: Dict[int, float] = {}
     for start in train_starts(work_dir):
         scalars = start / 'vis_data' / 'scalars.json'
         if not scalars.is_file():
             continue
-        epochs: Dict[int, List[Tuple[float, float]]] = {}
+        epochs: Dict[int, List[Dict[str, float]]] = {}
         for line in scalars.read_text().splitlines():
             entry = json.loads(line)
             if 'acc/top1' in entry:
                 tested[int(entry['step'])] = entry['acc/top1']
-            elif 'top1_acc' in entry:
-                epochs.setdefault(int(entry['epoch']), []).append((entry['top1_acc'],
-                                                                   entry['loss']))
+            elif 'loss' in entry:
+                epochs.setdefault(int(entry['epoch']), []).append(entry)
         train_points.update(epochs)
     out = {}
-    for epoch, values in sorted(train_points.items()):
-        out[str(epoch)] = dict(train_top1=statistics.fmean(v[0] for v in values),
-                               train_loss=statistics.fmean(v[1] for v in values))
+    for epoch, entries in sorted(train_points.items()):
+        point = out[str(epoch)] = {}
+        scored = [entry['top1_acc'] for entry in entries if 'top1_acc' in entry]
+        if scored:
+            point['train_top1'] = statistics.fmean(scored)
+        point['train_loss'] = statistics.fmean(entry['loss'] for entry in entries)
         if epoch in tested:
-            out[str(epoch)]['test_top1'] = tested[epoch]
+            point['test_top1'] = tested[epoch]
     return out
 
 

@@ -20,6 +20,18 @@ def test_curves_average_the_epochs_batches(tmp_path):
         '2': dict(train_top1=1.0, train_loss=1.0, test_top1=0.4)}
 
 
+def test_a_blended_run_keeps_its_loss_and_validation_without_a_training_top1(tmp_path):
+    # mixup / cutmix give soft labels, for which mmaction2's heads log no top1_acc
+    scalars = tmp_path / '20260101_000000' / 'vis_data' / 'scalars.json'
+    scalars.parent.mkdir(parents=True)
+    lines = [dict(epoch=1, iter=1, loss=3.0), dict(epoch=1, iter=2, loss=2.0),
+             dict(epoch=2, iter=3, loss=1.5), {'acc/top1': 0.4, 'step': 2}]
+    scalars.write_text('\n'.join(json.dumps(line) for line in lines) + '\n')
+    assert runner.curves(tmp_path) == {
+        '1': dict(train_loss=2.5),
+        '2': dict(train_loss=1.5, test_top1=0.4)}
+
+
 def _log(folder, lines):
     folder.mkdir(parents=True)
     (folder / f'{folder.name}.log').write_text(

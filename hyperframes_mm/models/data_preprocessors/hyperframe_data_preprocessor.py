@@ -23,8 +23,11 @@ class HyperframeDataPreprocessor(BaseDataPreprocessor):
         to_rgb (bool): reverse the channel order inside every frame (BGR -> RGB). Defaults to
             False (decord and PyAV already decode RGB).
         channels_per_frame (int): channels of one frame. Defaults to 3.
-        blending (dict, optional): mmaction2 batch blending (``MixupBlending``, ...), single
-            stream only. Defaults to None.
+        blending (dict, optional): mmaction2 batch blending (``MixupBlending``,
+            ``CutmixBlending``, ``RandomBatchAugment``), single stream only: a clip is blended
+            whole, every frame with the same weight (and cutmix box), so the motion between its
+            frames is kept. Its ``num_classes`` is the width of the blended labels and must be the
+            head's class count. Defaults to None.
     """
 
     def __init__(self,
@@ -86,8 +89,22 @@ class HyperframeDataPreprocessor(BaseDataPreprocessor):
                     for key, value in inputs.items()}, data_samples
         batch = self._normalise(inputs if isinstance(inputs, torch.Tensor) else stack_batch(inputs))
         if training and self.blending is not None:
+            self._check_labels(data_samples)
             batch, data_samples = self.blending(batch, data_samples)
         return batch, data_samples
+
+    def _check_labels(self, data_samples: SampleList) -> None:
+        """A label the blending's one-hot width cannot hold fails here, naming the parameter,
+        not inside ``F.one_hot`` (a config moved to data with more classes than it names)."""
+        width = self.blending.num_classes
+        for sample in data_samples:
+            label = sample.gt_label
+            if label.numel() == 1 and not 0 <= int(label) < width:
+                raise ValueError(
+                    f'HyperframeDataPreprocessor: label {int(label)} of '
+                    f'{sample.metainfo.get("filename", "a training sample")} is outside the '
+                    f'blending\'s num_classes={width}: set model.data_preprocessor.blending\'s '
+                    'num_classes (each of its augments\') to the head\'s class count')
 
     def forward(self, data: dict, training: bool = False) -> dict:
         data = self.cast_data(data)
