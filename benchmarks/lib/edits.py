@@ -150,6 +150,14 @@ def input_size(side: int) -> Edit:
     return change
 
 
+def test_clips(count: int) -> Edit:
+    """Test on ``count`` clips a sample (the test pipeline's ``HyperframeSampleFrames``), the
+    model and its training unchanged: the views its test-time cost buys."""
+    def change(cfg):
+        find(cfg.test_dataloader.dataset.pipeline, 'HyperframeSampleFrames')['num_clips'] = count
+    return change
+
+
 def lr_scale(factor: float) -> Edit:
     """The optimiser's learning rate times ``factor`` (the schedule's shape unchanged)."""
     def change(cfg):

@@ -25,7 +25,9 @@ def written(tmp_path_factory):
     args = bench.parse_args(['--data', str(root / 'data'), '--work-dir', str(root / 'work'),
                              '--record', str(root / 'record.json')])
     configs = {}
-    for row in [ROWS[bench.RECIPE_ROW], ROWS[bench.TSM_ROW], *bench.ABLATION_ROWS]:
+    for row in [ROWS[bench.RECIPE_ROW], ROWS[bench.TSM_ROW], ROWS[bench.T8_ROW],
+                ROWS['hyperframe T=8, mixup'], ROWS['hyperframe T=8, mixup + cutmix'],
+                *bench.ABLATION_ROWS]:
         folder = root / str(len(configs))
         folder.mkdir()
         configs[row.name] = Config.fromfile(str(bench.BENCH.run_config(row, 0, args, folder)))
@@ -55,6 +57,25 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
     assert _changed(written[2], name) == changed
 
 
+def test_the_t8_variants_change_only_their_blending_or_their_test_clips(written):
+    configs = written[2]
+    clips = f'hyperframe T=8, {bench.T8_TEST_CLIPS} test clips'
+    assert _changed(configs, clips, bench.T8_ROW) == {
+        'test_dataloader.dataset.pipeline[1].num_clips'}
+    assert configs[clips].test_dataloader.dataset.pipeline[1]['num_clips'] == 6
+    assert bench.base_row(ROWS[clips]) == bench.T8_ROW
+    assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
+        bench.RECIPE_ROW, bench.T8_ROW, bench.TSM_ROW}
+    blended = {'blending', 'model.data_preprocessor.blending'}
+    assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
+    assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
+        type='MixupBlending', alpha=0.2, num_classes=27)
+    assert _changed(configs, 'hyperframe T=8, mixup + cutmix', bench.T8_ROW) == blended
+    assert [(augment['type'], augment['alpha'], augment['num_classes']) for augment in
+            configs['hyperframe T=8, mixup + cutmix'].model.data_preprocessor.blending.augments
+            ] == [('MixupBlending', 0.8, 27), ('CutmixBlending', 1.0, 27)]
+
+
 def test_the_schedule_and_size_edits_set_exact_values(written):
     _, _, configs = written
     recipe = configs[bench.RECIPE_ROW]
@@ -80,7 +101,8 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         assert cfg.train_cfg.val_interval == 2, name
         sampler = lambda loader: cfg[loader].dataset.pipeline[1]  # noqa: E731
         assert (sampler('val_dataloader')['num_clips'],
-                sampler('test_dataloader')['num_clips']) == (1, 3), name
+                sampler('test_dataloader')['num_clips']) == (
+                    1, bench.T8_TEST_CLIPS if 'test clips' in name else 3), name
         for loader in LOADERS:
             assert cfg[loader].dataset.data_prefix == dict(video=str(data.resolve())), name
 
@@ -252,7 +274,8 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
         in section
     assert f'| [{bench.RECIPE_ROW}]({bench.RECIPE.name}) | **0.865** ± 0.007' in section
     assert 'Not trained yet: single frame; TSN-MobileNetV2-5 (mmaction2); hyperframe T=8; ' \
-        'hyperframe T=16; fast/slow T=5+5; fast/slow T=5+8 (`python' in section
+        'hyperframe T=8, mixup; hyperframe T=8, mixup + cutmix; hyperframe T=16; ' \
+        'fast/slow T=5+5; fast/slow T=5+8 (`python' in section
     ablation = bench_readme.read_text()
     assert f'| {bench.RANDOM_ROW} | conv1 random, every other layer from ImageNet | **0.810** ' \
         '± 0.014 (0.800 / 0.820) | -5.5 | 0.800 | 6.0 | 10.0 | 0.30x |' in ablation
