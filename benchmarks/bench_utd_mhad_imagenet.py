@@ -67,9 +67,8 @@ SCRATCH_ROW = 'hyperframe T=5 from scratch'
 RANDOM_ROW = 'conv1 random'
 TSM = family_config('tsm_')
 T8 = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e')
-#: test clips a sample for the T=8 row: twice the family's 3, the views its latency, which
-#: grows with the clips, can buy within half of TSM's (the best row's target; the ablation
-#: table measures it)
+#: test clips a sample for the T=8 row: the views its latency, which grows with the clips, can
+#: buy within half of TSM's (the best row's target; the ablation table measures it)
 T8_TEST_CLIPS = 6
 ZOO_ROWS = [
     Row(SINGLE_ROW, family_config('singleframe_'), 'the ImageNet MobileNetV2 on one frame '
@@ -122,8 +121,10 @@ ABLATION_ROWS = [
     Row('input 160', RECIPE, 'trained and tested at 160x160 instead of 112x112',
         edits=(input_size(160), ), cost=2.0),
     Row(f'hyperframe T=8, {T8_TEST_CLIPS} test clips', T8, f'the T=8 row tested on '
-        f'{T8_TEST_CLIPS} clips a sample instead of 3 (its training unchanged)', HEADLINE_SEEDS,
+        f'{T8_TEST_CLIPS} clips a sample (its training unchanged)', HEADLINE_SEEDS,
         edits=(test_clips(T8_TEST_CLIPS), ), cost=1.2),
+    Row('hyperframe T=8, input 160', T8, 'the T=8 row trained and tested at 160x160 instead '
+        'of 112x112', HEADLINE_SEEDS, edits=(input_size(160), ), cost=2.4),
     Row('TSM-MobileNetV2-5, input 160', TSM, 'TSM at 160x160 instead of 112x112',
         edits=(input_size(160), ), cost=8.0),
 ]
@@ -266,9 +267,15 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]
         return lines + [f'- the best row at <= {BEST_MAX_LATENCY}x TSM\'s latency: no row is '
                         'that fast']
     best = max(fast, key=top1.get)
+    spread = summary(results[best], 'top1')[1]
+    # the best of many rows on one test set is an optimistic estimate of that row: the line
+    # says how many rows it was chosen from and its spread, so a reader can weigh the margin
     lines.append(f'- the best row at <= {BEST_MAX_LATENCY}x TSM\'s latency: {best} '
-                 f'{top1[best]:.3f} at {costs[best]["latency_ms"] / latency:.3f}x (>= '
-                 f'{BEST_MIN_TOP1}): {verdict(top1[best] >= BEST_MIN_TOP1)}')
+                 f'{top1[best]:.3f} ± {spread:.3f} over {len(results[best])} '
+                 f'seed{"s" if len(results[best]) > 1 else ""} at '
+                 f'{costs[best]["latency_ms"] / latency:.3f}x, the best of the {len(fast)} rows '
+                 f'within that latency (>= {BEST_MIN_TOP1}): '
+                 f'{verdict(top1[best] >= BEST_MIN_TOP1)}')
     return lines
 
 

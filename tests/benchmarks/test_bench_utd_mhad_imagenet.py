@@ -57,12 +57,14 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
     assert _changed(written[2], name) == changed
 
 
-def test_the_t8_variants_change_only_their_blending_or_their_test_clips(written):
+def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     configs = written[2]
     clips = f'hyperframe T=8, {bench.T8_TEST_CLIPS} test clips'
     assert _changed(configs, clips, bench.T8_ROW) == {
         'test_dataloader.dataset.pipeline[1].num_clips'}
     assert configs[clips].test_dataloader.dataset.pipeline[1]['num_clips'] == 6
+    assert _changed(configs, 'hyperframe T=8, input 160', bench.T8_ROW) == SIZE_CHANGED
+    assert configs['hyperframe T=8, input 160'].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.TSM_ROW}
@@ -201,7 +203,8 @@ def test_targets_and_claims_from_given_numbers():
         '- ImageNet vs from scratch (T=5): 0.870 vs 0.700, +17.0 points (>= +5): **met**',
         '- conv1 replicate vs random: +5.0 points, the larger spread over seeds 2.0 (> 2x the '
         'spread): **met**',
-        '- the best row at <= 0.5x TSM\'s latency: lr 0.5x 0.875 at 0.300x (>= 0.85): **met**']
+        '- the best row at <= 0.5x TSM\'s latency: lr 0.5x 0.875 ± 0.000 over 1 seed at 0.300x, '
+        'the best of the 5 rows within that latency (>= 0.85): **met**']
     slower = dict(costs, **{bench.RECIPE_ROW: dict(costs[bench.RECIPE_ROW], latency_ms=33.4)})
     assert bench.targets(results, slower)[1].endswith('at 0.334x its latency (>= TSM at <= '
                                                       '1/3 = 0.333x): **missed**')
