@@ -37,7 +37,7 @@ from benchmarks.lib import runner
 from benchmarks.lib.edits import (backbone, input_size, lr_scale, one_config, stop_after,
                                   test_clips, warmup)
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table, side_of
-from benchmarks.lib.tables import markdown_table, replace_section, summary
+from benchmarks.lib.tables import markdown_table, mean_sd, replace_section, summary
 
 REPO = Path(__file__).resolve().parents[1]
 FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad_imagenet'
@@ -267,12 +267,11 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict]) -> List[str]
         return lines + [f'- the best row at <= {BEST_MAX_LATENCY}x TSM\'s latency: no row is '
                         'that fast']
     best = max(fast, key=top1.get)
-    spread = summary(results[best], 'top1')[1]
+    seeds = len(results[best])
     # the best of many rows on one test set is an optimistic estimate of that row: the line
     # says how many rows it was chosen from and its spread, so a reader can weigh the margin
     lines.append(f'- the best row at <= {BEST_MAX_LATENCY}x TSM\'s latency: {best} '
-                 f'{top1[best]:.3f} ± {spread:.3f} over {len(results[best])} '
-                 f'seed{"s" if len(results[best]) > 1 else ""} at '
+                 f'{mean_sd(results[best], "top1")} over {seeds} seed{"s" * (seeds > 1)} at '
                  f'{costs[best]["latency_ms"] / latency:.3f}x, the best of the {len(fast)} rows '
                  f'within that latency (>= {BEST_MIN_TOP1}): '
                  f'{verdict(top1[best] >= BEST_MIN_TOP1)}')

@@ -203,7 +203,7 @@ def test_targets_and_claims_from_given_numbers():
         '- ImageNet vs from scratch (T=5): 0.870 vs 0.700, +17.0 points (>= +5): **met**',
         '- conv1 replicate vs random: +5.0 points, the larger spread over seeds 2.0 (> 2x the '
         'spread): **met**',
-        '- the best row at <= 0.5x TSM\'s latency: lr 0.5x 0.875 ± 0.000 over 1 seed at 0.300x, '
+        '- the best row at <= 0.5x TSM\'s latency: lr 0.5x 0.875 over 1 seed at 0.300x, '
         'the best of the 5 rows within that latency (>= 0.85): **met**']
     slower = dict(costs, **{bench.RECIPE_ROW: dict(costs[bench.RECIPE_ROW], latency_ms=33.4)})
     assert bench.targets(results, slower)[1].endswith('at 0.334x its latency (>= TSM at <= '
