@@ -159,3 +159,37 @@ def test_command_line(mat_folder, tmp_path):
     missing = subprocess.run([sys.executable, str(TOOL), str(tmp_path / 'nowhere'),
                               str(tmp_path / 'out2')], capture_output=True, text=True, cwd=REPO)
     assert missing.returncode != 0 and 'nowhere' in missing.stderr
+
+
+def test_validation_lists_hold_out_one_training_subject_each(tmp_path):
+    """Every choice is read on training subjects: fold s{S} validates on subject S and trains on
+    the other three training subjects, so each training clip is validated exactly once and no
+    test subject appears in any fold."""
+    names = [f'a{a}_s{s}_t1_depth.mat' for s in range(1, 9) for a in (1, 2)]
+    convert_depth.write_lists(tmp_path, names)
+    validated = []
+    for subject in (1, 3, 5, 7):
+        train = (tmp_path / f'cross_subject_val/s{subject}_train.txt').read_text().splitlines()
+        val = (tmp_path / f'cross_subject_val/s{subject}_val.txt').read_text().splitlines()
+        assert val == [f'videos/a1_s{subject}_t1_depth.mp4 0',
+                       f'videos/a2_s{subject}_t1_depth.mp4 1']
+        assert sorted({int(line.split('_s')[1][0]) for line in train}) == sorted(
+            {1, 3, 5, 7} - {subject})
+        validated += val
+    assert sorted(validated) == sorted(
+        (tmp_path / 'cross_subject_train.txt').read_text().splitlines())
+    assert not (tmp_path / 'cross_subject_val/s2_val.txt').exists()
+
+
+def test_lists_only_rewrites_from_the_record_and_names_a_missing_video(mat_folder, tmp_path):
+    out = tmp_path / 'out'
+    convert_depth.convert(str(mat_folder), str(out), SMALL, workers=1, progress=False)
+    (out / 'cross_subject_val').rename(tmp_path / 'old_lists')
+    assert convert_depth.main([str(out), '--lists-only']) == 0
+    assert (out / 'cross_subject_val/s1_val.txt').read_text().splitlines() == [
+        'videos/a1_s1_t1_depth.mp4 0', 'videos/a2_s1_t1_depth.mp4 1']
+    (out / 'videos/a2_s1_t1_depth.mp4').unlink()
+    with pytest.raises(FileNotFoundError, match='a2_s1_t1_depth.mp4'):
+        convert_depth.rewrite_lists(str(out))
+    with pytest.raises(FileNotFoundError, match='convert_meta.json'):
+        convert_depth.rewrite_lists(str(tmp_path / 'empty'))

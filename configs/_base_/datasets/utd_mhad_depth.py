@@ -6,8 +6,23 @@
 # copy.
 _base_ = ['./hyperframe_frame_cache.py']
 data_root = '{{$HF_UTD_MHAD:data/utd_mhad}}'
-ann_file_train = f'{data_root}/cross_subject_train.txt'
-ann_file_val = f'{data_root}/cross_subject_test.txt'
+# Every choice (recipe options, T, input size, test clips, epochs) is read on the training
+# subjects: with HF_UTD_VAL_SUBJECT=S (1, 3, 5 or 7) a run trains on the other three training
+# subjects and validates on S (lists written by the converter: cross_subject_val/). Unset, the
+# final protocol: train on all four training subjects and test once, with the last checkpoint,
+# on subjects 2, 4, 6, 8; its validation loop then scores the test subjects as a learning curve
+# only (no setting and no checkpoint is chosen by it).
+val_subject = '{{$HF_UTD_VAL_SUBJECT:none}}'
+if val_subject == 'none':
+    ann_file_train = f'{data_root}/cross_subject_train.txt'
+    ann_file_val = f'{data_root}/cross_subject_test.txt'
+elif val_subject in ('1', '3', '5', '7'):
+    ann_file_train = f'{data_root}/cross_subject_val/s{val_subject}_train.txt'
+    ann_file_val = f'{data_root}/cross_subject_val/s{val_subject}_val.txt'
+else:
+    raise ValueError(f'HF_UTD_VAL_SUBJECT={val_subject!r}: validation holds out one training '
+                     'subject, 1, 3, 5 or 7 (unset for the final protocol)')
+ann_file_test = f'{data_root}/cross_subject_test.txt'
 num_classes = 27
 # The family's settings, set here once: every row's pipelines read them (a row changes only
 # what it is about: its picks, or the input format of an mmaction2 baseline).
@@ -44,4 +59,6 @@ train_dataloader = dict(
 val_dataloader = dict(
     dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root),
                  pipeline=val_pipeline))
-test_dataloader = val_dataloader
+test_dataloader = dict(
+    dataset=dict(ann_file=ann_file_test, data_prefix=dict(video=data_root),
+                 pipeline=test_pipeline))

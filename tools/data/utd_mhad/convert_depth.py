@@ -8,7 +8,11 @@ sequence becomes ``OUT/videos/a{A}_s{S}_t{T}_depth.mp4``: the fixed crop box (th
 subject stays in), depth mapped to 8 bits by one fixed rule (:func:`depth_to_uint8`: near is
 bright, no reading is 0), three equal channels, at the dataset's 30 fps. Then the lists:
 ``cross_subject_{train,test}.txt`` (train on subjects 1, 3, 5, 7; test on 2, 4, 6, 8) and
-``loso/s{S}_{train,test}.txt`` (leave subject S out), ``classes.txt`` and ``convert_meta.json``.
+``cross_subject_val/s{S}_{train,val}.txt`` for each training subject S (train on the other three
+training subjects, validate on S: the split every choice is read from, so the test subjects are
+tested once), ``loso/s{S}_{train,test}.txt`` (leave subject S out), ``classes.txt`` and
+``convert_meta.json``. ``--lists-only`` rewrites the lists from the videos a previous run
+converted (its ``convert_meta.json``), without the ``.mat`` files.
 
 Safe to run again and to interrupt: videos are written to a temporary name and renamed into
 place; a video whose meta records the same mapping is kept, so a second run only converts what
@@ -218,6 +222,11 @@ def write_lists(out_dir: Path, converted: Sequence[str]) -> Dict[str, int]:
 
     lists = {'cross_subject_train.txt': lines(lambda s: s in TRAIN_SUBJECTS),
              'cross_subject_test.txt': lines(lambda s: s in TEST_SUBJECTS)}
+    for subject in TRAIN_SUBJECTS:
+        lists[f'cross_subject_val/s{subject}_train.txt'] = lines(
+            lambda s, subject=subject: s in TRAIN_SUBJECTS and s != subject)
+        lists[f'cross_subject_val/s{subject}_val.txt'] = lines(
+            lambda s, subject=subject: s == subject)
     for subject in SUBJECTS:
         lists[f'loso/s{subject}_train.txt'] = lines(lambda s, subject=subject: s != subject)
         lists[f'loso/s{subject}_test.txt'] = lines(lambda s, subject=subject: s == subject)
@@ -286,9 +295,35 @@ def convert(source_root: str, out_dir: str, mapping: Mapping = Mapping(), worker
     return meta
 
 
+def rewrite_lists(out_dir: str) -> Dict:
+    """Write the lists again from the sequences a previous :func:`convert` recorded in
+    ``out_dir/convert_meta.json`` (e.g. the validation lists, for data converted before they
+    existed); returns the updated meta.
+
+    Raises:
+        FileNotFoundError: no ``convert_meta.json``, or a recorded video is missing; the message
+            names the file.
+    """
+    out = Path(out_dir)
+    meta_path = out / 'convert_meta.json'
+    if not meta_path.is_file():
+        raise FileNotFoundError(f'{meta_path}: no record of a conversion; run the converter on '
+                                'the .mat files first')
+    meta = json.loads(meta_path.read_text())
+    converted = sorted(meta['frames'], key=parse_name)
+    missing = [video_name(name) for name in converted if not (out / video_name(name)).is_file()]
+    if missing:
+        raise FileNotFoundError(f'{meta_path} records {len(missing)} videos that are not in '
+                                f'{out}: {", ".join(missing[:5])}')
+    meta['lists'] = write_lists(out, converted)
+    _write_text(meta_path, json.dumps(meta, indent=1) + '\n')
+    return meta
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('source', help='folder of .mat files, or a bare git directory holding them')
+    parser.add_argument('source', nargs='?',
+                        help='folder of .mat files, or a bare git directory holding them')
     parser.add_argument('out_dir', help='videos and lists go here (e.g. data/utd_mhad)')
     parser.add_argument('--workers', type=int, default=os.cpu_count() or 1)
     parser.add_argument('--near-mm', type=float, default=Mapping.near_mm)
@@ -299,11 +334,22 @@ def parse_args(argv=None):
                         'to a square)')
     parser.add_argument('--size', type=int, default=Mapping.size, help='output side, pixels')
     parser.add_argument('--force', action='store_true', help='convert again what exists')
-    return parser.parse_args(argv)
+    parser.add_argument('--lists-only', action='store_true',
+                        help='rewrite the lists of out_dir from its convert_meta.json, no source')
+    args = parser.parse_args(argv)
+    if args.source is None and not args.lists_only:
+        parser.error('source is required unless --lists-only')
+    return args
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.lists_only:
+        meta = rewrite_lists(args.out_dir)
+        print(f'lists of {meta["sequences"]} sequences rewritten in {args.out_dir}: '
+              + ', '.join(f'{name} {count}' for name, count in meta['lists'].items()
+                          if '/' not in name or name.startswith('cross_subject_val/')))
+        return 0
     mapping = Mapping(near_mm=args.near_mm, far_mm=args.far_mm,
                       crop=None if args.no_crop else tuple(args.crop), size=args.size)
     meta = convert(args.source, args.out_dir, mapping, workers=args.workers, force=args.force)
