@@ -5,7 +5,7 @@ seek to a keyframe and the decoding of every frame up to the ones asked for. The
 each video once and stores its frames raw, so a sample reads exactly its K*T frames from a
 memory map.
 
-Entry layout (format version 1), one file per video, ``<cache_root>/<relative video path>.hfc``::
+Entry layout (format version 2), one file per video, ``<cache_root>/<relative video path>.hfc``::
 
     bytes 0..7            magic b'HFCACHE\\0'
     bytes 8..11           header length L, uint32 little-endian
@@ -18,10 +18,13 @@ An entry is written under a temporary name beside its final name and renamed int
 complete, so a killed or failed build never leaves a partial entry under the final name. A
 reader checks the magic, the format version, that the file size is exactly ``data_offset`` plus
 the frame bytes (a truncated entry is refused), and that the source video still has the size and
-modification time recorded at build time (a stale entry is refused).
+modification time recorded at build time (a stale entry is refused). Every read checks the
+CRC-32 of each frame it copies against the header's (:func:`check_frames`): damage inside the
+frame data, which leaves size and header intact, is refused rather than handed to training.
 """
 import json
 import os
+import re
 import socket
 import struct
 import time
@@ -37,10 +40,12 @@ from ..utils.processes import worker_pool
 from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
 
-FORMAT_VERSION = 1
+#: 2 added the per-frame checksums; a version-1 entry reads as stale (rebuilt, or decoded).
+FORMAT_VERSION = 2
 MAGIC = b'HFCACHE\0'
 ENTRY_SUFFIX = '.hfc'
 _PREFIX = struct.Struct('<8sI')
+_HEX8 = re.compile(r'[0-9a-f]{8}')
 _ALIGN = 4096
 # Bytes of source frames decoded per batch while building: bounds memory for long or 4K videos.
 _CHUNK_BYTES = 64 << 20
@@ -80,6 +85,8 @@ class FrameCacheHeader:
         short_side (int, optional): the short side frames were resized to; None if not resized.
         data_offset (int): byte offset of the first frame.
         crc32 (str): CRC-32 of the frame bytes, 8 hex digits.
+        frame_crc32 (list[str]): CRC-32 of each frame's bytes, 8 hex digits each: a read checks
+            the frames it copies without reading the rest of the entry.
         version (int): format version.
     """
 
@@ -94,6 +101,7 @@ class FrameCacheHeader:
     short_side: Optional[int]
     data_offset: int
     crc32: str = '00000000'
+    frame_crc32: List[str] = field(default_factory=list)
     version: int = FORMAT_VERSION
     channels: int = field(default=3, init=False)
 
@@ -177,6 +185,11 @@ def _parse_header(entry: Path, handle) -> FrameCacheHeader:
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise CorruptFrameCacheError(f'{entry}: header field {name}={value!r} is not a '
                                          'positive int')
+    checksums = values['frame_crc32']
+    if (not isinstance(checksums, list) or len(checksums) != values['num_frames'] or
+            not all(isinstance(value, str) and _HEX8.fullmatch(value) for value in checksums)):
+        raise CorruptFrameCacheError(f'{entry}: header field frame_crc32 is not one 8-digit hex '
+                                     f'checksum per frame ({values["num_frames"]} frames)')
     if values['data_offset'] < _PREFIX.size + length:
         raise CorruptFrameCacheError(f'{entry}: data_offset={values["data_offset"]} lies inside '
                                      'the header')
@@ -294,6 +307,33 @@ def open_entry(entry: PathLike, source: Optional[PathLike] = None,
         frames = np.memmap(handle, dtype=np.uint8, mode='r', offset=header.data_offset,
                            shape=header.shape)
     return header, frames
+
+
+def check_frames(frames: np.ndarray, frame_inds: np.ndarray, header: FrameCacheHeader,
+                 entry: PathLike) -> None:
+    """Check frames copied out of an entry against the header's per-frame checksums.
+
+    Args:
+        frames (np.ndarray): ``[len(frame_inds), H, W, 3]``, what :func:`read_frames` returned.
+        frame_inds (np.ndarray): the entry's indices they were read at.
+        header (FrameCacheHeader): the entry's header.
+        entry (str | Path): the entry file, for the message.
+
+    Raises:
+        CorruptFrameCacheError: a frame's bytes differ from what the builder wrote (names the
+            entry, its source video and the frame).
+    """
+    checked = set()
+    for frame, index in zip(frames, np.asarray(frame_inds).reshape(-1).tolist()):
+        if index in checked:
+            continue
+        checked.add(index)
+        crc = f'{zlib.crc32(np.ascontiguousarray(frame).data):08x}'
+        if crc != header.frame_crc32[index]:
+            raise CorruptFrameCacheError(
+                f'{entry}: frame {index} of {header.source} is damaged (checksum {crc}, its '
+                f'header says {header.frame_crc32[index]}); rebuild the entry with '
+                'tools/build_frame_cache.py --verify')
 
 
 def read_frames(frames: np.ndarray, frame_inds: np.ndarray,
@@ -467,11 +507,13 @@ def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
             header = FrameCacheHeader(
                 num_frames=num_frames, height=frames.shape[1], width=frames.shape[2], fps=fps,
                 source_shape=source_shape, short_side=short_side, data_offset=0, **stamp)
-            # The checksum has a fixed width; 20 bytes leave room for data_offset's digits.
-            needed = _PREFIX.size + len(header.payload()) + 20
+            # The checksums have a fixed width: 8 hex digits and 4 bytes of JSON around each
+            # per-frame one; 20 bytes leave room for data_offset's digits.
+            needed = _PREFIX.size + len(header.payload()) + 12 * num_frames + 20
             header.data_offset = -(-needed // _ALIGN) * _ALIGN
             handle.seek(header.data_offset)
         crc = zlib.crc32(frames.data, crc)
+        header.frame_crc32.extend(f'{zlib.crc32(frame.data):08x}' for frame in frames)
         handle.write(frames.data)
     header.crc32 = f'{crc:08x}'
     return header

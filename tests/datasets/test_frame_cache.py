@@ -188,8 +188,8 @@ def test_init_sets_the_decordinit_keys(built):
     results = _init(cache, videos)(dict(filename=str(videos / 'a.mp4')))
     assert (results['total_frames'], results['avg_fps'], results['original_shape']) == (
         40, 25.0, (64, 96))
-    assert isinstance(results['frame_cache'], np.memmap)
-    assert not results['frame_cache'].flags.writeable
+    assert isinstance(results['frame_cache'].frames, np.memmap)
+    assert not results['frame_cache'].frames.flags.writeable
     relative = FrameCacheInit(cache_root=str(cache))
     assert relative(dict(filename='a.mp4'))['total_frames'] == 40
     assert repr(relative) == (f"FrameCacheInit(cache_root={str(cache)!r}, video_root=None, "
@@ -231,7 +231,7 @@ def test_damaged_entries_are_refused(built):
 def test_other_format_version_is_stale(built):
     videos, cache, entry = built
     data = bytearray(entry.read_bytes())
-    at = data.index(b'"version": 1')
+    at = data.index(b'"version": 2')
     data[at:at + 12] = b'"version": 9'
     entry.write_bytes(bytes(data))
     with pytest.raises(StaleFrameCacheError, match=rf'{entry}: format version 9'):
@@ -240,17 +240,20 @@ def test_other_format_version_is_stale(built):
 
 def _header(**changes):
     fields = dict(num_frames=2, height=2, width=2, fps=1.0, source='v.mp4', source_size=1,
-                  source_mtime_ns=1, source_shape=[2, 2], short_side=None, data_offset=4096)
+                  source_mtime_ns=1, source_shape=[2, 2], short_side=None, data_offset=4096,
+                  frame_crc32=['00000000', '00000000'])
     fields.update(changes)
     return FrameCacheHeader(**fields)
 
 
 @pytest.mark.parametrize('payload, message', [
-    (b'{"version": 1, "num_frames": 3}', 'header lacks'),
+    (b'{"version": 2, "num_frames": 3}', 'header lacks'),
     (b'[1]', 'header is not a JSON object'),
     (_header(num_frames=0).payload(), 'header field num_frames=0 is not a positive int'),
     (_header(width='2').payload(), "header field width='2' is not a positive int"),
     (_header(data_offset=20).payload(), 'data_offset=20 lies inside the header'),
+    (_header(frame_crc32=['00000000']).payload(), 'header field frame_crc32 is not one 8-digit'),
+    (_header(frame_crc32=['0000000g', '00000000']).payload(), 'header field frame_crc32 is not one'),
 ])
 def test_bad_headers_are_corrupt(tmp_path, payload, message):
     entry = tmp_path / 'v.mp4.hfc'
@@ -278,6 +281,47 @@ def test_stale_entry_is_refused_naming_the_file(built, change):
     with pytest.raises(StaleFrameCacheError, match=rf'{entry}: stale: its source {source} '
                        'changed'):
         _init(cache, videos)(dict(filename=str(source)))
+
+
+def _flip_middle(entry, count=64):
+    """Flip ``count`` bytes in the middle of an entry's frame data (size and header intact);
+    returns the frame they fall in."""
+    header = read_header(entry)
+    data = bytearray(entry.read_bytes())
+    middle = header.data_offset + (len(data) - header.data_offset) // 2
+    for at in range(middle, middle + count):
+        data[at] ^= 0xFF
+    entry.write_bytes(bytes(data))
+    return (middle - header.data_offset) // header.frame_bytes
+
+
+@pytest.mark.parametrize('on_stale', ['error', 'decode'])
+def test_bytes_flipped_inside_the_frames_never_reach_a_read(built, on_stale):
+    videos, cache, entry = built
+    source = videos / 'a.mp4'
+    damaged = _flip_middle(entry)
+    init = _init(cache, videos, on_stale=on_stale)
+    results = init(dict(filename=str(source)))  # size and header are intact: the entry opens
+    results['frame_inds'] = np.array([0, damaged, damaged + 1])
+    if on_stale == 'error':
+        with pytest.raises(CorruptFrameCacheError,
+                           match=rf'{entry}: frame {damaged} of a.mp4 is damaged'):
+            FrameCacheDecode()(results)
+    else:
+        frames = np.stack(FrameCacheDecode()(results)['imgs'])
+        assert np.array_equal(frames, _decord_all(source)[[0, damaged, damaged + 1]])
+    # frames away from the damage still come from the entry, checked
+    results = init(dict(filename=str(source)))
+    results['frame_inds'] = np.array([0, 1])
+    assert np.array_equal(np.stack(FrameCacheDecode()(results)['imgs']),
+                          _decord_all(source)[[0, 1]])
+
+
+def test_every_frame_has_its_checksum(built):
+    import zlib
+    videos, cache, entry = built
+    header, frames = open_entry(entry)
+    assert header.frame_crc32 == [f'{zlib.crc32(frame.tobytes()):08x}' for frame in frames]
 
 
 def _decode_all(init, source):

@@ -16,7 +16,8 @@ from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
 from ...utils import positive_int
-from ..frame_cache import (FrameCacheError, MissingFrameCacheError, decode_in_order, entry_path,
+from ..frame_cache import (CorruptFrameCacheError, FrameCacheError, FrameCacheHeader,
+                           MissingFrameCacheError, check_frames, decode_in_order, entry_path,
                            open_entry, read_frames, resize_short_side)
 from ..video_io import open_video
 
@@ -58,6 +59,53 @@ class SourceFrames:
                                                                          self.short_side)
 
 
+class CheckedFrames:
+    """An entry's mapped frames, indexed like the map, whose every read is checked against
+    the entry's per-frame checksums (:func:`check_frames`).
+
+    A size and header check cannot see bytes damaged inside the frame data; without this, such
+    an entry hands training frames that differ from the video's. A damaged frame raises
+    ``CorruptFrameCacheError``, or, with a ``fallback`` (``on_stale='decode'``), is read from the
+    video instead, with a warning naming the entry: the read never returns the damaged bytes.
+
+    Args:
+        frames (np.memmap): the entry's map, ``[N, H, W, 3]``.
+        header (FrameCacheHeader): the entry's header.
+        entry (Path): the entry file.
+        fallback (callable, optional): makes the :class:`SourceFrames` to read instead.
+    """
+
+    def __init__(self, frames: np.ndarray, header: FrameCacheHeader, entry: Path,
+                 fallback=None) -> None:
+        self.frames = frames
+        self.header = header
+        self.entry = entry
+        self.fallback = fallback
+        self.shape = frames.shape
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, inds) -> np.ndarray:
+        # any numpy index of the frame axis (an int, a slice, an array) as an array of frames
+        chosen = np.arange(len(self))[inds]
+        flat = np.atleast_1d(chosen)
+        copied = np.asarray(self.frames[flat])
+        try:
+            check_frames(copied, flat, self.header, self.entry)
+        except CorruptFrameCacheError as error:
+            if self.fallback is None:
+                raise
+            print_log(f'FrameCacheDecode: {error}; decoding the video instead',
+                      logger='current', level=logging.WARNING)
+            copied = self.fallback()[flat]
+        return copied.reshape(np.shape(chosen) + copied.shape[1:])
+
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        frames = self[:]
+        return frames if dtype is None else frames.astype(dtype)
+
+
 @TRANSFORMS.register_module()
 class FrameCacheInit(BaseTransform):
     """Open a video's frame cache entry in place of ``DecordInit``.
@@ -68,7 +116,8 @@ class FrameCacheInit(BaseTransform):
     config then names no cache path, and follows the dataset wherever its root is). The entry
     is checked before use: complete (its size matches its header), of the expected
     ``short_side``, and, when the source video exists, built from the source as it is now (same
-    size and modification time). A missing, truncated,
+    size and modification time); every frame read is checked against the entry's per-frame
+    checksum (:class:`CheckedFrames`), so damaged bytes are never returned. A missing, truncated,
     stale or differently sized entry raises an error naming the entry file, or, with
     ``on_stale='decode'``, is read from the source video instead (the same frames, decoded per
     sample: slower, and nothing is written). Missing entries are then logged once per process,
@@ -85,7 +134,7 @@ class FrameCacheInit(BaseTransform):
 
     Added Keys:
 
-        - frame_cache (np.memmap | SourceFrames): the entry's frames ``[N, H, W, 3]``,
+        - frame_cache (CheckedFrames | SourceFrames): the entry's frames ``[N, H, W, 3]``,
           read-only (a :class:`SourceFrames` of the video when ``'decode'`` falls back).
         - total_frames
         - avg_fps
@@ -152,7 +201,10 @@ class FrameCacheInit(BaseTransform):
         source = results['filename']
         entry = self.entry_of(source)
         try:
-            header, frames = open_entry(entry, source, self.short_side)
+            header, mapped = open_entry(entry, source, self.short_side)
+            fallback = (None if self.on_stale == 'error' else
+                        lambda: SourceFrames(source, self.short_side))
+            frames = CheckedFrames(mapped, header, entry, fallback)
             fps = header.fps
         except FrameCacheError as error:
             if self.on_stale == 'error':
