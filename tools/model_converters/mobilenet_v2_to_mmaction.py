@@ -13,8 +13,9 @@ classifier on fixed inputs (random, structured, and ``--images`` resized and cen
 """
 import argparse
 import hashlib
+import io
+import os
 import sys
-from pathlib import Path
 from typing import Dict, List, Optional
 
 import torch
@@ -108,9 +109,22 @@ def verify(args: argparse.Namespace, kind: str, backbone: Dict[str, torch.Tensor
               f'(max |SRC logit| {reference.abs().max():.4f})')
 
 
+def same_file(first: str, second: str) -> bool:
+    """Whether two paths name one file: the same spelling, a link to it, or a hard link."""
+    if os.path.exists(first) and os.path.exists(second):
+        return os.path.samefile(first, second)
+    return os.path.realpath(first) == os.path.realpath(second)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
+    if same_file(args.src, args.out):
+        # Writing over the source loses the only copy of the weights the output is made from.
+        print(f'error: the output {args.out} is the source {args.src}; write the converted file '
+              'to another path', file=sys.stderr)
+        return 1
     import hyperframes_mm  # noqa: F401  (compat fixes before mmaction2 is imported)
+    from hyperframes_mm.engine import atomic_write_bytes
     from hyperframes_mm.models.backbones.mobilenet_v2_converters import (
         convert_mobilenet_v2, source_format)
     try:
@@ -119,10 +133,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (FileNotFoundError, ValueError, RuntimeError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     meta = dict(source=str(args.src), sha256=sha256(args.src), format=kind,
                 widen_factor=args.widen_factor)
-    torch.save(dict(state_dict=backbone, classifier=classifier, meta=meta), args.out)
+    # Written whole or not at all: a kill mid-save must not leave a truncated file that the
+    # next run's pretrained= would load.
+    buffer = io.BytesIO()
+    torch.save(dict(state_dict=backbone, classifier=classifier, meta=meta), buffer)
+    atomic_write_bytes(buffer.getvalue(), args.out)
     print(f'wrote {args.out}: {len(backbone)} backbone tensors in mmaction2 MobileNetV2 layout, '
           f'classifier {tuple(classifier["weight"].shape)}, from {kind} {args.src} '
           f'(sha256 {meta["sha256"]})')

@@ -304,3 +304,22 @@ def test_tool_writes_what_mmaction2_loads(torchscript_file, tmp_path):
     model = MobileNetV2(widen_factor=WIDTH, pretrained=str(out))
     model.init_weights()
     assert torch.equal(model.conv1.conv.weight, saved['state_dict']['conv1.conv.weight'])
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+@pytest.mark.parametrize('spelling', ['same', 'symlink', 'dotted'])
+def test_tool_refuses_to_write_over_its_source(torchscript_file, tmp_path, spelling):
+    """The output path naming the source (as written, through a link, or spelt otherwise) is
+    refused before anything is written: the source is the only copy of the weights."""
+    tool = [sys.executable, str(REPO / 'tools/model_converters/mobilenet_v2_to_mmaction.py')]
+    source = Path(torchscript_file)
+    before = source.read_bytes()
+    out = {'same': source, 'dotted': source.parent / '.' / source.name,
+           'symlink': tmp_path / 'link.pth'}[spelling]
+    if spelling == 'symlink':
+        out.symlink_to(source)
+    done = subprocess.run(tool + [str(source), str(out), '--widen-factor', str(WIDTH)],
+                          capture_output=True, text=True)
+    assert done.returncode == 1
+    assert f'the output {out} is the source {source}' in done.stderr
+    assert source.read_bytes() == before
