@@ -102,8 +102,6 @@ setup(
     # job and the zoo tables, importable from tools/ and tests; the plugin never imports it.
     packages=find_packages(include=['hyperframes_mm', 'hyperframes_mm.*', 'benchmarks',
                                     'benchmarks.*']),
-    # The import reads its table of upstream patches from this file (hyperframes_mm.compat).
-    package_data={'hyperframes_mm': ['patches.ini']},
     install_requires=read_requirements('runtime.txt'),
     extras_require={
         'cpu': ['mmcv-lite==2.1.0'],

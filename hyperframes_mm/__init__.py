@@ -1,17 +1,18 @@
 """hyperframes_mm: hyperframe video models for MMAction2.
 
-Importing the package first checks the environment and applies the patches listed in
-:func:`hyperframes_mm.compat.patch_table` (before anything imports ``mmaction.models``; engine
-patches can be turned off with ``HYPERFRAMES_MM_NO_PATCH``), then registers the plugin's
-transforms, datasets and models in mmaction2's registries. Configs load it with
-``custom_imports = dict(imports=['hyperframes_mm'], allow_failed_imports=False)``.
+Importing the package checks the environment and provides the one module the mmaction2 1.2.0
+wheel lacks (:func:`hyperframes_mm.compat.prepare`, before anything imports
+``mmaction.models``), then registers the plugin's transforms, datasets, models, runner, hooks
+and file backend in the registries. It changes nothing else in mmengine, mmcv or torch: engine
+behaviour is chosen by a config (``configs/_base_/default_runtime.py``). Configs load the plugin
+with ``custom_imports = dict(imports=['hyperframes_mm'], allow_failed_imports=False)``.
 """
 from . import compat
 from .version import __version__
 
-compat.apply()
+compat.prepare()
 
-from . import datasets, models  # noqa: E402,F401  (registration needs compat applied first)
+from . import datasets, models  # noqa: E402,F401  (registration needs the DRN module first)
 from . import engine  # noqa: E402,F401
 
 __all__ = ['__version__', 'compat', 'datasets', 'engine', 'models']

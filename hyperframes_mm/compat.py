@@ -1,40 +1,29 @@
-"""Upstream breakages this plugin must live with, fixed at ``import hyperframes_mm``.
+"""What the plugin needs of its environment, checked and provided at ``import hyperframes_mm``,
+before anything imports ``mmaction.models``; nothing of mmengine, mmcv or torch is changed.
 
-:func:`apply` runs at import, before anything imports ``mmaction.models``:
+:func:`prepare` runs at import:
 
 1. :func:`check_environment` refuses a Python/torch/mmcv/mmengine combination that cannot work,
    with a message that says what to install, before mmaction2's own import-time asserts fire.
-2. Then every patch of :func:`patch_table`, the one list of what the plugin changes in its
-   dependencies (declared in ``patches.ini`` beside this module): for each, what it patches,
-   why, and how it checks that this installation needs it. A patch that is not needed (a
-   future mmaction2, mmengine or torch without the problem, or the patch already in place)
-   does nothing. The fixes of this module:
+2. :func:`quiet_mmcv_lite_import`: with ``mmcv-lite`` (no compiled ops), the first import of
+   ``mmcv.cnn.bricks.transformer`` (mmpretrain's backbones import it) warns that
+   ``MultiScaleDeformableAttention`` is missing, on every process that imports the plugin.
+   Recognition never uses that op, so the plugin imports the module once with exactly that
+   warning filtered inside ``warnings.catch_warnings`` (no filter outlives the import); with
+   full ``mmcv`` the warning means a broken build and still shows.
+3. :func:`warn_mixed_opencv`: mmaction2 requires ``opencv-contrib-python`` while the mmengine
+   and mmcv-lite wheels require ``opencv-python``, so a plain ``pip install`` of the stack
+   installs both, and each overwrites the other's ``cv2`` files. The plugin says how to keep one.
+4. :func:`patch_missing_drn`, the one addition to the host: the ``mmaction2==1.2.0`` wheel on
+   PyPI lacks ``mmaction/models/localizers/drn/`` (the folder has no ``__init__.py`` upstream, so
+   the wheel builder skipped it) and ``import mmaction.models`` raises ``ModuleNotFoundError``.
+   The plugin puts the missing module in ``sys.modules``, with a ``DRN`` that raises a clear
+   error when built. An ``__init__.py`` in that folder upstream (a wheel built after it) makes
+   the placeholder unnecessary, and it is then not installed.
 
-   * :func:`quiet_mmcv_lite_import`: with ``mmcv-lite`` (no compiled ops), the first import of
-     ``mmcv.cnn.bricks.transformer`` (mmpretrain's backbones import it) warns that
-     ``MultiScaleDeformableAttention`` is missing, on every process that imports the plugin.
-     Recognition never uses that op, so the plugin imports the module once with exactly that
-     warning filtered; with full ``mmcv`` the warning means a broken build and still shows.
-   * :func:`warn_mixed_opencv`: mmaction2 requires ``opencv-contrib-python`` while the mmengine
-     and mmcv-lite wheels require ``opencv-python``, so a plain ``pip install`` of the stack
-     installs both, and each overwrites the other's ``cv2`` files. The plugin says how to keep
-     one.
-   * :func:`patch_missing_drn`: the ``mmaction2==1.2.0`` wheel on PyPI lacks
-     ``mmaction/models/localizers/drn/`` (the folder has no ``__init__.py`` upstream, so the
-     wheel builder skipped it) and ``import mmaction.models`` raises ``ModuleNotFoundError``. We
-     provide the missing module with a ``DRN`` that raises a clear error when built.
-   * :func:`allow_mmengine_checkpoint_globals`: ``mmengine==0.10.7`` calls ``torch.load``
-     without ``weights_only``; since torch 2.6 that means weights-only loading, which refuses
-     the non-tensor objects mmengine itself writes into every checkpoint (the message hub's
-     ``HistoryBuffer`` and the numpy values inside it). We allow-list exactly those globals,
-     keeping torch's protection on for everything else.
-
-   The checkpoint and multi-process patches live with the code they install, in
-   :mod:`hyperframes_mm.engine.checkpoint` and :mod:`hyperframes_mm.engine.distributed`.
-
-Engine patches (those that change how mmengine or torch behave) can be turned off, one by one,
-with ``HYPERFRAMES_MM_NO_PATCH=name1,name2`` set before the import (see
-:mod:`hyperframes_mm.patches` and ``docs/reliability.md``).
+Engine behaviour (checked checkpoint loads, atomic saves, resume after a kill, CPU multi-process
+training) is not installed at import: configs choose it (``hyperframes_mm.engine``,
+docs/reliability.md).
 
 This module imports nothing outside the standard library at module level, so that the
 environment is checked before torch, mmcv, mmengine or mmaction2 is imported.
@@ -49,7 +38,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from .patches import Patch, apply_patches, read_patch_table
 
 #: Inclusive minimum / exclusive maximum that mmaction2 1.2.0 accepts for mmcv.
 MMCV_RANGE = ('2.0.0rc4', '2.2.0')
@@ -217,137 +205,16 @@ def patch_missing_drn() -> bool:
     return True
 
 
-def _history_buffer_statistic(owner, name: str):
-    """The only ``getattr`` a weights-only load may call: a HistoryBuffer statistics method.
-
-    ``HistoryBuffer.__getstate__`` stores its ``_statistics_methods`` dict ({'min':
-    HistoryBuffer.min, ...}); pickle writes each method as ``getattr(HistoryBuffer, 'min')``.
-    Allow-listing the real ``builtins.getattr`` would let a crafted file walk attributes of
-    anything it can reach; this resolves registered statistics methods and refuses the rest.
-    The result is only stored, never called by the unpickler.
-    """
-    from mmengine.logging.history_buffer import HistoryBuffer
-    # The four built-ins are put in the table by the first HistoryBuffer() of a process, which
-    # may not have happened yet when a checkpoint is loaded.
-    methods = {'min', 'max', 'current', 'mean'} | set(HistoryBuffer._statistics_methods)
-    if owner is not HistoryBuffer or not isinstance(name, str) or name not in methods:
-        raise TypeError(f'weights-only load refused getattr({owner!r}, {name!r}): only '
-                        f'HistoryBuffer statistics methods {sorted(methods)} may be looked up')
-    return getattr(HistoryBuffer, name)
-
-
-def mmengine_checkpoint_globals() -> List:
-    """The globals a checkpoint written by an mmengine runner contains, each with why it is safe.
-
-    Derived with ``torch.serialization.get_unsafe_globals_in_checkpoint`` from checkpoints that
-    mmengine 0.10.7 runs write under numpy 2 (``tests/test_compat.py`` re-derives it from a fresh
-    run and fails if an entry is missing): the message hub's ``HistoryBuffer`` objects, the numpy
-    arrays and scalars inside them, and the statistics methods they keep a table of.
-    """
-    import numpy
-    from mmengine.logging.history_buffer import HistoryBuffer
-    core = getattr(numpy, '_core', None) or numpy.core
-    multiarray = core.multiarray
-    module_name = multiarray.__name__
-    return [
-        # Plain container of two numpy arrays (logged values and counts), rebuilt by __new__ +
-        # __setstate__ (a dict update); no side effects.
-        HistoryBuffer,
-        # numpy arrays: ndarray.__setstate__ copies raw bytes into a buffer of the given dtype;
-        # object arrays would need pickled Python objects, which the unpickler still refuses.
-        numpy.ndarray,
-        numpy.dtype,
-        # _reconstruct makes an empty array of a class that must itself be allow-listed; scalar
-        # builds one numpy scalar from a dtype and raw bytes.
-        (multiarray._reconstruct, f'{module_name}._reconstruct'),
-        (multiarray.scalar, f'{module_name}.scalar'),
-        # Pickle protocol 2 names HistoryBuffer.min & co. as builtins.getattr(HistoryBuffer, ..).
-        (_history_buffer_statistic, 'builtins.getattr'),
-    ] + _numpy_dtype_classes()
-
-
-def _numpy_dtype_classes() -> List[type]:
-    """numpy 2 dtype instances are of per-type classes (``numpy.dtypes.Float64DType``) that the
-    unpickler must be allowed to ``BUILD``; their state is a (byte order, sizes, flags) tuple."""
-    import numpy
-    dtypes = getattr(numpy, 'dtypes', None)
-    if dtypes is None:
-        return []
-    return [value for value in vars(dtypes).values()
-            if isinstance(value, type) and issubclass(value, numpy.dtype)]
-
-
-def allow_mmengine_checkpoint_globals() -> bool:
-    """Let ``torch.load`` (weights-only) read mmengine checkpoints, and nothing more.
+def prepare() -> Dict[str, object]:
+    """Check the environment, import mmcv-lite's transformer bricks quietly, report a mixed
+    OpenCV, and provide the DRN module the mmaction2 wheel lacks (in this order: the quiet
+    import must come before anything imports those bricks, the placeholder before anything
+    imports ``mmaction.models``).
 
     Returns:
-        bool: True when globals were added, False when torch already loads what mmengine writes
-        (a torch without weights-only default, or the globals already allowed).
-    """
-    import torch
-    if not _refuses_mmengine_objects():
-        return False
-    torch.serialization.add_safe_globals(mmengine_checkpoint_globals())
-    return True
-
-
-def _refuses_mmengine_objects() -> bool:
-    """Whether ``torch.load``, called as mmengine calls it (no ``weights_only``), refuses what
-    an mmengine checkpoint holds besides tensors: a message-hub buffer with a logged value.
-
-    Asked of torch itself rather than decided from its version, so that a torch without the
-    weights-only default, a ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` environment, or globals already
-    allowed all count as not needed.
-    """
-    import io
-    import pickle
-
-    import torch
-    from mmengine.logging.history_buffer import HistoryBuffer
-    buffer = HistoryBuffer()
-    buffer.update(0.0)
-    stream = io.BytesIO()
-    torch.save({'message_hub': buffer}, stream)
-    stream.seek(0)
-    with warnings.catch_warnings():
-        # torch 2.4 and 2.5 warn, on every load without weights_only, that the default changes.
-        warnings.simplefilter('ignore', FutureWarning)
-        try:
-            torch.load(stream, map_location='cpu')
-        except pickle.UnpicklingError:
-            return True
-    return False
-
-
-#: The table of every patch the import applies, in order (a data file of the package).
-PATCH_TABLE = Path(__file__).with_name('patches.ini')
-
-
-def patch_table() -> List[Patch]:
-    """Every change ``import hyperframes_mm`` makes to its dependencies, in the order applied,
-    as declared in :data:`PATCH_TABLE`.
-
-    Engine patches (``engine = yes``) can be turned off with ``HYPERFRAMES_MM_NO_PATCH``.
-    """
-    # Imported on call, after check_environment(): the engine package imports torch, mmengine
-    # and mmaction2's registry at module level.
-    from .engine import checkpoint, distributed
-    owners = {'compat': sys.modules[__name__], 'checkpoint': checkpoint,
-              'distributed': distributed}
-    return read_patch_table(PATCH_TABLE, owners)
-
-
-def warned_mixed_opencv() -> bool:
-    """:func:`warn_mixed_opencv` as a patch: True when it warned."""
-    return len(warn_mixed_opencv()) > 1
-
-
-def apply() -> Dict[str, bool]:
-    """Check the environment, then apply :func:`patch_table` (minus what
-    ``HYPERFRAMES_MM_NO_PATCH`` turns off).
-
-    Returns:
-        dict[str, bool]: patch name -> whether it changed something (for logs and tests).
+        dict: what was done, for logs and tests: ``quiet_mmcv_lite_import`` and
+        ``drn_placeholder`` (bool: done now), ``opencv`` (the OpenCV distributions found).
     """
     check_environment()
-    return apply_patches(patch_table())
+    return dict(quiet_mmcv_lite_import=quiet_mmcv_lite_import(), opencv=warn_mixed_opencv(),
+                drn_placeholder=patch_missing_drn())

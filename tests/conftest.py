@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 import torch
 
-import hyperframes_mm  # noqa: F401  (compat fixes and registration for every test)
+import hyperframes_mm  # noqa: F401  (the DRN module and registration for every test)
 from mmaction.utils import register_all_modules
 from mmengine.logging import MMLogger
 

@@ -1,4 +1,5 @@
-"""The upstream fixes applied at ``import hyperframes_mm``, and the table that lists them."""
+"""What ``import hyperframes_mm`` checks and provides (the environment, the DRN module the
+mmaction2 wheel lacks), and the weights-only allow-list of mmengine checkpoints."""
 import json
 import os
 import subprocess
@@ -9,8 +10,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from hyperframes_mm import compat, patches
+from hyperframes_mm import compat
 from hyperframes_mm.engine import CheckpointRefusedError
+from hyperframes_mm.engine import checkpoint as engine_checkpoint
 
 from .conftest import REPO
 
@@ -30,143 +32,12 @@ def test_building_drn_says_why_it_is_missing():
         MODELS.build(dict(type='DRN'))
 
 
-def test_patches_are_noops_when_applied_again():
+def test_prepare_is_a_noop_when_run_again():
     assert compat.patch_missing_drn() is False
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')  # a machine with two OpenCVs is warned again
-        applied = compat.apply()
-    assert list(applied) == [patch.name for patch in compat.patch_table()]
-    assert {name for name, done in applied.items() if done} <= {'mixed_opencv_warned'}
-
-
-def test_patch_table_says_what_why_and_how_for_every_patch():
-    table = compat.patch_table()
-    assert len({patch.name for patch in table}) == len(table)
-    assert all(patch.target and patch.why and patch.needed for patch in table)
-    assert {patch.name for patch in table if not patch.engine} == {
-        'quiet_mmcv_lite_import', 'mixed_opencv_warned', 'drn_placeholder'}
-    # One loader wrapper: nothing else replaces mmengine's local checkpoint scheme.
-    assert sum("_schemes['']" in patch.target for patch in table) == 1
-
-
-def test_every_engine_patch_is_documented_with_the_opt_out():
-    text = (REPO / 'docs/reliability.md').read_text()
-    assert patches.OPT_OUT_VARIABLE in text
-    missing = [patch.name for patch in compat.patch_table()
-               if patch.engine and f'`{patch.name}`' not in text]
-    assert not missing, f'docs/reliability.md does not name the engine patches {missing}'
-
-
-def test_patch_table_names_what_compat_patches():
-    by_name = {patch.name: patch for patch in compat.patch_table()}
-    assert compat._DRN_MODULE in by_name['drn_placeholder'].target
-    assert by_name['drn_placeholder'].apply is compat.patch_missing_drn
-    # Continuation lines are folded into one sentence.
-    assert by_name['drn_placeholder'].needed == (
-        "mmaction's models/localizers/__init__.py names drn and models/localizers/drn/drn.py "
-        'is missing')
-
-
-TABLE = """
-[first]
-apply = module.one
-engine = yes
-target = a
-why = because
-  of this
-needed = always
-
-[second]
-apply = module.two
-engine = no
-target = b
-why = c
-needed = d
-"""
-
-
-def _read(tmp_path, text):
-    path = tmp_path / 'table.ini'
-    path.write_text(text)
-    owners = {'module': type('Owner', (), {'one': staticmethod(lambda: True),
-                                            'two': staticmethod(lambda: False)})}
-    return patches.read_patch_table(path, owners)
-
-
-def test_patch_table_file_is_read_in_order(tmp_path):
-    first, second = _read(tmp_path, TABLE)
-    assert (first.name, first.engine, first.why, first.apply()) == (
-        'first', True, 'because of this', True)
-    assert (second.name, second.engine, second.target, second.apply()) == (
-        'second', False, 'b', False)
-
-
-@pytest.mark.parametrize('edit,message', [
-    (('needed = d\n', ''), r"patch 'second': missing keys \['needed'\], unknown keys \[\]"),
-    (('target = b', 'taget = b'), r"missing keys \['target'\], unknown keys \['taget'\]"),
-    (('engine = no', 'engine = maybe'), "patch 'second': engine = 'maybe' is not yes or no"),
-    (('module.two', 'module.three'), "apply = 'module.three' names no function.*among module"),
-    (('module.two', 'other.two'), "apply = 'other.two' names no function"),
-    (('why = c', 'why ='), "patch 'second': why must say something"),
-])
-def test_bad_patch_table_is_refused_with_file_and_patch(tmp_path, edit, message):
-    with pytest.raises(ValueError, match=f'table.ini: .*{message}'):
-        _read(tmp_path, TABLE.replace(*edit))
-
-
-def _fake_table(calls):
-    return [
-        patches.Patch('engine_a', 'a', 'why a', 'needed a', lambda: calls.append('a') or True,
-                      engine=True),
-        patches.Patch('engine_b', 'b', 'why b', 'needed b', lambda: calls.append('b') or True,
-                      engine=True),
-        patches.Patch('placeholder', 'c', 'why c', 'needed c', lambda: calls.append('c') or False,
-                      engine=False),
-    ]
-
-
-def test_opted_out_patches_are_not_applied():
-    calls = []
-    applied = patches.apply_patches(_fake_table(calls),
-                                    {patches.OPT_OUT_VARIABLE: ' engine_b , ,engine_a'})
-    assert applied == {'engine_a': False, 'engine_b': False, 'placeholder': False}
-    assert calls == ['c']
-    calls.clear()
-    assert patches.apply_patches(_fake_table(calls), {}) == {
-        'engine_a': True, 'engine_b': True, 'placeholder': False}
-    assert calls == ['a', 'b', 'c']
-
-
-@pytest.mark.parametrize('value,message', [
-    ('engine_a,atomic_writes', "'atomic_writes' is not a patch"),
-    ('placeholder', "'placeholder' cannot be turned off"),
-])
-def test_unknown_or_fixed_opt_out_is_refused(value, message):
-    calls = []
-    with pytest.raises(ValueError, match=f'HYPERFRAMES_MM_NO_PATCH=.*{message}.*Patches that can '
-                       'be turned off: engine_a, engine_b'):
-        patches.apply_patches(_fake_table(calls), {patches.OPT_OUT_VARIABLE: value})
-    assert calls == []
-
-
-def test_opt_out_keeps_mmengine_unpatched():
-    """End to end: the named patches leave mmengine as it is, the others still apply."""
-    probe = ('import hyperframes_mm\n'
-             'from mmengine.fileio.backends.local_backend import LocalBackend\n'
-             'from mmengine.dist import utils\n'
-             'from mmengine.hooks import checkpoint_hook\n'
-             'print(hasattr(LocalBackend.put, "__wrapped__"), '
-             'hasattr(utils._init_dist_pytorch, "__wrapped__"), "open" in vars(checkpoint_hook))')
-    env = dict(os.environ, HYPERFRAMES_MM_NO_PATCH='atomic_checkpoint_writes,cpu_distributed')
-    result = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,
-                            env=env)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ['False', 'False', 'True']
-
-
-def test_weights_only_probe_sees_the_allow_list():
-    """After the import torch loads what mmengine writes, so the allow-list is not needed again."""
-    assert compat._refuses_mmengine_objects() is False
+        done = compat.prepare()
+    assert done['drn_placeholder'] is False and done['quiet_mmcv_lite_import'] is False
 
 
 @pytest.mark.parametrize('dist,version,advice', [
@@ -231,10 +102,14 @@ def test_allow_list_covers_a_real_mmengine_checkpoint(tiny_work_dir):
         capture_output=True, text=True, check=True)
     needed = set(json.loads(probe.stdout))
     allowed = {entry[1] if isinstance(entry, tuple) else f'{entry.__module__}.{entry.__qualname__}'
-               for entry in compat.mmengine_checkpoint_globals()}
+               for entry in engine_checkpoint.mmengine_checkpoint_globals()}
     assert needed, 'an mmengine checkpoint should hold HistoryBuffer and numpy values'
     assert needed <= allowed, f'not allow-listed: {needed - allowed}'
-    loaded = torch.load(checkpoint, map_location='cpu')  # weights_only is torch's default
+    # torch's default (weights-only) refuses it outside the plugin's load, which allows the list
+    # for that load only
+    with pytest.raises(Exception, match='HistoryBuffer'):
+        torch.load(checkpoint, map_location='cpu')
+    loaded = engine_checkpoint.load_verified(str(checkpoint))
     assert 'message_hub' in loaded and 'state_dict' in loaded
 
 
@@ -254,11 +129,10 @@ def _write_malicious_checkpoint(path: Path, marker: Path) -> None:
 
 
 def test_code_carrying_checkpoint_is_refused_and_does_not_run(tmp_path):
-    from mmengine.runner.checkpoint import _load_checkpoint
     checkpoint, marker = tmp_path / 'evil.pth', tmp_path / 'pwned.txt'
     _write_malicious_checkpoint(checkpoint, marker)
     with pytest.raises(CheckpointRefusedError, match='evil.pth.*weights-only'):
-        _load_checkpoint(str(checkpoint), map_location='cpu')
+        engine_checkpoint.load_verified(str(checkpoint), map_location='cpu')
     with pytest.raises(Exception):
         torch.load(checkpoint)
     assert not marker.exists()
@@ -266,8 +140,8 @@ def test_code_carrying_checkpoint_is_refused_and_does_not_run(tmp_path):
 
 def test_getattr_allow_list_entry_is_restricted():
     from mmengine.logging.history_buffer import HistoryBuffer
-    assert compat._history_buffer_statistic(HistoryBuffer, 'mean') is HistoryBuffer.mean
+    assert engine_checkpoint._history_buffer_statistic(HistoryBuffer, 'mean') is HistoryBuffer.mean
     with pytest.raises(TypeError, match='refused'):
-        compat._history_buffer_statistic(HistoryBuffer, '__init__')
+        engine_checkpoint._history_buffer_statistic(HistoryBuffer, '__init__')
     with pytest.raises(TypeError, match='refused'):
-        compat._history_buffer_statistic(Path, 'write_text')
+        engine_checkpoint._history_buffer_statistic(Path, 'write_text')

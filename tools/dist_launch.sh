@@ -1,7 +1,7 @@
 # torchrun with mmengine's `pytorch` launcher, sourced by tools/dist_train.sh and
 # tools/dist_test.sh so that both start processes the same way.
 # Multi-node: set NNODES, NODE_RANK, MASTER_ADDR, PORT on every node. Works on GPUs (nccl) and,
-# through hyperframes_mm's compat fixes, on CPU-only machines (gloo).
+# through the runner the configs name (HyperframeRunner), on CPU-only machines (gloo).
 
 # dist_launch SCRIPT NUM_PROCESSES [SCRIPT arguments...]: run tools/SCRIPT on NUM_PROCESSES
 # processes per node.

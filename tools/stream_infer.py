@@ -104,7 +104,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     import torch
 
-    import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.deploy import report_dict
     if args.threads:
         torch.set_num_threads(args.threads)

@@ -1,8 +1,9 @@
-"""Test a config with mmaction2's own `tools/test.py`, after the plugin's upstream fixes.
+"""Test a config with mmaction2's own `tools/test.py`, with the plugin registered.
 
 Same command line as mmaction2 (config, --work-dir, --resume, --amp, --cfg-options, --launcher,
-...). Importing ``hyperframes_mm`` first applies its fixes before mmaction2 builds anything, so
-configs without ``custom_imports`` work too.
+...). Importing ``hyperframes_mm`` first registers the plugin (and provides the module the
+mmaction2 1.2.0 wheel lacks) before mmaction2 builds anything, so configs without
+``custom_imports`` work too; the runner and hooks are the config's.
 """
 import runpy
 

@@ -36,7 +36,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.analysis.visualize import (augmented_frames, describe_augment, frame_grid,
                                                plot_scores, write_png)
     shown = augmented_frames(args.config, args.video, args.pipeline, args.seed)

@@ -512,7 +512,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     import torch
     from mmengine.logging import MMLogger
 
-    import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
     from mmaction.utils import register_all_modules
     register_all_modules(init_default_scope=True)
     # Building each model logs every initialised weight, and the FLOP counter every operator it

@@ -315,23 +315,21 @@ def check_mean_std(cfg: Config, frames: Sequence[int]) -> List[Finding]:
 def first_conv_channels(path: str, backbone) -> int:
     """Input channels of the first conv in checkpoint ``path``, read as ``backbone`` reads it.
 
-    The file is loaded with ``torch.load(weights_only=True)``: plain tensors and the mmengine
-    metadata the plugin allow-lists, never arbitrary objects.
+    The file is loaded with :func:`~hyperframes_mm.engine.load_verified`: checked, then
+    weights-only (plain tensors and the values mmengine writes), never arbitrary objects.
 
     Raises:
         FileNotFoundError: no such file.
         CheckpointNotFiniteError: a tensor of the file holds NaN or Inf.
         KeyError: no first-conv weight after the backbone's key mapping.
-        pickle.UnpicklingError: the file needs more than weights-only loading allows.
+        CheckpointRefusedError: the file is damaged or needs more than weights-only loading
+            allows.
     """
-    import torch
-
-    from ..engine.checkpoint import check_finite
+    from ..engine.checkpoint import load_verified
     from ..models.backbones.hyperframe_backbone import strip_prefixes
     if not osp.isfile(path):
         raise FileNotFoundError(f'{path}: checkpoint not found')
-    checkpoint = torch.load(path, map_location='cpu', weights_only=True)
-    check_finite(checkpoint, path)
+    checkpoint = load_verified(path, map_location='cpu')
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
@@ -346,8 +344,6 @@ def first_conv_channels(path: str, backbone) -> int:
 
 def check_pretrained(streams: Dict[Optional[str], object]) -> List[Finding]:
     """Every backbone's ``pretrained`` file: present, weights-only readable, conv1 3 or 3T."""
-    import pickle
-
     from ..engine.checkpoint import CheckpointNotFiniteError
     findings, seen = [], set()
     for name, backbone in streams.items():
@@ -367,7 +363,7 @@ def check_pretrained(streams: Dict[Optional[str], object]) -> List[Finding]:
             findings.append(Finding('error', 'pretrained', f'{label}: {error}',
                                     'use a checkpoint saved before the run diverged'))
             continue
-        except (pickle.UnpicklingError, RuntimeError, KeyError) as error:
+        except (RuntimeError, KeyError) as error:
             findings.append(Finding(
                 'error', 'pretrained', f'{label}: {path} cannot be read as weights: '
                 f'{str(error).splitlines()[0]}',

@@ -24,7 +24,7 @@ from torch import nn
 
 from ..datasets.transforms.pipeline_info import (LOADING_TRANSFORMS, SAMPLER_TRANSFORMS,
                                                  stream_key, transform_type)
-from ..engine.checkpoint import CheckpointRefusedError
+from ..engine.checkpoint import CheckpointRefusedError, load_verified
 
 ConfigLike = Union[str, Path, Config]
 
@@ -60,8 +60,9 @@ def init_recognizer(config: ConfigLike,
     The one place the plugin builds a recognizer from a config (inference, export, FLOP
     counting, the temporal probe, the doctor). The config's ``custom_imports`` are imported
     first, as ``Config.fromfile`` does, so that a config made in code finds its modules too.
-    The checkpoint goes through mmengine's ``load_checkpoint`` (weights-only loading with the
-    plugin's allow-list); every weight must match (``strict=True``), so a checkpoint of another
+    The checkpoint goes through :func:`~hyperframes_mm.engine.load_verified` (checked, then
+    weights-only loading with the globals of mmengine checkpoints allowed for that load);
+    every weight must match (``strict=True``), so a checkpoint of another
     model fails instead of leaving layers random. Without a checkpoint the model is initialised
     by its ``init_cfg`` (for tests and speed measurements).
 
@@ -85,7 +86,7 @@ def init_recognizer(config: ConfigLike,
             more than weights.
     """
     from mmaction.registry import MODELS
-    from mmengine.runner import load_checkpoint
+    from mmengine.runner.checkpoint import _load_checkpoint_to_model
     from mmengine.utils import import_modules_from_strings
     cfg = load_config(config, cfg_options)
     if cfg.get('custom_imports'):
@@ -96,8 +97,8 @@ def init_recognizer(config: ConfigLike,
         if not Path(checkpoint).is_file():
             raise FileNotFoundError(f'checkpoint file not found: {checkpoint}')
         try:
-            load_checkpoint(model, str(checkpoint), map_location='cpu', strict=True,
-                            logger='current')
+            _load_checkpoint_to_model(model, load_verified(str(checkpoint), 'cpu'),
+                                      strict=True)
         except CheckpointRefusedError:
             raise  # already names the file and says why
         except RuntimeError as error:

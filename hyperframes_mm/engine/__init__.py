@@ -1,15 +1,19 @@
-"""Reliability of training runs: crash-safe checkpoints, exact resume, CPU multi-process, the
-frame cache built before a run."""
+"""Reliability of training runs, chosen by the config: a runner with checked checkpoint loads,
+a resume that survives a kill and CPU multi-process training (``runner_type``), atomic
+checkpoint files (``backend_args``), a checkpoint hook that saves before it prunes, exact resume
+of the data order, the frame cache built before a run."""
 from .cache_hook import BuildFrameCacheHook
-from .checkpoint import (CheckpointCorruptError, CheckpointNotFiniteError,
-                         CheckpointRefusedError, atomic_write_bytes, check_finite,
-                         verify_checkpoint_file)
+from .checkpoint import (AtomicLocalBackend, CheckpointCorruptError, CheckpointNotFiniteError,
+                         CheckpointRefusedError, atomic_write_bytes, check_finite, load_verified,
+                         mmengine_checkpoint_globals, verify_checkpoint_file)
 from .distributed import main_process_first
-from .hooks import EpochSeedHook, epoch_seed
+from .hooks import EpochSeedHook, SafeCheckpointHook, epoch_seed
+from .runner import HyperframeRunner
 from .sync_bn import CPUSyncBatchNorm
 
 __all__ = [
-    'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError', 'CheckpointNotFiniteError',
-    'CheckpointRefusedError', 'EpochSeedHook', 'atomic_write_bytes', 'check_finite', 'epoch_seed',
-    'main_process_first', 'verify_checkpoint_file'
+    'AtomicLocalBackend', 'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError',
+    'CheckpointNotFiniteError', 'CheckpointRefusedError', 'EpochSeedHook', 'HyperframeRunner',
+    'SafeCheckpointHook', 'atomic_write_bytes', 'check_finite', 'epoch_seed', 'load_verified',
+    'main_process_first', 'mmengine_checkpoint_globals', 'verify_checkpoint_file'
 ]

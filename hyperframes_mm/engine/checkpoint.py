@@ -1,39 +1,40 @@
 """Crash-safe checkpoints: atomic writes, a resume that survives a kill, damaged files refused.
 
 mmengine 0.10.7 leaves three ways for a kill (SIGKILL, OOM killer, a pre-empted node) to break
-``--resume``, each fixed here at ``import hyperframes_mm`` and each a no-op where not needed:
+``--resume``, and loads checkpoints without checking them. The plugin changes none of mmengine's
+functions for this; it offers registered parts that a config names
+(``configs/_base_/default_runtime.py`` names them all, docs/reliability.md says how to add them
+to any config):
 
-* :func:`make_checkpoint_writes_atomic`: ``save_checkpoint`` serialises to memory and hands the
-  bytes to ``LocalBackend.put``, which opens the final path with ``'wb'``; a kill mid-write
-  leaves a truncated ``epoch_N.pth`` under its final name. ``put`` now writes a temporary file
-  in the same directory, fsyncs it and ``os.replace``-s it over the target, so the path holds
-  the old file or the whole new one.
-* :func:`make_last_checkpoint_atomic`: ``CheckpointHook`` writes ``last_checkpoint`` with a bare
-  ``open(..., 'w')``; a kill between truncation and write leaves it empty. The hook's module
-  gets an ``open`` that writes ``'w'`` files the same atomic way.
-* :func:`resume_from_newest_intact`: ``CheckpointHook`` deletes the oldest checkpoint (beyond
-  ``max_keep_ckpts``) *before* writing the new one, so a kill in between leaves
-  ``last_checkpoint`` naming a deleted file. ``find_latest_checkpoint`` now falls back to the
-  newest intact checkpoint in the work dir, and says so in the log.
+* :class:`AtomicLocalBackend` (file backend ``'atomic_local'``, chosen with
+  ``backend_args=dict(backend='atomic_local')`` in the checkpoint hook): mmengine's
+  ``LocalBackend.put`` opens the final path with ``'wb'``, so a kill mid-write leaves a
+  truncated ``epoch_N.pth`` under its final name; this backend writes a temporary file in the
+  same directory, fsyncs it and ``os.replace``-s it over the target.
+* :class:`~hyperframes_mm.engine.hooks.SafeCheckpointHook`: ``CheckpointHook`` deletes the
+  oldest checkpoint *before* writing the new one and writes ``last_checkpoint`` with a bare
+  ``open(..., 'w')``; the safe hook saves first, points ``last_checkpoint`` at it atomically,
+  then prunes.
+* :class:`~hyperframes_mm.engine.runner.HyperframeRunner` (``runner_type``) loads every
+  checkpoint through :func:`load_verified` and resumes from :func:`newest_intact_checkpoint`
+  when ``last_checkpoint`` names a missing or damaged file.
 
-:func:`verify_checkpoints_on_load` makes mmengine's local loader check a file before
-``torch.load`` reads it, and name the file when torch refuses it: torch reads a zip checkpoint
-without checking the CRC-32 each record carries, so a flipped byte in a tensor loads silently,
-and a truncated file fails with "failed finding central directory"; both now raise
-:class:`CheckpointCorruptError` naming the file. A file that weights-only loading refuses (it
-holds Python objects beyond tensors and what mmengine writes, possibly a code payload) raises
+:func:`load_verified` checks a file before ``torch.load`` reads it, and names the file when it
+is refused: torch reads a zip checkpoint without checking the CRC-32 each record carries, so a
+flipped byte in a tensor loads silently, and a truncated file fails with "failed finding central
+directory"; both raise :class:`CheckpointCorruptError` naming the file. mmengine calls
+``torch.load`` without ``weights_only``, which torch >= 2.6 reads as weights-only and then
+refuses the objects mmengine itself writes (the message hub's ``HistoryBuffer`` and its numpy
+values): the load runs inside ``torch.serialization.safe_globals`` with exactly those
+(:func:`mmengine_checkpoint_globals`), for that load only, so torch's protection stays on for
+everything else. A file that weights-only loading still refuses (a code payload, say) raises
 :class:`CheckpointRefusedError` naming the file and the refused object; one whose tensors hold
 NaN or Inf (a diverged run's) raises :class:`CheckpointNotFiniteError`. CRC-32 catches
 corruption (disk, copy, kill), not a deliberate forger who recomputes it; what protects against
-a malicious file is torch's weights-only loading, kept on by :mod:`hyperframes_mm.compat`.
-
-The four functions that install these fixes are entries of
-:func:`hyperframes_mm.compat.patch_table`, which applies them, says how each checks that it is
-needed, and lets each be turned off.
+a malicious file is torch's weights-only loading.
 """
 import builtins
 import glob
-import io
 import logging
 import os
 import os.path as osp
@@ -41,9 +42,9 @@ import pickle
 import re
 import secrets
 import zipfile
-from typing import Callable, List, Optional, Union
+from typing import List, Optional, Union
 
-from ..patches import code_names
+from mmengine.fileio import LocalBackend, register_backend
 
 logger = logging.getLogger(__name__)
 
@@ -116,80 +117,28 @@ def _is_special_file(path: str) -> bool:
     return osp.exists(path) and not osp.isfile(path)
 
 
-def _atomic_put(put: Callable) -> Callable:
-    """``LocalBackend.put`` that writes regular files atomically and special files as before."""
+@register_backend('atomic_local')
+class AtomicLocalBackend(LocalBackend):
+    """mmengine's local file backend whose ``put`` writes regular files atomically
+    (:func:`atomic_write_bytes`), so a checkpoint path holds the old file or the whole new one.
+    Special files (``/dev/null``) are written as the stock backend writes them.
 
-    def put_atomic(self, obj: bytes, filepath) -> None:
+    Select it where a file is written, e.g.
+    ``default_hooks.checkpoint.backend_args=dict(backend='atomic_local')``.
+    """
+
+    def put(self, obj: bytes, filepath) -> None:
         filepath = os.fspath(filepath)
         if _is_special_file(filepath):
-            return put(self, obj, filepath)
+            super().put(obj, filepath)
+            return
         atomic_write_bytes(obj, filepath)
 
-    put_atomic.__wrapped__ = put
-    put_atomic.__doc__ = put.__doc__
-    return put_atomic
 
-
-def make_checkpoint_writes_atomic() -> bool:
-    """Make mmengine's local file backend, and so ``save_checkpoint``, write atomically.
-
-    Returns:
-        bool: True when ``LocalBackend.put`` was replaced, False when it already writes
-        atomically (already patched, or a future mmengine that renames into place).
-    """
-    from mmengine.fileio.backends.local_backend import LocalBackend
-    put = LocalBackend.put
-    # Atomicity is only observable by killing a write half-way; the compiled put tells whether
-    # it renames a finished file into place (os.replace / os.rename).
-    if hasattr(put, '__wrapped__') or {'replace', 'rename'} & code_names(put):
-        return False
-    LocalBackend.put = _atomic_put(put)
-    return True
-
-
-class _AtomicTextFile(io.StringIO):
-    """A text file opened for writing whose content replaces the target only on success."""
-
-    def __init__(self, path: str, encoding: Optional[str]) -> None:
-        super().__init__()
-        self.path = path
-        self.encoding_name = encoding or 'utf-8'
-
-    def __exit__(self, exc_type, exc_value, traceback) -> None:
-        if exc_type is None:
-            atomic_write_bytes(self.getvalue().encode(self.encoding_name), self.path)
-        super().__exit__(exc_type, exc_value, traceback)
-
-
-def _open_text_atomically(file, mode: str = 'r', *args, **kwargs):
-    """``open`` for mmengine's checkpoint hook: ``'w'`` is atomic, every other mode is builtin.
-
-    Only the ``with open(...) as f: f.write(...)`` form is used there, so the content is
-    committed when the ``with`` block ends without an exception.
-    """
-    if mode == 'w' and not _is_special_file(os.fspath(file)):
-        return _AtomicTextFile(os.fspath(file), kwargs.get('encoding'))
-    return builtins.open(file, mode, *args, **kwargs)
-
-
-def make_last_checkpoint_atomic() -> bool:
-    """Make ``CheckpointHook`` write ``last_checkpoint`` atomically.
-
-    Returns:
-        bool: True when the hook's module got the atomic ``open``, False when this mmengine
-        does not write ``last_checkpoint`` with the module's ``open``, or when the fix is
-        already in place.
-    """
-    from mmengine.hooks import checkpoint_hook
-    if vars(checkpoint_hook).get('open') is _open_text_atomically:
-        return False
-    # The fix shadows the module's open, so it is needed exactly when the method that writes
-    # last_checkpoint looks up open; no write can be observed without running a training step.
-    if 'open' not in code_names(checkpoint_hook.CheckpointHook._save_checkpoint_with_step):
-        return False
-    # A module global shadows the builtin for this module only: the hook's one open() call.
-    checkpoint_hook.open = _open_text_atomically
-    return True
+def write_text_atomically(text: str, path: Union[str, os.PathLike]) -> None:
+    """Replace the text file ``path`` with ``text`` whole (UTF-8): ``last_checkpoint``, which a
+    bare ``open(..., 'w')`` leaves empty when killed between truncation and write."""
+    atomic_write_bytes(text.encode('utf-8'), path)
 
 
 def verify_checkpoint_file(path: Union[str, os.PathLike]) -> None:
@@ -287,44 +236,100 @@ def _unpickler_reason(error: Exception) -> str:
     return lines[0] if lines else repr(error)
 
 
-def _verified_loader(load_from_local: Callable) -> Callable:
-    """Wrap mmengine's local checkpoint loader: damaged files, files that weights-only loading
-    refuses and checkpoints holding NaN or Inf raise a :class:`CheckpointRefusedError` that
-    names the file."""
+def load_verified(filename: str, map_location='cpu'):
+    """Load a checkpoint as mmengine's ``_load_checkpoint`` does (local paths, URLs and
+    mmengine's schemes), after checking a local file, allowing the globals of mmengine
+    checkpoints for this load only, and refusing non-finite tensors.
 
-    def load_from_local_verified(filename, map_location):
-        path = osp.expanduser(filename)
-        if osp.isfile(path):
-            verify_checkpoint_file(path)
-        try:
-            checkpoint = load_from_local(filename, map_location)
-        except pickle.UnpicklingError as error:
-            raise CheckpointRefusedError(
-                f'{filename}: refused by torch weights-only loading. The file holds Python objects '
-                'that are not plain tensors or the values mmengine writes, so loading it could run '
-                'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
-                f'torch said: {_unpickler_reason(error)}') from error
-        check_finite(checkpoint, filename)
-        return checkpoint
-
-    load_from_local_verified.__wrapped__ = load_from_local
-    load_from_local_verified.verifies_integrity = True
-    return load_from_local_verified
-
-
-def verify_checkpoints_on_load() -> bool:
-    """Check, and name when refused, every local checkpoint mmengine loads (resume,
-    ``load_from``, test, pretrained).
+    Args:
+        filename (str): the checkpoint.
+        map_location (str | callable): as ``torch.load``'s. Defaults to ``'cpu'``.
 
     Returns:
-        bool: True when the check was installed, False when it already was.
+        dict: the loaded checkpoint.
+
+    Raises:
+        CheckpointRefusedError: the file is damaged (:class:`CheckpointCorruptError`), holds
+            objects weights-only loading refuses, or holds NaN or Inf
+            (:class:`CheckpointNotFiniteError`); the message names the file.
     """
-    from mmengine.runner.checkpoint import CheckpointLoader
-    loader = CheckpointLoader._schemes.get('')
-    if loader is None or getattr(loader, 'verifies_integrity', False):
-        return False
-    CheckpointLoader._schemes[''] = _verified_loader(loader)
-    return True
+    import torch
+    from mmengine.runner.checkpoint import _load_checkpoint
+    path = osp.expanduser(os.fspath(filename))
+    if osp.isfile(path):
+        verify_checkpoint_file(path)
+    try:
+        with torch.serialization.safe_globals(mmengine_checkpoint_globals()):
+            checkpoint = _load_checkpoint(filename, map_location=map_location)
+    except pickle.UnpicklingError as error:
+        raise CheckpointRefusedError(
+            f'{filename}: refused by torch weights-only loading. The file holds Python objects '
+            'that are not plain tensors or the values mmengine writes, so loading it could run '
+            'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
+            f'torch said: {_unpickler_reason(error)}') from error
+    check_finite(checkpoint, filename)
+    return checkpoint
+
+
+def _history_buffer_statistic(owner, name: str):
+    """The only ``getattr`` a weights-only load may call: a HistoryBuffer statistics method.
+
+    ``HistoryBuffer.__getstate__`` stores its ``_statistics_methods`` dict ({'min':
+    HistoryBuffer.min, ...}); pickle writes each method as ``getattr(HistoryBuffer, 'min')``.
+    Allow-listing the real ``builtins.getattr`` would let a crafted file walk attributes of
+    anything it can reach; this resolves registered statistics methods and refuses the rest.
+    The result is only stored, never called by the unpickler.
+    """
+    from mmengine.logging.history_buffer import HistoryBuffer
+    # The four built-ins are put in the table by the first HistoryBuffer() of a process, which
+    # may not have happened yet when a checkpoint is loaded.
+    methods = {'min', 'max', 'current', 'mean'} | set(HistoryBuffer._statistics_methods)
+    if owner is not HistoryBuffer or not isinstance(name, str) or name not in methods:
+        raise TypeError(f'weights-only load refused getattr({owner!r}, {name!r}): only '
+                        f'HistoryBuffer statistics methods {sorted(methods)} may be looked up')
+    return getattr(HistoryBuffer, name)
+
+
+def mmengine_checkpoint_globals() -> List:
+    """The globals a checkpoint written by an mmengine runner contains, each with why it is safe.
+
+    Derived with ``torch.serialization.get_unsafe_globals_in_checkpoint`` from checkpoints that
+    mmengine 0.10.7 runs write under numpy 2 (``tests/engine/test_checkpoint.py`` re-derives it
+    from a fresh run and fails if an entry is missing): the message hub's ``HistoryBuffer``
+    objects, the numpy arrays and scalars inside them, and the statistics methods they keep a
+    table of.
+    """
+    import numpy
+    from mmengine.logging.history_buffer import HistoryBuffer
+    core = getattr(numpy, '_core', None) or numpy.core
+    multiarray = core.multiarray
+    module_name = multiarray.__name__
+    return [
+        # Plain container of two numpy arrays (logged values and counts), rebuilt by __new__ +
+        # __setstate__ (a dict update); no side effects.
+        HistoryBuffer,
+        # numpy arrays: ndarray.__setstate__ copies raw bytes into a buffer of the given dtype;
+        # object arrays would need pickled Python objects, which the unpickler still refuses.
+        numpy.ndarray,
+        numpy.dtype,
+        # _reconstruct makes an empty array of a class that must itself be allow-listed; scalar
+        # builds one numpy scalar from a dtype and raw bytes.
+        (multiarray._reconstruct, f'{module_name}._reconstruct'),
+        (multiarray.scalar, f'{module_name}.scalar'),
+        # Pickle protocol 2 names HistoryBuffer.min & co. as builtins.getattr(HistoryBuffer, ..).
+        (_history_buffer_statistic, 'builtins.getattr'),
+    ] + _numpy_dtype_classes()
+
+
+def _numpy_dtype_classes() -> List[type]:
+    """numpy 2 dtype instances are of per-type classes (``numpy.dtypes.Float64DType``) that the
+    unpickler must be allowed to ``BUILD``; their state is a (byte order, sizes, flags) tuple."""
+    import numpy
+    dtypes = getattr(numpy, 'dtypes', None)
+    if dtypes is None:
+        return []
+    return [value for value in vars(dtypes).values()
+            if isinstance(value, type) and issubclass(value, numpy.dtype)]
 
 
 def newest_intact_checkpoint(work_dir: Union[str, os.PathLike]) -> Optional[str]:
@@ -349,48 +354,3 @@ def newest_intact_checkpoint(work_dir: Union[str, os.PathLike]) -> Optional[str]
 
 def _step(path: str) -> int:
     return int(CHECKPOINT_PATTERN.match(osp.basename(path)).group(2))
-
-
-def _find_latest_with_fallback(find_latest_checkpoint: Callable) -> Callable:
-    """``find_latest_checkpoint`` that falls back to the newest intact checkpoint on disk."""
-
-    def find_latest_checkpoint_or_newest_intact(path: str) -> Optional[str]:
-        named = find_latest_checkpoint(path)
-        if named and osp.isfile(osp.expanduser(named)):
-            return named
-        fallback = newest_intact_checkpoint(path)
-        if fallback is not None:
-            from mmengine.logging import print_log
-            problem = (f'names {named!r}, which does not exist' if named else
-                       'is missing or empty')
-            print_log(f'last_checkpoint in {path} {problem} (a run killed while saving); '
-                      f'resuming from the newest intact checkpoint {fallback} instead.',
-                      logger='current', level=logging.WARNING)
-            return fallback
-        return named
-
-    find_latest_checkpoint_or_newest_intact.__wrapped__ = find_latest_checkpoint
-    find_latest_checkpoint_or_newest_intact.__doc__ = find_latest_checkpoint.__doc__
-    return find_latest_checkpoint_or_newest_intact
-
-
-def resume_from_newest_intact() -> bool:
-    """Make ``--resume`` (auto) survive a ``last_checkpoint`` that names a missing file.
-
-    The runner calls ``find_latest_checkpoint`` through the name it imported into
-    ``mmengine.runner.runner``; the checkpoint module and the package export are replaced too,
-    so every caller gets the same function.
-
-    Returns:
-        bool: True when the fallback was installed, False when it already was.
-    """
-    import mmengine.runner
-    from mmengine.runner import checkpoint, runner
-    current = runner.find_latest_checkpoint
-    if hasattr(current, '__wrapped__'):
-        return False
-    patched = _find_latest_with_fallback(current)
-    for module in (runner, checkpoint, mmengine.runner):
-        if getattr(module, 'find_latest_checkpoint', None) is current:
-            module.find_latest_checkpoint = patched
-    return True

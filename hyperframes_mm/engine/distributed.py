@@ -3,20 +3,20 @@
 mmengine 0.10.7's ``pytorch`` launcher (``torchrun``, ``tools/dist_train.sh``) cannot start on
 a machine without CUDA: ``_init_dist_pytorch`` calls ``torch.cuda.set_device`` unconditionally,
 configs ask for the GPU-only ``nccl`` backend, and ``Runner.wrap_model`` builds DDP with
-``device_ids=[LOCAL_RANK]``, which DDP rejects for a CPU module. :func:`enable_cpu_distributed`
-fixes all three at ``import hyperframes_mm``, only when no accelerator is present: process-group
-init skips ``set_device`` and uses ``gloo`` for ``nccl``, and the model is wrapped with
-``device_ids=None``; on a GPU machine every call goes to mmengine's code unchanged. torch's
-``SyncBatchNorm`` refuses CPU tensors (and DDP refuses CPU models containing it), so on CPU
-its layers, or every batch norm with ``sync_bn='torch'``, become
-:class:`~hyperframes_mm.engine.sync_bn.CPUSyncBatchNorm` before the model is wrapped.
+``device_ids=[LOCAL_RANK]``, which DDP rejects for a CPU module. The functions here are what
+:class:`~hyperframes_mm.engine.runner.HyperframeRunner` does instead, only when no accelerator
+is present: :func:`init_cpu_process_group` starts the process group without ``set_device``, with
+``gloo`` for ``nccl``, and :func:`wrap_cpu_model` wraps the model with ``device_ids=None``; on a
+GPU machine the runner calls mmengine's code unchanged. torch's ``SyncBatchNorm`` refuses CPU
+tensors (and DDP refuses CPU models containing it), so on CPU its layers, or every batch norm
+with ``sync_bn='torch'``, become :class:`~hyperframes_mm.engine.sync_bn.CPUSyncBatchNorm` before
+the model is wrapped.
 """
 import copy
 import os
 from contextlib import contextmanager
-from typing import Callable, Iterator, Optional
+from typing import Iterator, Optional
 
-from ..patches import code_names
 from .sync_bn import convert_cpu_sync_batchnorm, count_cpu_sync_batchnorm
 
 
@@ -26,25 +26,24 @@ def accelerator_available() -> bool:
     return get_device() != 'cpu'
 
 
-def _cpu_aware_init(upstream_init: Callable) -> Callable:
-    """mmengine's ``_init_dist_pytorch`` that also starts on CPU-only machines (gloo)."""
+def init_cpu_process_group(backend: str = 'gloo', **kwargs) -> None:
+    """Start the default process group of a ``torchrun`` process on a machine without GPUs.
 
-    def init_dist_pytorch(backend, init_backend='torch', **kwargs) -> None:
-        if accelerator_available() or init_backend != 'torch':
-            return upstream_init(backend, init_backend=init_backend, **kwargs)
-        from mmengine.logging import print_log
-        from torch import distributed as torch_dist
-        if backend == 'nccl':
-            # nccl needs CUDA; gloo is torch's CPU backend for the same collectives.
-            print_log('no GPU: the process group uses the gloo backend instead of nccl',
-                      logger='current')
-            backend = 'gloo'
-        # Same call as upstream minus torch.cuda.set_device: env:// reads RANK, WORLD_SIZE,
-        # MASTER_ADDR and MASTER_PORT, which torchrun sets.
-        torch_dist.init_process_group(backend=backend, **kwargs)
+    mmengine's ``_init_dist_pytorch`` minus ``torch.cuda.set_device``: ``env://`` reads
+    ``RANK``, ``WORLD_SIZE``, ``MASTER_ADDR`` and ``MASTER_PORT``, which torchrun sets.
 
-    init_dist_pytorch.__wrapped__ = upstream_init
-    return init_dist_pytorch
+    Args:
+        backend (str): the config's ``env_cfg.dist_cfg.backend``; ``nccl`` needs CUDA, so it
+            becomes ``gloo``, torch's CPU backend for the same collectives.
+        **kwargs: the rest of ``dist_cfg``, for ``init_process_group``.
+    """
+    from mmengine.logging import print_log
+    from torch import distributed as torch_dist
+    if backend == 'nccl':
+        print_log('no GPU: the process group uses the gloo backend instead of nccl',
+                  logger='current')
+        backend = 'gloo'
+    torch_dist.init_process_group(backend=backend, **kwargs)
 
 
 def cpu_model_wrapper_cfg(model_wrapper_cfg: Optional[dict],
@@ -90,61 +89,32 @@ def converts_every_batchnorm(sync_bn: Optional[str]) -> bool:
     return sync_bn == 'torch'
 
 
-def _cpu_aware_wrap_model(upstream_wrap_model: Callable) -> Callable:
-    """``Runner.wrap_model`` that wraps CPU models in DDP without device ids.
+def wrap_cpu_model(runner, model_wrapper_cfg: Optional[dict], model):
+    """The distributed branch of mmengine's ``Runner.wrap_model`` for a CPU model: its SyncBN
+    conversion and its DDP defaults both only work on GPUs.
 
-    On CPU, the distributed branch of mmengine's ``wrap_model`` is done here: its SyncBN
-    conversion and its DDP defaults both only work on GPUs. Everything else (one process, a
-    model already wrapped, any accelerator) goes to mmengine's method unchanged.
+    Args:
+        runner (Runner): the runner (its config's ``sync_bn`` and ``find_unused_parameters``,
+            its logger).
+        model_wrapper_cfg (dict, optional): the config's ``model_wrapper_cfg``.
+        model (nn.Module): the model, not yet wrapped.
     """
-
-    def wrap_model(self, model_wrapper_cfg, model):
-        from mmengine.model import is_model_wrapper
-        if not self.distributed or accelerator_available() or is_model_wrapper(model):
-            return upstream_wrap_model(self, model_wrapper_cfg, model)
-        from mmengine.registry import MODEL_WRAPPERS
-        model = convert_cpu_sync_batchnorm(
-            model.to('cpu'), include_batchnorm=converts_every_batchnorm(self.cfg.get('sync_bn')))
-        converted = count_cpu_sync_batchnorm(model)
-        if converted:
-            self.logger.info(f'no GPU: {converted} SyncBN layers synchronise over '
-                             f'{_process_group_backend()} (CPUSyncBatchNorm)')
-        cfg = cpu_model_wrapper_cfg(model_wrapper_cfg,
-                                    self.cfg.get('find_unused_parameters', False))
-        return MODEL_WRAPPERS.build(cfg, default_args=dict(module=model))
-
-    wrap_model.__wrapped__ = upstream_wrap_model
-    return wrap_model
+    from mmengine.registry import MODEL_WRAPPERS
+    model = convert_cpu_sync_batchnorm(
+        model.to('cpu'), include_batchnorm=converts_every_batchnorm(runner.cfg.get('sync_bn')))
+    converted = count_cpu_sync_batchnorm(model)
+    if converted:
+        runner.logger.info(f'no GPU: {converted} SyncBN layers synchronise over '
+                           f'{_process_group_backend()} (CPUSyncBatchNorm)')
+    cfg = cpu_model_wrapper_cfg(model_wrapper_cfg,
+                                runner.cfg.get('find_unused_parameters', False))
+    return MODEL_WRAPPERS.build(cfg, default_args=dict(module=model))
 
 
 def _process_group_backend() -> str:
     """The default process group's backend (``gloo`` on CPU)."""
     from torch import distributed as torch_dist
     return str(torch_dist.get_backend())
-
-
-def enable_cpu_distributed() -> bool:
-    """Let mmengine's ``pytorch`` launcher train on CPU-only machines; change nothing on GPUs.
-
-    Returns:
-        bool: True when the CPU paths were installed, False when this mmengine no longer sets
-        the CUDA device unconditionally or when they already are.
-    """
-    from mmengine.dist import utils as dist_utils
-    from mmengine.runner import Runner
-    upstream_init = dist_utils._init_dist_pytorch
-    if hasattr(upstream_init, '__wrapped__'):
-        return False
-    # Read from the compiled functions: the failure only shows once torchrun has started a
-    # process group, which an import cannot do. torch.cuda.set_device in the init, and
-    # LOCAL_RANK in wrap_model (device_ids=[int(os.environ['LOCAL_RANK'])]) are what fail.
-    if not {'cuda', 'set_device'} <= code_names(upstream_init) or \
-            'LOCAL_RANK' not in code_names(Runner.wrap_model):
-        return False
-    # init_dist looks the function up in its module at call time.
-    dist_utils._init_dist_pytorch = _cpu_aware_init(upstream_init)
-    Runner.wrap_model = _cpu_aware_wrap_model(Runner.wrap_model)
-    return True
 
 
 def _is_leader(local: bool) -> bool:

@@ -1,12 +1,14 @@
-"""Hooks that make training reproducible across a kill and ``--resume``."""
+"""Hooks that make training reproducible across a kill and ``--resume``, and checkpoints that a
+kill cannot break."""
 import logging
+import os.path as osp
 import random
 from functools import partial
 
 import numpy as np
 import torch
 from mmengine.dataset.utils import worker_init_fn as mmengine_worker_init_fn
-from mmengine.hooks import Hook
+from mmengine.hooks import CheckpointHook, Hook
 from mmengine.logging import print_log
 
 from mmaction.registry import HOOKS
@@ -76,3 +78,51 @@ class EpochSeedHook(Hook):
             # Only mmengine's default is replaced: a user's own worker_init_fn is left alone.
             loader.worker_init_fn = partial(mmengine_worker_init_fn,
                                             **dict(init_fn.keywords, seed=seed))
+
+
+@HOOKS.register_module()
+class SafeCheckpointHook(CheckpointHook):
+    """mmengine's ``CheckpointHook`` in an order that a kill cannot break: save the new
+    checkpoint, point ``last_checkpoint`` at it, then delete the oldest one.
+
+    The stock hook deletes the oldest checkpoint (beyond ``max_keep_ckpts``) *before* it writes
+    the new one and writes ``last_checkpoint`` with a bare ``open(..., 'w')``: a kill in between
+    leaves ``last_checkpoint`` naming a deleted file, or empty. Here ``last_checkpoint`` is
+    replaced atomically once the checkpoint is complete, and the checkpoint itself is written
+    through whatever ``backend_args`` names (``dict(backend='atomic_local')`` for atomic files:
+    :class:`~hyperframes_mm.engine.checkpoint.AtomicLocalBackend`). Every argument is
+    ``CheckpointHook``'s.
+    """
+
+    def _save_checkpoint_with_step(self, runner, step, meta):
+        from mmengine.dist import is_main_process
+        from .checkpoint import write_text_atomically
+        ckpt_filename = self.filename_tmpl.format(step)
+        self.last_ckpt = self.file_backend.join_path(self.out_dir, ckpt_filename)
+        runner.message_hub.update_info('last_ckpt', self.last_ckpt)
+        runner.save_checkpoint(
+            self.out_dir, ckpt_filename, self.file_client_args,
+            save_optimizer=self.save_optimizer,
+            save_param_scheduler=self.save_param_scheduler, meta=meta,
+            by_epoch=self.by_epoch, backend_args=self.backend_args, **self.args)
+        if is_main_process():
+            write_text_atomically(self.last_ckpt, osp.join(runner.work_dir, 'last_checkpoint'))
+        self._prune(runner, step)
+
+    def _prune(self, runner, step) -> None:
+        """Keep the newest ``max_keep_ckpts`` checkpoints (the stock hook's bookkeeping, run
+        after the save instead of before it)."""
+        from mmengine.dist import is_main_process
+        if self.max_keep_ckpts <= 0 or (self.keep_ckpt_ids and self.keep_ckpt_ids[-1] == step):
+            return
+        # keep_ckpt_ids is a deque bounded at max_keep_ckpts: take the oldest out before the
+        # append would drop it unseen
+        oldest = (self.keep_ckpt_ids.popleft()
+                  if len(self.keep_ckpt_ids) == self.max_keep_ckpts else None)
+        self.keep_ckpt_ids.append(step)
+        runner.message_hub.update_info('keep_ckpt_ids', list(self.keep_ckpt_ids))
+        if oldest is None or not is_main_process():
+            return
+        path = self.file_backend.join_path(self.out_dir, self.filename_tmpl.format(oldest))
+        if self.file_backend.isfile(path):
+            self.file_backend.remove(path)

@@ -52,7 +52,7 @@ def test_onnx_matches_pytorch_on_stream_windows(api_models, api_videos, tmp_path
 
 
 def test_export_tool_verifies(api_models, tmp_path, capsys):
-    tool = load_script('tools/export_onnx.py')
+    tool = load_script('tools/deployment/export_onnx.py')
     out = tmp_path / 'fs.onnx'
     assert tool.main([str(api_models['fast_slow']), str(api_models['fast_slow_ckpt']), '--out',
                       str(out), '--video-size', '48', '64', '--verify']) == 0

@@ -1,4 +1,5 @@
-"""Crash-safe checkpoint writes, damaged checkpoints refused by name, resume after a kill."""
+"""Crash-safe checkpoint writes, damaged checkpoints refused by name, resume after a kill: the
+parts a config names (AtomicLocalBackend, SafeCheckpointHook, HyperframeRunner's loads)."""
 import multiprocessing
 import os
 import signal
@@ -9,26 +10,18 @@ from pathlib import Path
 
 import pytest
 import torch
-from mmengine.fileio.backends.local_backend import LocalBackend
-from mmengine.hooks import checkpoint_hook
-from mmengine.runner import checkpoint as mm_checkpoint
-from mmengine.runner import runner as mm_runner
+from mmengine.fileio import get_file_backend
 
 from hyperframes_mm.engine import checkpoint
+from hyperframes_mm.engine.checkpoint import AtomicLocalBackend
+from hyperframes_mm.engine.runner import latest_intact_checkpoint
 
 
-def test_fixes_are_applied_once():
-    assert LocalBackend.put.__wrapped__ is not None
-    assert checkpoint_hook.open is checkpoint._open_text_atomically
-    assert mm_runner.find_latest_checkpoint is mm_checkpoint.find_latest_checkpoint
-    assert mm_checkpoint.CheckpointLoader._schemes[''].verifies_integrity
-    assert checkpoint.make_checkpoint_writes_atomic() is False
-    assert checkpoint.make_last_checkpoint_atomic() is False
-    assert checkpoint.resume_from_newest_intact() is False
-    assert checkpoint.verify_checkpoints_on_load() is False
-    # One wrapper on the local scheme, around mmengine's own loader.
-    loader = mm_checkpoint.CheckpointLoader._schemes['']
-    assert loader.__wrapped__.__module__ == 'mmengine.runner.checkpoint'
+def test_backend_is_chosen_by_backend_args_only(tmp_path):
+    """Registered under its own name: the stock local backend is what it was."""
+    chosen = get_file_backend(str(tmp_path), backend_args=dict(backend='atomic_local'))
+    assert isinstance(chosen, AtomicLocalBackend)
+    assert type(get_file_backend(str(tmp_path))).__name__ == 'LocalBackend'
 
 
 def test_atomic_write_replaces_content_with_the_umask_mode(tmp_path):
@@ -51,8 +44,8 @@ def test_failed_write_keeps_the_old_file_and_no_temporary(tmp_path):
     assert os.listdir(tmp_path) == ['epoch_1.pth']
 
 
-def test_mmengine_put_is_atomic_and_leaves_devices_alone(tmp_path):
-    backend = LocalBackend()
+def test_atomic_backend_put_is_atomic_and_leaves_devices_alone(tmp_path):
+    backend = AtomicLocalBackend()
     backend.put(b'abc', tmp_path / 'x.pth')
     assert (tmp_path / 'x.pth').read_bytes() == b'abc'
     backend.put(b'discarded', os.devnull)
@@ -60,7 +53,7 @@ def test_mmengine_put_is_atomic_and_leaves_devices_alone(tmp_path):
 
 
 def _rewrite_forever(size: int, target: str) -> None:
-    backend = LocalBackend()
+    backend = AtomicLocalBackend()
     for i in range(1, 1000):
         backend.put(bytes([i % 256]) * size, target)
 
@@ -70,7 +63,7 @@ def test_sigkill_during_save_never_leaves_a_partial_file(tmp_path):
     size = 64 << 20
     target = tmp_path / 'epoch_1.pth'
     target.write_bytes(bytes([0]) * size)
-    # A forked child shares this process's patched mmengine without importing it again.
+    # A forked child shares this process's imports without importing them again.
     writer = multiprocessing.get_context('fork').Process(target=_rewrite_forever,
                                                          args=(size, str(target)))
     writer.start()
@@ -89,16 +82,10 @@ def test_sigkill_during_save_never_leaves_a_partial_file(tmp_path):
 
 def test_last_checkpoint_is_written_atomically(tmp_path):
     target = tmp_path / 'last_checkpoint'
-    with checkpoint_hook.open(target, 'w') as stream:
-        stream.write(str(tmp_path / 'epoch_1.pth'))
+    checkpoint.write_text_atomically(str(tmp_path / 'epoch_1.pth'), target)
     assert target.read_text() == str(tmp_path / 'epoch_1.pth')
-    with pytest.raises(RuntimeError, match='interrupted'):
-        with checkpoint_hook.open(target, 'w') as stream:
-            stream.write('half')
-            raise RuntimeError('interrupted')
-    assert target.read_text() == str(tmp_path / 'epoch_1.pth')
-    with checkpoint_hook.open(target) as stream:  # reading is the builtin open
-        assert stream.read().endswith('epoch_1.pth')
+    checkpoint.write_text_atomically(str(tmp_path / 'epoch_2.pth'), target)
+    assert target.read_text() == str(tmp_path / 'epoch_2.pth')
     assert sorted(os.listdir(tmp_path)) == ['last_checkpoint']
 
 
@@ -127,7 +114,7 @@ def _flip_byte_in_record(path: Path, record_suffix: str) -> str:
 def test_intact_checkpoint_passes(tmp_path):
     path = _small_checkpoint(tmp_path / 'ok.pth')
     checkpoint.verify_checkpoint_file(path)
-    loaded = mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+    loaded = checkpoint.load_verified(str(path), map_location='cpu')
     assert torch.equal(loaded['state_dict']['w'], torch.arange(4096, dtype=torch.float32))
 
 
@@ -139,14 +126,14 @@ def test_changed_tensor_bytes_are_refused_by_name(tmp_path):
                            torch.arange(4096, dtype=torch.float32))
     with pytest.raises(checkpoint.CheckpointCorruptError,
                        match=rf'flipped\.pth: record {record!r} does not match its CRC-32'):
-        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+        checkpoint.load_verified(str(path), map_location='cpu')
 
 
 def test_changed_pickle_bytes_are_refused_by_name(tmp_path):
     path = _small_checkpoint(tmp_path / 'pickle.pth')
     _flip_byte_in_record(path, 'data.pkl')
     with pytest.raises(checkpoint.CheckpointCorruptError, match=r'pickle\.pth: record'):
-        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+        checkpoint.load_verified(str(path), map_location='cpu')
 
 
 @pytest.mark.parametrize('keep', [0.5, 0.99])
@@ -155,7 +142,7 @@ def test_truncated_checkpoint_is_refused_by_name(tmp_path, keep):
     data = path.read_bytes()
     path.write_bytes(data[:int(len(data) * keep)])
     with pytest.raises(checkpoint.CheckpointCorruptError, match=r'cut\.pth: the file is truncated'):
-        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+        checkpoint.load_verified(str(path), map_location='cpu')
     # The same error is a CheckpointRefusedError, the one type callers catch for any refusal.
     with pytest.raises(checkpoint.CheckpointRefusedError):
         checkpoint.verify_checkpoint_file(path)
@@ -165,7 +152,7 @@ def test_empty_checkpoint_is_refused_by_name(tmp_path):
     path = tmp_path / 'empty.pth'
     path.write_bytes(b'')
     with pytest.raises(checkpoint.CheckpointCorruptError, match=r'empty\.pth: the file is empty'):
-        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+        checkpoint.load_verified(str(path), map_location='cpu')
 
 
 def test_legacy_and_crc_less_checkpoints_are_left_to_torch(tmp_path):
@@ -178,12 +165,13 @@ def test_legacy_and_crc_less_checkpoints_are_left_to_torch(tmp_path):
     finally:
         torch.serialization.set_crc32_options(True)
     checkpoint.verify_checkpoint_file(crc_less)
-    assert torch.equal(mm_checkpoint._load_checkpoint(str(crc_less))['state_dict']['w'],
+    assert torch.equal(checkpoint.load_verified(str(crc_less))['state_dict']['w'],
                        torch.arange(4096, dtype=torch.float32))
 
 
 def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
-    find = mm_runner.find_latest_checkpoint  # the name Runner.load_or_resume calls
+    def find(work_dir):
+        return latest_intact_checkpoint(work_dir, warn=lambda message: None)
     assert find(str(tmp_path)) is None  # nothing saved yet: train from scratch
     first = _small_checkpoint(tmp_path / 'epoch_1.pth')
     second = _small_checkpoint(tmp_path / 'epoch_2.pth')
@@ -212,10 +200,10 @@ def test_checkpoint_with_non_finite_weights_is_refused_by_name(tmp_path, bad):
     with pytest.raises(checkpoint.CheckpointNotFiniteError,
                        match=r'diverged\.pth: 1 tensor\(s\) hold NaN or Inf '
                              r'\(state_dict\.backbone\.conv1\.weight\)'):
-        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+        checkpoint.load_verified(str(path), map_location='cpu')
     # the one type callers catch for any refusal
     with pytest.raises(checkpoint.CheckpointRefusedError):
-        mm_checkpoint._load_checkpoint(str(path), map_location='cpu')
+        checkpoint.load_verified(str(path), map_location='cpu')
 
 
 def test_non_finite_search_covers_nested_state_and_lists_keys():

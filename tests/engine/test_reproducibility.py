@@ -7,11 +7,10 @@ import numpy as np
 import pytest
 import torch
 from mmengine.model import BaseModel
-from mmengine.runner import Runner
 from torch import nn
 from torch.utils.data import Dataset
 
-from hyperframes_mm.engine import epoch_seed
+from hyperframes_mm.engine import HyperframeRunner, epoch_seed
 from hyperframes_mm.engine.hooks import seed_everything
 
 from .conftest import load, train, train_scalars, write_config
@@ -117,7 +116,9 @@ class _RecordingModel(BaseModel):
 
 def _draws_per_epoch(work_dir, hooks, **resume) -> list:
     model = _RecordingModel()
-    runner = Runner(
+    # the plugin's runner, as the configs name it: mmengine's own cannot resume its checkpoints
+    # under torch's weights-only default
+    runner = HyperframeRunner(
         model=model, work_dir=str(work_dir), experiment_name=work_dir.name,
         train_dataloader=dict(dataset=_RandomDraws(), batch_size=2, num_workers=1,
                               persistent_workers=False, collate_fn=dict(type='pseudo_collate'),

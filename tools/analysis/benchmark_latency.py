@@ -35,7 +35,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     import torch
 
-    import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.analysis.complexity import describe_inputs, measure_latency
     if args.threads:
         torch.set_num_threads(args.threads)

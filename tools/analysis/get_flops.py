@@ -26,7 +26,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.analysis.complexity import describe_inputs, model_complexity
     info = model_complexity(args.config, tuple(args.video_size), args.fps, args.cfg_options,
                             show_table=args.table)

@@ -123,7 +123,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f'error: the output {args.out} is the source {args.src}; write the converted file '
               'to another path', file=sys.stderr)
         return 1
-    import hyperframes_mm  # noqa: F401  (compat fixes before mmaction2 is imported)
+    import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from hyperframes_mm.engine import atomic_write_bytes
     from hyperframes_mm.models.backbones.mobilenet_v2_converters import (
         convert_mobilenet_v2, source_format)

@@ -21,7 +21,6 @@ from typing import Dict, List, Optional, Set
 import torch
 from mmengine.logging import MMLogger, print_log
 from mmengine.model import BaseModule
-from mmengine.runner.checkpoint import _load_checkpoint
 from torch import nn
 
 from ...utils import delegated, positive_int
@@ -49,7 +48,8 @@ def strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tenso
 
 def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
     """A checkpoint file's weights: a bare state dict, or one under ``state_dict``/``model``."""
-    checkpoint = _load_checkpoint(path, map_location='cpu')
+    from ...engine.checkpoint import load_verified
+    checkpoint = load_verified(path, map_location='cpu')
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]

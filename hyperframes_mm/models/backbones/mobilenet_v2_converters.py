@@ -19,7 +19,6 @@ from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 import torch
 from mmaction.models.backbones.mobilenet_v2 import MobileNetV2
-from mmengine.runner.checkpoint import _load_checkpoint
 
 #: The classifier's Linear in torchvision's layout (``classifier.0`` is its dropout).
 CLASSIFIER = 'classifier.1'
@@ -241,7 +240,8 @@ def folded_to_torchvision(layers: Dict[str, Tuple[torch.Tensor, torch.Tensor]], 
 def read_torchvision_float(path: str) -> Dict[str, torch.Tensor]:
     """A float torchvision ``mobilenet_v2`` state dict from a ``torch.save`` file (weights-only
     load), bare or under ``state_dict``/``model``."""
-    checkpoint = _load_checkpoint(path, map_location='cpu')
+    from ...engine.checkpoint import load_verified
+    checkpoint = load_verified(path, map_location='cpu')
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
