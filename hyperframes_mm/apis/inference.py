@@ -68,7 +68,10 @@ def init_recognizer(config: ConfigLike,
 
     Args:
         config (str | Path | Config): the model's config.
-        checkpoint (str, optional): a local checkpoint file. Defaults to None.
+        checkpoint (str, optional): a local checkpoint file, or an exported ``.onnx`` file
+            (float or int8, ``tools/deployment/``): then an
+            :class:`~hyperframes_mm.apis.onnx_recognizer.OnnxRecognizer` that runs it through
+            onnxruntime on the CPU, with the same ``test_step`` outputs. Defaults to None.
         device (str, optional): ``'cpu'``, ``'cuda'``, ``'cuda:1'``... Defaults to
             :func:`default_device`.
         cfg_options (dict, optional): overrides merged into the config. Defaults to None.
@@ -92,6 +95,9 @@ def init_recognizer(config: ConfigLike,
     if cfg.get('custom_imports'):
         import_modules_from_strings(**cfg.custom_imports)
     init_default_scope(cfg.get('default_scope', 'mmaction'))
+    if checkpoint is not None and str(checkpoint).endswith('.onnx'):
+        from .onnx_recognizer import OnnxRecognizer
+        return OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
     model = MODELS.build(cfg.model)
     if checkpoint is not None:
         if not Path(checkpoint).is_file():

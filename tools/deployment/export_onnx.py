@@ -1,6 +1,7 @@
 """Export a hyperframe recognizer (single-stream or fast/slow) to ONNX, with a parity check.
 
-    python tools/export_onnx.py CONFIG CHECKPOINT --out model.onnx [--video-size 256 340] \\
+    python tools/deployment/export_onnx.py CONFIG CHECKPOINT --out model.onnx \\
+        [--video-size 256 340] \\
         [--input-dtype float32|uint8] [--opset 17] [--verify]
 
 The graph takes raw RGB pixels (0..255) ``[B, K, 3T, H, W]`` per stream (``imgs`` or
@@ -37,7 +38,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    import hyperframes_mm  # noqa: F401  (registers the plugin; compat fixes first)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)

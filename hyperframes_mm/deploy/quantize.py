@@ -1,0 +1,188 @@
+"""Int8 static quantisation of an exported recognizer, with activations calibrated on clips of
+the config's training list, and the parity report a deployment engineer checks before shipping.
+
+The float graph is :func:`~hyperframes_mm.deploy.export.export_onnx`'s (raw pixels in, the test
+step's scores out). onnxruntime's static quantiser then stores weights as int8 per output
+channel and inserts int8 activations whose ranges it measured on calibration clips: those are
+drawn from the training list (never the test list, which the parity report scores), decoded and
+transformed by the config's own test pipeline, so the ranges are those of what the deployed model
+sees. Operators onnxruntime has no int8 kernel for stay in float; :func:`float_operators` names
+them, and the report lists them.
+"""
+import logging
+import os
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import torch
+from mmengine.logging import print_log
+
+from ..datasets.annotations import read_list_lines
+
+#: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
+#: around float operators, fused by the runtime) or QOperator (QLinearConv & co.)
+QUANT_FORMATS = ('QDQ', 'QOperator')
+
+Sample = Union[torch.Tensor, Dict[str, torch.Tensor]]
+
+
+def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path]
+                    ) -> List[Tuple[Path, int]]:
+    """The ``(video, label)`` pairs of a ``VideoDataset`` list, every video checked to exist.
+
+    Raises:
+        FileNotFoundError: a listed video is missing; the message names the list, how many are
+            missing and the first of them (a calibration or parity set with holes would be
+            measured on other clips than asked, silently).
+        ValueError: a line without a label; the message names the list and the line.
+    """
+    pairs, missing = [], []
+    for line in read_list_lines(ann_file):
+        if line.blank:
+            continue
+        if len(line.fields) < 2:
+            raise ValueError(f'{ann_file}: line {line.number} has no label: {line.text!r}')
+        path = Path(video_root) / line.fields[0]
+        if not path.is_file():
+            missing.append(str(path))
+        pairs.append((path, int(line.fields[1])))
+    if missing:
+        shown = ', '.join(missing[:5]) + (f' and {len(missing) - 5} more' if len(missing) > 5
+                                          else '')
+        raise FileNotFoundError(f'{ann_file}: {len(missing)} of {len(pairs)} listed videos are '
+                                f'missing: {shown}')
+    if not pairs:
+        raise ValueError(f'{ann_file}: no videos listed')
+    return pairs
+
+
+def spread(pairs: Sequence, count: Optional[int]) -> list:
+    """``count`` items spread evenly over ``pairs`` (every class of a sorted list is reached),
+    or all of them when ``count`` is None or not smaller."""
+    if count is None or count >= len(pairs):
+        return list(pairs)
+    if count < 1:
+        raise ValueError(f'count must be >= 1, got {count}')
+    return [pairs[index] for index in np.linspace(0, len(pairs) - 1, count).round().astype(int)]
+
+
+def pipeline_samples(cfg, pairs: Sequence[Tuple[Path, int]]) -> Iterator[Tuple[Sample, int]]:
+    """Each video through the config's ``test_pipeline``: ``(inputs, label)``, inputs
+    ``[K, 3T, H, W]`` uint8 (or one per stream) as the test loop packs them."""
+    from mmaction.registry import TRANSFORMS
+    from mmengine.dataset import Compose
+    from mmengine.registry import init_default_scope
+    init_default_scope(cfg.get('default_scope', 'mmaction'))
+    pipeline = Compose([TRANSFORMS.build(step) for step in cfg.test_pipeline])
+    for path, label in pairs:
+        packed = pipeline(dict(filename=str(path), label=label, start_index=0, modality='RGB'))
+        yield packed['inputs'], label
+
+
+def _feed(inputs: Sequence, sample: Sample) -> Dict[str, np.ndarray]:
+    """One sample as an onnxruntime feed: a batch of one, in each input's exported dtype."""
+    feed = {}
+    for meta in inputs:
+        pixels = sample[meta.name[len('imgs_'):]] if isinstance(sample, dict) else sample
+        dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
+        feed[meta.name] = pixels[None].numpy().astype(dtype)
+    return feed
+
+
+class ClipCalibration:
+    """onnxruntime's ``CalibrationDataReader`` over pipeline samples (duck-typed: the quantiser
+    only calls ``get_next``)."""
+
+    def __init__(self, inputs: Sequence, samples: Sequence[Sample]) -> None:
+        self.feeds = iter([_feed(inputs, sample) for sample in samples])
+
+    def get_next(self) -> Optional[Dict[str, np.ndarray]]:
+        return next(self.feeds, None)
+
+
+def float_operators(path: Union[str, Path], quant_format: str) -> List[str]:
+    """The operator types of the graph at ``path`` that onnxruntime's quantiser has no int8
+    implementation for in ``quant_format``: they run in float in the quantised model."""
+    import onnx
+    from onnxruntime.quantization.registry import QDQRegistry, QLinearOpsRegistry
+    quantizable = set(QDQRegistry if quant_format == 'QDQ' else QLinearOpsRegistry)
+    graph = onnx.load(str(path)).graph
+    return sorted({node.op_type for node in graph.node} - quantizable)
+
+
+def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
+                  calibration: Sequence[Sample], quant_format: str = 'QDQ',
+                  exclude_nodes: Sequence[str] = ()) -> Dict[str, object]:
+    """Write the int8 model of the float ONNX graph ``float_path`` to ``out_path``.
+
+    Args:
+        float_path (str | Path): the exported float graph.
+        out_path (str | Path): the int8 graph to write (atomically: a failed run leaves none).
+        calibration (Sequence): pipeline samples whose activation ranges set the int8 scales.
+        quant_format (str): ``'QDQ'`` or ``'QOperator'``. Defaults to ``'QDQ'``.
+        exclude_nodes (Sequence[str]): node names to keep in float. Defaults to none.
+
+    Returns:
+        dict: ``float_operators`` (operator types kept in float), ``excluded`` nodes,
+        ``calibration_clips``.
+
+    Raises:
+        ValueError: an unknown format, no calibration clips, or ``out_path`` is
+            ``float_path``.
+    """
+    import onnxruntime as ort
+    from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
+                                          quantize_static)
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+    if quant_format not in QUANT_FORMATS:
+        raise ValueError(f'quant_format must be one of {QUANT_FORMATS}, got {quant_format!r}')
+    if not calibration:
+        raise ValueError('quantize_int8: no calibration clips')
+    float_path, out_path = Path(float_path), Path(out_path)
+    if out_path.resolve() == float_path.resolve():
+        raise ValueError(f'quantize_int8: the output {out_path} is the float model')
+    inputs = ort.InferenceSession(str(float_path),
+                                  providers=['CPUExecutionProvider']).get_inputs()
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    prepared = out_path.with_name(f'.{out_path.name}.{os.getpid()}.prep.onnx')
+    partial = out_path.with_name(f'.{out_path.name}.{os.getpid()}.tmp.onnx')
+    try:
+        # shape inference and graph optimisation first, as onnxruntime recommends: the
+        # quantiser then sees fused Conv+BN and the shapes of every tensor
+        quant_pre_process(str(float_path), str(prepared))
+        quantize_static(
+            str(prepared), str(partial), ClipCalibration(inputs, calibration),
+            quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
+            per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
+            calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=list(exclude_nodes))
+        # read on the graph the quantiser saw (batch norms folded into their convs)
+        kept = float_operators(prepared, quant_format)
+        os.replace(partial, out_path)
+    finally:
+        for path in (prepared, partial):
+            path.unlink(missing_ok=True)
+    if kept:
+        print_log(f'quantize_int8: operators without an int8 kernel stay in float: '
+                  f'{", ".join(kept)}', logger='current', level=logging.WARNING)
+    return dict(float_operators=kept, excluded=list(exclude_nodes),
+                calibration_clips=len(calibration))
+
+
+def parity_report(float_model, int8_model, samples: Sequence[Tuple[Sample, int]]
+                  ) -> Dict[str, float]:
+    """Top-1 of the float and int8 models on labelled samples, and how often they agree.
+
+    Args:
+        float_model, int8_model: recognizers with ``scores(inputs)`` (``OnnxRecognizer``).
+        samples (Sequence): ``(inputs, label)`` pairs (:func:`pipeline_samples`).
+    """
+    if not samples:
+        raise ValueError('parity_report: no samples')
+    labels = np.array([label for _, label in samples])
+    inputs = [sample for sample, _ in samples]
+    top_float = np.concatenate([float_model.scores([x]) for x in inputs]).argmax(1)
+    top_int8 = np.concatenate([int8_model.scores([x]) for x in inputs]).argmax(1)
+    return dict(clips=len(samples), top1_float=float((top_float == labels).mean()),
+                top1_int8=float((top_int8 == labels).mean()),
+                agreement=float((top_float == top_int8).mean()))

@@ -1,0 +1,124 @@
+"""Int8 export: calibrated on training clips, run where a checkpoint runs, errors that name the
+file, and the operators kept in float."""
+import json
+
+import numpy as np
+import onnx
+import pytest
+from mmaction.structures import ActionDataSample
+
+from hyperframes_mm.apis import init_recognizer, predict_scores
+from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+from hyperframes_mm.deploy import ModelStage, StreamEngine
+from hyperframes_mm.deploy.quantize import (float_operators, labelled_videos, parity_report,
+                                            pipeline_samples, quantize_int8, spread)
+
+from ..conftest import TINY_CONFIG, load_script
+
+
+@pytest.fixture(scope='module')
+def int8_model(tiny_work_dir, tiny_dataset, tmp_path_factory):
+    """The tiny config's trained model, quantised by the tool on 8 training clips."""
+    import os
+    os.environ['HF_SYNTHETIC_TINY'] = str(tiny_dataset)
+    out = tmp_path_factory.mktemp('int8') / 'tiny_int8.onnx'
+    tool = load_script('tools/deployment/quantize_int8.py')
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '8']) == 0
+    return out
+
+
+def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
+    graph = onnx.load(str(int8_model)).graph
+    types = {node.op_type for node in graph.node}
+    assert {'QuantizeLinear', 'DequantizeLinear'} <= types
+    int8_weights = [init for init in graph.initializer if init.data_type == onnx.TensorProto.INT8]
+    assert int8_weights, 'weights stored as int8'
+    report = json.loads(int8_model.with_suffix('.json').read_text())
+    assert report['clips'] == 8 and report['calibration_clips'] == 8  # tiny val: 4 x 2 clips
+    assert 0 <= report['top1_int8'] <= 1 and 0 <= report['agreement'] <= 1
+    assert set(report['float_operators']) <= set(float_operators(report['float_model'], 'QDQ'))
+    assert 'Conv' not in report['float_operators']
+
+
+def test_int8_scores_stay_close_to_float_and_run_where_a_checkpoint_runs(int8_model,
+                                                                       tiny_dataset):
+    from mmengine.config import Config
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    float_model = OnnxRecognizer(int8_model.with_suffix('.float.onnx'), cfg)
+    int8 = init_recognizer(cfg, str(int8_model))
+    assert isinstance(int8, OnnxRecognizer)
+    samples = list(pipeline_samples(cfg, labelled_videos(tiny_dataset / 'val.txt',
+                                                         tiny_dataset)))
+    packed = [dict(inputs=inputs, data_samples=ActionDataSample()) for inputs, _ in samples]
+    scores = predict_scores(int8, packed).numpy()
+    reference = np.concatenate([float_model.scores([inputs]) for inputs, _ in samples])
+    assert scores.shape == reference.shape == (8, 4)
+    # probabilities (softmax in the graph): int8 rounding moves them, not by a class's worth
+    assert np.abs(scores - reference).max() < 0.25
+    report = parity_report(float_model, int8, samples)
+    assert report['clips'] == 8
+    # the streaming engine takes the .onnx path as it takes a checkpoint
+    stage = ModelStage.from_config(cfg, str(int8_model))
+    video = str(labelled_videos(tiny_dataset / 'val.txt', tiny_dataset)[0][0])
+    records = [record for record in StreamEngine(stage, stride=4, keep_records=True,
+                                                 progress=False).run([video]).records
+               if 'scores' in record]
+    assert records and len(records[0]['scores']) == 4
+
+
+def test_missing_calibration_videos_are_named(tmp_path):
+    (tmp_path / 'a.mp4').write_bytes(b'')
+    (tmp_path / 'list.txt').write_text('a.mp4 0\nb.mp4 1\nsub/c.mp4 2\n')
+    with pytest.raises(FileNotFoundError, match=r'list.txt: 2 of 3 listed videos are missing: '
+                       r'.*b\.mp4, .*sub/c\.mp4'):
+        labelled_videos(tmp_path / 'list.txt', tmp_path)
+    (tmp_path / 'bad.txt').write_text('a.mp4\n')
+    with pytest.raises(ValueError, match='bad.txt: line 1 has no label'):
+        labelled_videos(tmp_path / 'bad.txt', tmp_path)
+
+
+def test_tool_reports_a_missing_video_and_writes_nothing(tiny_work_dir, tiny_dataset, tmp_path,
+                                                         capsys, monkeypatch):
+    import shutil
+    data = tmp_path / 'data'
+    shutil.copytree(tiny_dataset, data)
+    victim = (data / 'train.txt').read_text().split()[0]
+    (data / victim).unlink()
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(data))
+    tool = load_script('tools/deployment/quantize_int8.py')
+    out = tmp_path / 'm.onnx'
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out',
+                      str(out)]) == 1
+    assert f'1 of 16 listed videos are missing: {data / victim}' in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_operators_without_int8_kernels_are_named_and_kept_in_float(tmp_path):
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info('imgs', TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info('scores', TensorProto.FLOAT, [1, 4])
+    weight = helper.make_tensor('w', TensorProto.FLOAT, [4, 4], np.eye(4).ravel().tolist())
+    graph = helper.make_graph([helper.make_node('MatMul', ['imgs', 'w'], ['h']),
+                               helper.make_node('Erf', ['h'], ['scores'])], 'g', [x], [y],
+                              [weight])
+    path = tmp_path / 'erf.onnx'
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)]), path)
+    assert float_operators(path, 'QDQ') == ['Erf']
+    import torch
+    calibration = [torch.rand(4) for _ in range(4)]
+    done = quantize_int8(path, tmp_path / 'erf_int8.onnx', calibration)
+    assert done['float_operators'] == ['Erf']
+    kept = [node for node in onnx.load(str(tmp_path / 'erf_int8.onnx')).graph.node
+            if node.op_type == 'Erf']
+    assert kept, 'Erf stays in the graph, in float'
+    with pytest.raises(ValueError, match='is the float model'):
+        quantize_int8(path, path, calibration)
+
+
+def test_spread_reaches_both_ends():
+    assert spread(list(range(10)), 3) == [0, 4, 9]  # numpy rounds 4.5 to even
+    assert spread(list(range(10)), 4) == [0, 3, 6, 9]
+    assert spread([1, 2], None) == [1, 2] and spread([1, 2], 5) == [1, 2]
+    with pytest.raises(ValueError, match='count must be >= 1'):
+        spread([1, 2, 3], 0)

@@ -1,0 +1,79 @@
+"""Int8 model of a trained recognizer for CPUs: export, static quantisation calibrated on
+training clips, and a parity report on the test list.
+
+    python tools/deployment/quantize_int8.py CONFIG CHECKPOINT --out model_int8.onnx
+        [--calib-clips 64] [--max-test N] [--format QDQ|QOperator] [--exclude NODE ...]
+
+Writes ``--out`` (the int8 graph), the float graph beside it (``<out>.float.onnx``) and the
+report (``<out>.json``): operators kept in float, top-1 of the float and int8 models on the
+config's test list (``--max-test`` clips spread over it) and how often their top-1 agree. The
+calibration clips are spread over the config's training list and go through its test pipeline.
+Either ``.onnx`` runs where a checkpoint does: ``init_recognizer(config, 'model_int8.onnx')``,
+``tools/stream_infer.py CONFIG model_int8.onnx ...``.
+"""
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+
+def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
+    from mmengine.config import DictAction
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('config')
+    parser.add_argument('checkpoint')
+    parser.add_argument('--out', required=True, help='the int8 .onnx file to write')
+    parser.add_argument('--calib-clips', type=int, default=64,
+                        help='training clips whose activations set the int8 ranges')
+    parser.add_argument('--max-test', type=int, help='test clips of the parity report (all)')
+    parser.add_argument('--format', default='QDQ', choices=['QDQ', 'QOperator'],
+                        help='onnxruntime\'s int8 encoding (docs/deployment.md: which is faster)')
+    parser.add_argument('--exclude', nargs='*', default=[], metavar='NODE',
+                        help='graph nodes to keep in float')
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    return parser.parse_args(argv)
+
+
+def _list_of(loader) -> tuple:
+    dataset = loader.dataset
+    return dataset.ann_file, dataset.get('data_prefix', {}).get('video', '')
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = parse_args(argv)
+    import hyperframes_mm  # noqa: F401  (registers the plugin)
+    from hyperframes_mm.apis import init_recognizer
+    from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+    from hyperframes_mm.deploy.export import export_onnx
+    from hyperframes_mm.deploy.quantize import (labelled_videos, parity_report,
+                                                pipeline_samples, quantize_int8, spread)
+    out = Path(args.out)
+    float_path = out.with_suffix('.float.onnx')
+    try:
+        model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
+        cfg = model.cfg
+        train = spread(labelled_videos(*_list_of(cfg.train_dataloader)), args.calib_clips)
+        test = spread(labelled_videos(*_list_of(cfg.test_dataloader)), args.max_test)
+        calibration = [inputs for inputs, _ in pipeline_samples(cfg, train)]
+        example = ({key: value[None].float() for key, value in calibration[0].items()}
+                   if isinstance(calibration[0], dict) else calibration[0][None].float())
+        export_onnx(model, float_path, example)
+        done = quantize_int8(float_path, out, calibration, args.format, args.exclude)
+    except (FileNotFoundError, ValueError) as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 1
+    samples = list(pipeline_samples(cfg, test))
+    report = dict(done, format=args.format, float_model=str(float_path), int8_model=str(out),
+                  **parity_report(OnnxRecognizer(float_path, cfg), OnnxRecognizer(out, cfg),
+                                  samples))
+    out.with_suffix('.json').write_text(json.dumps(report, indent=1) + '\n')
+    print(f'wrote {out} ({args.format}, {done["calibration_clips"]} calibration clips; kept in '
+          f'float: {", ".join(done["float_operators"]) or "nothing"})')
+    print(f'test list, {report["clips"]} clips: top-1 float {report["top1_float"]:.3f}, int8 '
+          f'{report["top1_int8"]:.3f}; top-1 agreement {report["agreement"]:.3f}')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
