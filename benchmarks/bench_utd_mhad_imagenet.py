@@ -34,8 +34,8 @@ from typing import Dict, List, Optional, Sequence
 
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.edits import (backbone, input_size, lr_scale, one_config, stop_after,
-                                  test_clips, warmup)
+from benchmarks.lib.edits import (backbone, input_size, lists, lr_scale, one_config,
+                                  stop_after, test_clips, warmup)
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table, side_of
 from benchmarks.lib.tables import markdown_table, mean_sd, replace_section, summary
 
@@ -137,7 +137,52 @@ def parse_args(argv=None):
     parser.add_argument('--max-epochs', type=int,
                         help='a smoke run: train the selected rows this many epochs, in '
                         '<work dir>/smoke-<N>e, and write no table')
+    parser.add_argument('--validate-on', type=int, choices=VALIDATION_SUBJECTS,
+                        help='choose on training subjects: train on the other three training '
+                        'subjects and score this one (the test views, last checkpoint), in '
+                        '<work dir>/val-s<S>, recorded in results/utd_mhad_imagenet_val.json; '
+                        'the test subjects are not read')
     return parser.parse_args(argv)
+
+
+#: the training subjects; validating on one of them is how every choice is read
+VALIDATION_SUBJECTS = (1, 3, 5, 7)
+VALIDATION_RESULTS = RESULTS.with_name('utd_mhad_imagenet_val.md')
+
+
+def validation_fold(subject: int):
+    """The fold that holds out training subject ``subject``: its lists (the converter's
+    ``cross_subject_val/``) and the edit that trains, validates and tests on them."""
+    train, val = (f'cross_subject_val/s{subject}_{part}.txt' for part in ('train', 'val'))
+    return (train, val), lists(train, val, val)
+
+
+def validation_report(args) -> str:
+    """The validation table of every fold recorded: per row and fold, the held-out subject's
+    top-1 (the test views, last checkpoint) over seeds, and its mean over the folds run."""
+    record = runner.Record(args.record).data.get('results', {})
+    header = ['row', *[f'subject {subject}' for subject in VALIDATION_SUBJECTS], 'mean']
+    body = []
+    for row in ROWS:
+        cells, means = [], []
+        for subject in VALIDATION_SUBJECTS:
+            runs = record.get(f'{row.name} | s{subject}', [])
+            cells.append(mean_sd(runs, 'top1') + f' ({len(runs)})' if runs else '')
+            if runs:
+                means.append(summary(runs, 'top1')[0])
+        if means:
+            body.append([row.name, *cells, f'{sum(means) / len(means):.3f}'])
+    text = [
+        '# UTD-MHAD depth from ImageNet weights: choices on the training subjects', '',
+        'Each fold trains on three training subjects and scores the fourth (the test views, '
+        'last checkpoint); the test subjects are not read. Cells: top-1 mean ± sd (runs). '
+        'A row is chosen by its mean over the folds run; the chosen rows then train on all '
+        'four training subjects and are tested once (results/utd_mhad_imagenet.md).', '',
+        f'Reproduce: `python benchmarks/bench_utd_mhad_imagenet.py --validate-on S` for S in '
+        f'{", ".join(map(str, VALIDATION_SUBJECTS))}.', '']
+    text += markdown_table(header, 'l' + 'r' * (len(header) - 1), body)
+    VALIDATION_RESULTS.write_text('\n'.join(text) + '\n')
+    return '\n'.join(text)
 
 
 BENCH = lib.RowBenchmark('bench_utd_mhad_imagenet',
@@ -392,6 +437,8 @@ def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
     chosen = BENCH.requested(args, ZOO_ROWS, ABLATION_ROWS)
+    if args.validate_on:
+        return validate(args, chosen)
     if args.max_epochs:
         args.work_dir = str(Path(args.work_dir) / f'smoke-{args.max_epochs}e')
         chosen = [row._replace(edits=row.edits + (stop_after(args.max_epochs), ))
@@ -406,6 +453,37 @@ def main(argv=None) -> str:
     if args.train_only:
         return ''
     return report(BENCH.results(ROWS, args), args)
+
+
+def validate(args, chosen) -> str:
+    """Train ``chosen`` on one validation fold, record the runs under ``<row> | s<S>``, and
+    rewrite the validation table from the record."""
+    subject = args.validate_on
+    fold_lists, edit = validation_fold(subject)
+    fold = lib.RowBenchmark(f'{BENCH.name} s{subject}', fold_lists, BENCH.video_size,
+                            BENCH.data_doc)
+    args.work_dir = str(Path(args.work_dir) / f'val-s{subject}')
+    if args.record == str(RESULTS.with_suffix('.json')):
+        args.record = str(RESULTS.with_name('utd_mhad_imagenet_val.json'))
+    rows = [row._replace(edits=row.edits + (edit, )) for row in chosen]
+    if args.max_epochs:  # a smoke run: its own folder and record, no table
+        args.work_dir = str(Path(args.work_dir) / f'smoke-{args.max_epochs}e')
+        args.record = str(Path(args.work_dir) / 'record.json')
+        rows = [row._replace(edits=row.edits + (stop_after(args.max_epochs), )) for row in rows]
+    if not args.report_only:
+        fold.train([(row, seed) for row in rows for seed in (args.seeds or row.seeds)], args)
+    record = runner.Record(args.record)
+    results = {key: runs for key, runs in record.data.get('results', {}).items()}
+    for row in rows:
+        runs = [run for seed in (args.seeds or row.seeds)
+                if (run := fold.finished(args, row, seed)) is not None]
+        if runs:
+            results[f'{row.name} | s{subject}'] = runs
+    record.write(results)
+    if args.max_epochs:
+        return '\n'.join(f'{name}: top-1 {run["top1"]:.3f}' for name, runs in results.items()
+                         for run in runs)
+    return validation_report(args)
 
 
 if __name__ == '__main__':

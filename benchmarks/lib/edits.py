@@ -42,10 +42,19 @@ def sync_pipeline_variables(cfg) -> None:
 
 
 def read_data_from(cfg, root: Path) -> None:
-    """Every dataloader reads its list (same file name) and videos from ``root``, and a
-    training step that reads per-frame labels (``CenterFrameTarget``) its label file too."""
+    """Every dataloader reads its list (the same path below the config's ``data_root``, else
+    the same file name) and videos from ``root``, and a training step that reads per-frame
+    labels (``CenterFrameTarget``) its label file too."""
+    def below_root(path: str) -> Path:
+        if cfg.get('data_root'):
+            try:
+                return Path(path).relative_to(cfg.data_root)
+            except ValueError:
+                pass
+        return Path(Path(path).name)
+
     for loader in (cfg.train_dataloader, cfg.val_dataloader, cfg.test_dataloader):
-        loader.dataset.ann_file = str(Path(root) / Path(loader.dataset.ann_file).name)
+        loader.dataset.ann_file = str(Path(root) / below_root(loader.dataset.ann_file))
         loader.dataset.data_prefix = dict(video=str(root))
     for step in cfg.train_dataloader.dataset.pipeline:
         if step['type'] == 'CenterFrameTarget':
@@ -214,3 +223,12 @@ def checkpoint_every(count: int) -> Edit:
         cfg.default_hooks.checkpoint = dict(type='CheckpointHook', interval=count,
                                             max_keep_ckpts=1)
     return change
+
+
+def lists(train: str, val: str, test: str) -> Edit:
+    """Train, validate and test on these lists (paths below the config's ``data_root``)."""
+    def edit(cfg) -> None:
+        for loader, name in ((cfg.train_dataloader, train), (cfg.val_dataloader, val),
+                             (cfg.test_dataloader, test)):
+            loader.dataset.ann_file = str(Path(cfg.data_root) / name)
+    return edit

@@ -101,13 +101,26 @@ def test(config, checkpoint: str, work_dir: Path, log: Path, options: Sequence[s
 
 
 # ------------------------------------------------------------------------ what a run is
+#: checkpoint hooks, and the settings of theirs that decide how a checkpoint file is written and
+#: which extra copy is kept, never what is trained: a run is keyed with them as they were in the
+#: runtime that trained the recorded runs (mmengine's hook, ``save_best='auto'``), so a run of
+#: today's runtime (``SafeCheckpointHook`` writing through ``backend_args``) finds those runs
+CHECKPOINT_HOOKS = ('CheckpointHook', 'SafeCheckpointHook')
+RECORDED_CHECKPOINT_WRITING = dict(type='CheckpointHook', save_best='auto')
+
+
 def run_identity(cfg: Dict, key: str):
     """``cfg[key]`` without what decides only how a missing frame cache entry is handled
-    (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``): the benchmarks build every
-    entry before they train, so a run reads the same frames either way, and runs trained
-    before those settings changed still count."""
+    (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``) and with the checkpoint hook's
+    writing settings as the recorded runs had them (:data:`RECORDED_CHECKPOINT_WRITING`): the
+    benchmarks build every entry before they train, so a run reads the same frames either way,
+    a run trains the same weights whichever hook saves them, and runs trained before those
+    settings changed still count."""
     def strip(value):
         if isinstance(value, dict):
+            if value.get('type') in CHECKPOINT_HOOKS:
+                value = {name: item for name, item in value.items() if name != 'backend_args'}
+                value.update(RECORDED_CHECKPOINT_WRITING)
             return {name: strip(item) for name, item in value.items()
                     if not (value.get('type') == 'FrameCacheInit' and name == 'on_stale')}
         if isinstance(value, (list, tuple)):
