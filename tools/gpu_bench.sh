@@ -8,6 +8,10 @@
 #                                          # them into /tmp/site, then run benchmarks/bench_gpu.py
 #                                          # ARGS, writing gpu_bench.md/.json (and its log) to
 #                                          # $OUT, else work_dirs/bench_gpu
+#   bash tools/gpu_bench.sh run deploy [ARGS...]  # the GPU columns of the deployment table
+#                                          # instead (benchmarks/bench_deploy.py --device cuda:
+#                                          # PyTorch float, fp16 channels-last, onnxruntime's CUDA
+#                                          # provider where its wheel has one), deploy.gpu.md
 #
 # The run is sized to end within 8 minutes, install included (--budget caps the compiles); give
 # the device call a timeout_s of about 540. ARGS override the sizes, e.g. --batch 256
@@ -20,8 +24,21 @@ bench_gpu() {
     local out=${OUT:-work_dirs/bench_gpu}
     mkdir -p "$out"
     echo "wheels installed in $(( $(date +%s) - GPU_START )) s"
-    python3 benchmarks/bench_gpu.py --out "$out" "$@" 2>&1 | tee "$out/bench_gpu.log"
+    # mmaction2 1.2.0 imports its multimodal models whenever transformers is installed, and they
+    # fail to import with newer transformers; no benchmarked model uses them
+    if python3 -c 'import transformers' 2> /dev/null &&
+       ! python3 -c 'import mmaction.models' > /dev/null 2>&1; then
+        echo "mmaction.models does not import beside this transformers: uninstalling it"
+        python3 -m pip uninstall -y -q transformers
+    fi
+    if [ "${1:-}" = deploy ]; then
+        shift
+        python3 benchmarks/bench_deploy.py --device cuda --out "$out/deploy.gpu.md" "$@" 2>&1 |
+            tee "$out/bench_deploy_gpu.log"
+    else
+        python3 benchmarks/bench_gpu.py --out "$out" "$@" 2>&1 | tee "$out/bench_gpu.log"
+    fi
     echo "gpu_bench: $(( $(date +%s) - GPU_START )) s in all, install included"
 }
 
-gpu_tool bench_gpu ' [bench_gpu.py arguments]' "$@"
+gpu_tool bench_gpu ' [deploy] [bench_gpu.py or bench_deploy.py arguments]' "$@"

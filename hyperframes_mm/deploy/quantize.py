@@ -57,6 +57,13 @@ def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path]
     return pairs
 
 
+def dataset_list(loader) -> Tuple[str, str]:
+    """The ``(list file, video folder)`` of a config's ``VideoDataset`` loader, as
+    :func:`labelled_videos` takes them."""
+    dataset = loader.dataset
+    return dataset.ann_file, dataset.get('data_prefix', {}).get('video', '')
+
+
 def spread(pairs: Sequence, count: Optional[int]) -> list:
     """``count`` items spread evenly over ``pairs`` (every class of a sorted list is reached),
     or all of them when ``count`` is None or not smaller."""

@@ -35,26 +35,21 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _list_of(loader) -> tuple:
-    dataset = loader.dataset
-    return dataset.ann_file, dataset.get('data_prefix', {}).get('video', '')
-
-
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
     from hyperframes_mm.deploy.export import export_onnx
-    from hyperframes_mm.deploy.quantize import (labelled_videos, parity_report,
+    from hyperframes_mm.deploy.quantize import (dataset_list, labelled_videos, parity_report,
                                                 pipeline_samples, quantize_int8, spread)
     out = Path(args.out)
     float_path = out.with_suffix('.float.onnx')
     try:
         model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
         cfg = model.cfg
-        train = spread(labelled_videos(*_list_of(cfg.train_dataloader)), args.calib_clips)
-        test = spread(labelled_videos(*_list_of(cfg.test_dataloader)), args.max_test)
+        train = spread(labelled_videos(*dataset_list(cfg.train_dataloader)), args.calib_clips)
+        test = spread(labelled_videos(*dataset_list(cfg.test_dataloader)), args.max_test)
         calibration = [inputs for inputs, _ in pipeline_samples(cfg, train)]
         example = ({key: value[None].float() for key, value in calibration[0].items()}
                    if isinstance(calibration[0], dict) else calibration[0][None].float())
