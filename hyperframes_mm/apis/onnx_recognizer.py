@@ -8,10 +8,25 @@ So that deployment runs what it will ship: :func:`~hyperframes_mm.apis.init_reco
 the graph), the test step's scores out.
 """
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, Optional, Sequence, Union
 
 import numpy as np
 import torch
+
+
+def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str, torch.Tensor]]]
+               ) -> Dict[str, np.ndarray]:
+    """An onnxruntime feed of N samples for a graph with ``inputs`` (its ``get_inputs()``): each
+    input the samples' pixels under its name (``imgs_<stream>``, the key the test pipeline packs
+    them under) or the samples themselves for a single-stream graph, stacked, in the input's
+    exported dtype."""
+    feeds = {}
+    for meta in inputs:
+        batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
+                             for sample in samples])
+        dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
+        feeds[meta.name] = batch.cpu().numpy().astype(dtype)
+    return feeds
 
 
 class OnnxRecognizer:
@@ -41,11 +56,7 @@ class OnnxRecognizer:
         self.cfg = cfg
         self.inputs = self.session.get_inputs()
         names = [meta.name for meta in self.inputs]
-        if names == ['imgs']:
-            self.streams: Optional[List[str]] = None
-        elif names and all(name.startswith('imgs_') for name in names):
-            self.streams = [name[len('imgs_'):] for name in names]
-        else:
+        if names != ['imgs'] and not (names and all(name.startswith('imgs_') for name in names)):
             raise ValueError(f'{path}: inputs {names} are not an exported recognizer\'s '
                              '(imgs, or imgs_<stream> per stream)')
 
@@ -62,13 +73,7 @@ class OnnxRecognizer:
                ) -> np.ndarray:
         """``[N, num_classes]`` scores of N samples' ``inputs`` (``[K, 3T, H, W]`` each, or one
         per stream)."""
-        feeds = {}
-        for meta in self.inputs:
-            key = meta.name[len('imgs_'):] if self.streams else None
-            batch = torch.stack([sample[key] if key else sample for sample in inputs])
-            dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
-            feeds[meta.name] = batch.cpu().numpy().astype(dtype)
-        return self.session.run(['scores'], feeds)[0]
+        return self.session.run(['scores'], onnx_feeds(self.inputs, inputs))[0]
 
     def test_step(self, data: Dict) -> list:
         """mmaction2's test step contract: ``data_samples`` with ``pred_score`` set."""

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from mmengine.logging import print_log
 
+from ..apis.onnx_recognizer import onnx_feeds
 from ..datasets.annotations import read_list_lines
 
 #: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
@@ -87,22 +88,12 @@ def pipeline_samples(cfg, pairs: Sequence[Tuple[Path, int]]) -> Iterator[Tuple[S
         yield packed['inputs'], label
 
 
-def _feed(inputs: Sequence, sample: Sample) -> Dict[str, np.ndarray]:
-    """One sample as an onnxruntime feed: a batch of one, in each input's exported dtype."""
-    feed = {}
-    for meta in inputs:
-        pixels = sample[meta.name[len('imgs_'):]] if isinstance(sample, dict) else sample
-        dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
-        feed[meta.name] = pixels[None].numpy().astype(dtype)
-    return feed
-
-
 class ClipCalibration:
     """onnxruntime's ``CalibrationDataReader`` over pipeline samples (duck-typed: the quantiser
     only calls ``get_next``)."""
 
     def __init__(self, inputs: Sequence, samples: Sequence[Sample]) -> None:
-        self.feeds = iter([_feed(inputs, sample) for sample in samples])
+        self.feeds = iter([onnx_feeds(inputs, [sample]) for sample in samples])
 
     def get_next(self) -> Optional[Dict[str, np.ndarray]]:
         return next(self.feeds, None)

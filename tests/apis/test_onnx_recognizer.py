@@ -1,0 +1,68 @@
+"""An exported model where a checkpoint goes: ``init_recognizer(config, 'model.onnx')`` answers
+``test_step`` as the PyTorch recognizer does, with the same scores."""
+import numpy as np
+import onnx
+import pytest
+import torch
+from mmaction.structures import ActionDataSample
+
+from hyperframes_mm.apis import init_recognizer, predict_scores
+from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+from hyperframes_mm.deploy.export import export_onnx
+from hyperframes_mm.deploy.quantize import pipeline_samples
+
+
+def _packed(cfg, videos):
+    samples = list(pipeline_samples(cfg, [(video, 0) for video in videos]))
+    return [dict(inputs=inputs, data_samples=ActionDataSample()) for inputs, _ in samples]
+
+
+def _example(inputs):
+    """A batch of one of a packed sample's pixels, as export takes them."""
+    if isinstance(inputs, dict):
+        return {key: value[None].float() for key, value in inputs.items()}
+    return inputs[None].float()
+
+
+@pytest.mark.parametrize('kind', ['single', 'fast_slow'])
+def test_onnx_path_gives_the_pytorch_results(kind, api_models, api_videos, tmp_path):
+    model = init_recognizer(api_models[kind], str(api_models[f'{kind}_ckpt']), 'cpu')
+    videos = [api_videos['a'], api_videos['b'], api_videos['still_then_moving']]
+    packed = _packed(model.cfg, videos)
+    path = export_onnx(model, tmp_path / 'model.onnx', _example(packed[0]['inputs']))
+    onnx_model = init_recognizer(api_models[kind], str(path), 'cpu')
+    assert isinstance(onnx_model, OnnxRecognizer)
+    reference = predict_scores(model, packed)
+    scores = predict_scores(onnx_model, _packed(model.cfg, videos))
+    assert scores.dtype == reference.dtype == torch.float32
+    assert scores.shape == reference.shape == (3, 4)
+    assert torch.equal(scores.argmax(1), reference.argmax(1))
+    torch.testing.assert_close(scores, reference, atol=1e-4, rtol=1e-4)
+    # test_step's contract: the data samples it was given, each with its pred_score set
+    given = [ActionDataSample() for _ in packed]
+    data = dict(inputs=[sample['inputs'] for sample in packed], data_samples=given)
+    done = onnx_model.test_step(data)
+    assert done is given or [id(sample) for sample in done] == [id(sample) for sample in given]
+    assert all(sample.pred_score.shape == (4, ) for sample in done)
+
+
+def test_onnx_recognizer_errors_name_the_file(api_models, tmp_path):
+    missing = tmp_path / 'absent.onnx'
+    with pytest.raises(FileNotFoundError, match='absent.onnx'):
+        init_recognizer(api_models['single'], str(missing), 'cpu')
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node('Identity', ['x'], ['scores'])], 'g',
+        [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info('scores', TensorProto.FLOAT, [1, 4])])
+    other = tmp_path / 'other.onnx'
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)]), other)
+    with pytest.raises(ValueError, match=r"other.onnx: inputs \['x'\] are not an exported"):
+        init_recognizer(api_models['single'], str(other), 'cpu')
+    fine = tmp_path / 'imgs.onnx'
+    graph.input[0].name = 'imgs'
+    graph.node[0].input[0] = 'imgs'
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid('', 17)]), fine)
+    assert np.allclose(OnnxRecognizer(fine, None).scores([torch.ones(4)]), 1)
+    with pytest.raises(ValueError, match='imgs.onnx: the ONNX model runs on the CPU'):
+        init_recognizer(api_models['single'], str(fine), 'cuda')
