@@ -25,7 +25,8 @@ from mmengine.config import DictAction
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('config', help='model config (the screening model of a cascade)')
-    parser.add_argument('checkpoint', help='its checkpoint')
+    parser.add_argument('checkpoint', help='its checkpoint, or its exported .onnx (float or '
+                        'int8: tools/deployment/), run by onnxruntime on the CPU')
     parser.add_argument('sources', nargs='+', help='video files, URLs or /dev/videoN')
     parser.add_argument('--names', nargs='+', help='stream names (default: the sources)')
     parser.add_argument('--stride', type=int, default=4, help='frames between windows')
