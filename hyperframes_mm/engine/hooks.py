@@ -126,3 +126,5 @@ class SafeCheckpointHook(CheckpointHook):
         path = self.file_backend.join_path(self.out_dir, self.filename_tmpl.format(oldest))
         if self.file_backend.isfile(path):
             self.file_backend.remove(path)
+        elif self.file_backend.isdir(path):  # DeepSpeed saves a checkpoint as a directory
+            self.file_backend.rmtree(path)

@@ -83,10 +83,15 @@ def test_sigkill_mid_epoch_then_resume_reaches_the_same_weights(reference_run, k
     assert (killed_run / 'last_checkpoint').read_text().endswith('epoch_1.pth')
     work = tmp_path / 'work'
     shutil.copytree(killed_run, work)
-    (work / 'last_checkpoint').write_text(str(work / 'epoch_1.pth'))
+    # as mmengine's stock hook leaves a kill while it saves epoch 2: last_checkpoint names a
+    # file that was never completed; the config's runner resumes from the newest intact one
+    (work / 'last_checkpoint').write_text(str(work / 'epoch_2.pth'))
     config = write_config(tmp_path / 'resume.py', default_hooks=EPOCH_SEED)
     result = train(config, work, tiny_dataset, SMALL, extra=['--resume'])
-    assert 'resumed epoch: 1, iter: 4' in result.stdout + result.stderr
+    log = result.stdout + result.stderr
+    assert f"names {str(work / 'epoch_2.pth')!r}, which does not exist" in log
+    assert f"resuming from the newest intact checkpoint {work / 'epoch_1.pth'}" in log
+    assert 'resumed epoch: 1, iter: 4' in log
     _assert_same_training_state(load(work / 'epoch_2.pth'), load(reference_run / 'epoch_2.pth'))
 
 
