@@ -99,14 +99,18 @@ class ClipCalibration:
         return next(self.feeds, None)
 
 
-def float_operators(path: Union[str, Path], quant_format: str) -> List[str]:
+def float_operators(path: Union[str, Path], quant_format: str) -> Dict[str, List[str]]:
     """The operator types of the graph at ``path`` that onnxruntime's quantiser has no int8
-    implementation for in ``quant_format``: they run in float in the quantised model."""
+    implementation for in ``quant_format``, each with its nodes' names (``#<index>`` for an
+    unnamed node): they run in float in the quantised model."""
     import onnx
     from onnxruntime.quantization.registry import QDQRegistry, QLinearOpsRegistry
     quantizable = set(QDQRegistry if quant_format == 'QDQ' else QLinearOpsRegistry)
-    graph = onnx.load(str(path)).graph
-    return sorted({node.op_type for node in graph.node} - quantizable)
+    kept: Dict[str, List[str]] = {}
+    for index, node in enumerate(onnx.load(str(path)).graph.node):
+        if node.op_type not in quantizable:
+            kept.setdefault(node.op_type, []).append(node.name or f'#{index}')
+    return dict(sorted(kept.items()))
 
 
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
@@ -122,8 +126,8 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         exclude_nodes (Sequence[str]): node names to keep in float. Defaults to none.
 
     Returns:
-        dict: ``float_operators`` (operator types kept in float), ``excluded`` nodes,
-        ``calibration_clips``.
+        dict: ``float_operators`` (operator types kept in float, each with its node names),
+        ``excluded`` nodes, ``calibration_clips``.
 
     Raises:
         ValueError: an unknown format, no calibration clips, or ``out_path`` is
@@ -161,8 +165,10 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         for path in (prepared, partial):
             path.unlink(missing_ok=True)
     if kept:
-        print_log(f'quantize_int8: operators without an int8 kernel stay in float: '
-                  f'{", ".join(kept)}', logger='current', level=logging.WARNING)
+        named = '; '.join(f'{op} ({", ".join(nodes[:3])}{", ..." if len(nodes) > 3 else ""})'
+                          for op, nodes in kept.items())
+        print_log(f'quantize_int8: operators without an int8 kernel stay in float: {named}',
+                  logger='current', level=logging.WARNING)
     return dict(float_operators=kept, excluded=list(exclude_nodes),
                 calibration_clips=len(calibration))
 
