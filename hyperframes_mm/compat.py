@@ -14,7 +14,7 @@ before anything imports ``mmaction.models``; nothing of mmengine, mmcv or torch 
 3. :func:`warn_mixed_opencv`: mmaction2 requires ``opencv-contrib-python`` while the mmengine
    and mmcv-lite wheels require ``opencv-python``, so a plain ``pip install`` of the stack
    installs both, and each overwrites the other's ``cv2`` files. The plugin says how to keep one.
-4. :func:`patch_missing_drn`, the one addition to the host: the ``mmaction2==1.2.0`` wheel on
+4. :func:`add_drn_placeholder`, the one addition to the host: the ``mmaction2==1.2.0`` wheel on
    PyPI lacks ``mmaction/models/localizers/drn/`` (the folder has no ``__init__.py`` upstream, so
    the wheel builder skipped it) and ``import mmaction.models`` raises ``ModuleNotFoundError``.
    The plugin puts the missing module in ``sys.modules``, with a ``DRN`` that raises a clear
@@ -170,7 +170,7 @@ def warn_mixed_opencv() -> List[str]:
     return found
 
 
-def patch_missing_drn() -> bool:
+def add_drn_placeholder() -> bool:
     """Provide ``mmaction.models.localizers.drn`` where the installed wheel lacks it.
 
     Returns:
@@ -217,4 +217,4 @@ def prepare() -> Dict[str, object]:
     """
     check_environment()
     return dict(quiet_mmcv_lite_import=quiet_mmcv_lite_import(), opencv=warn_mixed_opencv(),
-                drn_placeholder=patch_missing_drn())
+                drn_placeholder=add_drn_placeholder())

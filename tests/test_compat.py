@@ -33,7 +33,7 @@ def test_building_drn_says_why_it_is_missing():
 
 
 def test_prepare_is_a_noop_when_run_again():
-    assert compat.patch_missing_drn() is False
+    assert compat.add_drn_placeholder() is False
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')  # a machine with two OpenCVs is warned again
         done = compat.prepare()
