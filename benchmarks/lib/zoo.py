@@ -26,7 +26,6 @@ the machine; no results unless a results file exists; no weights); ``--readme`` 
 table between the :data:`TABLE_START` and :data:`TABLE_END` lines of ``<folder>/README.md``.
 """
 import argparse
-import copy
 import json
 import logging
 import os
@@ -35,7 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from .costing import machine_line
 from .tables import replace_section
+from .views import backbone_parts, view_options, views_per_test_sample
 
 REPO = Path(__file__).resolve().parents[2]
 NAME_RULE = ('{algorithm}_{pretrain}-{backbone}_{gpus}xb{batch}-{clip_len}x{interval}x{clips}'
@@ -69,7 +70,6 @@ REFERENCE_FPS = 30
 TABLE_START = '<!-- zoo_table: start -->'
 TABLE_END = '<!-- zoo_table: end -->'
 NOT_MEASURED = 'not measured here'
-CROPS = {'ThreeCrop': 3, 'TenCrop': 10}
 
 
 @dataclass(frozen=True)
@@ -131,16 +131,6 @@ def parse_name(filename: str) -> Dict:
                 epochs=int(fields['epochs']), sampling=sampling)
 
 
-def backbone_parts(cfg) -> Dict[str, Dict]:
-    """The model's backbone configs by their key in the config: ``{'model.backbone': ...}``,
-    or one ``model.backbone.<stream>`` per stream (``FastSlowRecognizer`` with
-    ``share_backbone=False``)."""
-    backbone = cfg.model.backbone
-    if 'type' in backbone:
-        return {'model.backbone': backbone}
-    return {f'model.backbone.{stream}': part for stream, part in backbone.items()}
-
-
 def backbone_config(cfg) -> Dict:
     """The model's backbone config (a per-stream backbone dict: its first stream's)."""
     return next(iter(backbone_parts(cfg).values()))
@@ -148,7 +138,8 @@ def backbone_config(cfg) -> Dict:
 
 def backbone_token(backbone: Dict) -> str:
     """The backbone as config names spell it: ``r18``, ``mobilenetv2``, ``mobilenetv3-large``,
-    ``vit-b16`` (an ``InflatedBackbone`` is named after the backbone it wraps)."""
+    ``vit-b16``, ``efficientnet-lite0`` (a timm model; an ``InflatedBackbone`` is named after the
+    backbone it wraps)."""
     kind = str(backbone['type']).split('.')[-1]
     if kind == 'InflatedBackbone':
         return backbone_token(backbone['backbone'])
@@ -160,6 +151,10 @@ def backbone_token(backbone: Dict) -> str:
         return 'mobilenetv2'
     if kind == 'VisionTransformer':
         return f'vit-{backbone.get("arch", "b")}{backbone.get("patch_size", 16)}'
+    if str(backbone['type']).startswith('timm.'):
+        # a name field holds no '_'; timm's tf_ prefix marks TensorFlow padding and norm eps of
+        # the same network (tf_efficientnet_lite0 -> efficientnet-lite0)
+        return kind.removeprefix('tf_').replace('_', '-')
     return kind.lower()
 
 
@@ -271,52 +266,6 @@ def family_configs(folder) -> List[Path]:
     return configs
 
 
-def segments_per_view(cfg) -> int:
-    """Clips of the test sampler that make one view: 1, or for a TSN-style model (mmaction2's
-    ``SampleFrames`` with ``clip_len=1`` in training: its ``num_clips`` frames are one input of
-    the model, not separate views) as many test clips as hold its segments: 5 one-frame clips,
-    or one clip of 5 frames."""
-    from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
-    leaves = dataloader_datasets(cfg, ('train_dataloader', ))
-    spec = sampler_spec(leaves[0][1]['pipeline']) if leaves else None
-    if spec is not None and spec.type == 'SampleFrames' and spec.streams[0].num_frames == 1:
-        test = sampler_spec(cfg.test_pipeline)
-        frames = test.streams[0].num_frames if test is not None else 1
-        return max(1, spec.num_clips // frames)
-    return 1
-
-
-def view_options(cfg) -> Dict:
-    """cfg_options for one view: no checkpoint, ``val_pipeline`` with one clip (a TSN-style
-    model: its segments) as the test pipeline."""
-    from hyperframes_mm.analysis.config_utils import sampler_spec
-    pipeline = copy.deepcopy(list(cfg.val_pipeline))
-    spec = sampler_spec(pipeline)
-    if spec is None:
-        raise ValueError(f'{cfg.filename}: val_pipeline has no frame sampler')
-    pipeline[spec.index] = dict(pipeline[spec.index], num_clips=segments_per_view(cfg),
-                                test_mode=True)
-    options = dict(test_pipeline=pipeline)
-    for key, part in backbone_parts(cfg).items():
-        if 'pretrained' in part:
-            options[f'{key}.pretrained'] = None
-        if part.get('pretrained2d'):
-            # mmaction2's TSM backbones load their 2D file whatever it is, None included
-            options[f'{key}.pretrained2d'] = False
-    return options
-
-
-def views_per_test_sample(cfg) -> Tuple[int, int]:
-    """``(clips, crops)`` of one sample of the config's ``test_pipeline``."""
-    from hyperframes_mm.analysis.config_utils import sampler_spec
-    from hyperframes_mm.datasets.transforms.pipeline_info import transform_type
-    clips = sampler_spec(cfg.test_pipeline).num_clips // segments_per_view(cfg)
-    crops = 1
-    for transform in cfg.test_pipeline:
-        crops *= CROPS.get(transform_type(transform), 1)
-    return clips, crops
-
-
 def load_results(path: Path) -> Optional[Dict[str, float]]:
     """Top-1 / top-5 accuracy (%) from mmengine's test metrics file, None when it is absent.
 
@@ -368,39 +317,16 @@ def zoo_row(path: Path, results_dir: Optional[Path] = None) -> ZooRow:
         results=load_results(results_dir / f'{path.stem}.json'))
 
 
-def interleaved_latency(paths: Sequence[Path], repeats: int = 10,
-                        warmup: int = 3) -> List[float]:
-    """Median CPU latency (ms) of one view of each config, batch 1, random pixels.
-
-    The models are timed round by round, one call each per round in a rotating order, as
-    :func:`~hyperframes_mm.analysis.complexity.measure_latency` times one model (whole test-time
-    model: normalisation, backbone(s), head, clip averaging).
-    """
-    import statistics
-    import time
-
-    import torch
+def view_latency(paths: Sequence[Path], repeats: int, warmup: int) -> List[float]:
+    """Median CPU latency (ms) of one view of each config, batch 1, random pixels, the models
+    timed side by side (:func:`~hyperframes_mm.analysis.complexity.compare_latency`: the whole
+    test-time model, normalisation, backbone(s), head, clip averaging)."""
+    from hyperframes_mm.analysis.complexity import compare_latency
     from hyperframes_mm.analysis.config_utils import load_config
-    from hyperframes_mm.deploy.export import ExportWrapper, as_tuple
-    from hyperframes_mm.apis.inference import example_inputs, init_recognizer
-    generator = torch.Generator().manual_seed(0)
-    calls = []
-    for path in paths:
-        model = init_recognizer(str(path), None, 'cpu', view_options(load_config(str(path))))
-        tensors = tuple(torch.randint(0, 256, tuple(tensor.shape), generator=generator).float()
-                        for tensor in as_tuple(model, example_inputs(model.cfg)))
-        calls.append((ExportWrapper(model).eval(), tensors))
-    times: List[List[float]] = [[] for _ in calls]
-    with torch.inference_mode():
-        for round_index in range(warmup + repeats):
-            for offset in range(len(calls)):
-                index = (round_index + offset) % len(calls)
-                wrapper, tensors = calls[index]
-                start = time.perf_counter()
-                wrapper(*tensors)
-                if round_index >= warmup:
-                    times[index].append(time.perf_counter() - start)
-    return [statistics.median(samples) * 1e3 for samples in times]
+    configs = {str(path): (str(path), view_options(load_config(str(path)))) for path in paths}
+    latency = compare_latency(configs, device='cpu', repeats=repeats, warmup=warmup,
+                              progress=False)
+    return [latency[str(path)]['median_ms'] for path in paths]
 
 
 def _number(value: float):
@@ -485,7 +411,6 @@ def measurement_note(rows: Sequence[ZooRow], repeats: int, warmup: int) -> str:
     """One line on how and where the latency column was measured."""
     if all(row.latency_ms is None for row in rows):
         return 'CPU latency not measured (`--no-latency`).\n'
-    from .costing import machine_line
     return (f'CPU latency: median of {repeats} calls after {warmup} warm-up, the models '
             f'interleaved round by round, batch 1, one view. {machine_line()}\n')
 
@@ -534,7 +459,7 @@ def _run(args: argparse.Namespace) -> int:
         paths = family_configs(folder)
         rows = [zoo_row(path, args.results) for path in paths]
         if not (args.no_latency or args.check):
-            for row, latency in zip(rows, interleaved_latency(paths, args.repeats, args.warmup)):
+            for row, latency in zip(rows, view_latency(paths, args.repeats, args.warmup)):
                 row.latency_ms = latency
         metafile = metafile_text(folder, rows)
         if args.check:

@@ -1,0 +1,94 @@
+"""Every EfficientNet-Lite0 config reads the one file configs/_base_/models/
+imagenet_efficientnet_lite0.py names (HF_IMAGENET_EFFICIENTNET_LITE0 overrides it): the
+hyperframe models through InflatedBackbone (stem conv inflated), mmaction2's TSN through timm's
+own loader (as it is); every other layer is the file's, and each model takes a training and a
+test step. The file is made here: random timm weights in the converter's output format."""
+import copy
+import math
+
+import pytest
+import torch
+from mmaction.registry import MODELS
+from mmaction.structures import ActionDataSample
+from mmengine.config import Config
+from mmengine.optim import build_optim_wrapper
+
+from hyperframes_mm.models.backbones.efficientnet_lite_converters import (
+    PIXEL_MEAN, PIXEL_STD, build_timm_efficientnet_lite)
+from hyperframes_mm.models.backbones.encoding import change_kernel_basis
+from .conftest import CONFIG_ROOT
+
+CONFIGS = sorted(CONFIG_ROOT.glob('*/*imagenet-pretrained-efficientnet-lite0_*.py'))
+SIDE = 64
+
+
+@pytest.fixture(scope='module')
+def imagenet_file(tmp_path_factory):
+    torch.manual_seed(0)
+    weights = build_timm_efficientnet_lite().state_dict()
+    path = tmp_path_factory.mktemp('imagenet') / 'efficientnet_lite0_timm.pth'
+    torch.save(dict(state_dict=weights), path)
+    return path, weights
+
+
+def test_the_configs_are_the_families_efficientnet_rows():
+    assert sorted(f'{path.parent.name}/{path.name.split("_")[0]}' for path in CONFIGS) == [
+        'hmdb51/hyperframe', 'kinetics400/hyperframe', 'ucf101/hyperframe',
+        'utd_mhad_imagenet/hyperframe', 'utd_mhad_imagenet/hyperframe',
+        'utd_mhad_imagenet/singleframe', 'utd_mhad_imagenet/tsn']
+
+
+def batch(cfg, clips: int, count: int = 2):
+    """Random uint8 inputs shaped as the config's pipeline packs them (hyperframes ``[clips,
+    3T, H, W]``, TSN's segments ``[segments, 3, H, W]``) and labels 0, 1."""
+    backbone = cfg.model.backbone
+    if backbone.type == 'InflatedBackbone':
+        shape = (clips, 3 * backbone.num_frames, SIDE, SIDE)
+    else:
+        shape = (cfg.num_frames * clips, 3, SIDE, SIDE)
+    generator = torch.Generator().manual_seed(0)
+    inputs = [torch.randint(0, 256, shape, generator=generator, dtype=torch.uint8)
+              for _ in range(count)]
+    samples = [ActionDataSample().set_gt_label(label) for label in range(count)]
+    return dict(inputs=inputs, data_samples=samples)
+
+
+@pytest.mark.parametrize('path', CONFIGS, ids=lambda path: f'{path.parent.name}/{path.stem}')
+def test_every_config_loads_the_one_file_and_steps(path, imagenet_file, monkeypatch):
+    file, weights = imagenet_file
+    monkeypatch.setenv('HF_IMAGENET_EFFICIENTNET_LITE0', str(file))
+    cfg = Config.fromfile(str(path))
+    assert list(cfg.model.data_preprocessor.mean) == list(PIXEL_MEAN)
+    assert list(cfg.model.data_preprocessor.std) == list(PIXEL_STD)
+    # mmaction2 pops the type of a timm backbone from the dict it is given
+    model = MODELS.build(copy.deepcopy(cfg.model))
+    model.init_weights()
+    backbone = cfg.model.backbone
+    if backbone.type == 'InflatedBackbone':
+        assert backbone.pretrained == str(file)
+        loaded = {key[len('model.'):]: value
+                  for key, value in model.backbone.state_dict().items()}
+        num_frames = backbone.num_frames
+        stem = change_kernel_basis(loaded['conv_stem.weight'], num_frames,
+                                   backbone.get('input_encoding', 'frames'),
+                                   backbone.get('diff_gain', 4.0), to_encoded=False)
+        torch.testing.assert_close(stem, weights['conv_stem.weight'].repeat(1, num_frames, 1, 1)
+                                   / num_frames, rtol=0, atol=1e-6)
+    else:
+        assert backbone.pretrained_cfg_overlay.file == str(file)
+        loaded = model.backbone.state_dict()
+        assert torch.equal(loaded['conv_stem.weight'], weights['conv_stem.weight'])
+    for key in ('conv_head.weight', 'blocks.5.3.conv_pwl.weight', 'bn1.running_var'):
+        assert torch.equal(loaded[key], weights[key]), key
+
+    optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)
+    head_before = model.cls_head.fc_cls.weight.detach().clone()
+    log_vars = model.train_step(batch(cfg, clips=1), optim_wrapper)
+    assert math.isfinite(log_vars['loss'].item())
+    assert not torch.equal(head_before, model.cls_head.fc_cls.weight)
+    model.eval()
+    predictions = model.test_step(batch(cfg, clips=2))
+    assert len(predictions) == 2
+    for prediction in predictions:
+        assert prediction.pred_score.shape == (cfg.model.cls_head.num_classes, )
+        assert float(prediction.pred_score.sum()) == pytest.approx(1.0, abs=1e-5)
