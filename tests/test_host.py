@@ -14,12 +14,17 @@ from .conftest import REPO, TINY_CONFIG, run_tool
 #: globals and the warning filters, before and after ``import hyperframes_mm``. mmaction2's own
 #: modules are imported first (after the DRN placeholder, without which mmaction.models does not
 #: import): what importing mmaction2, torchvision and scipy changes is theirs, not the plugin's.
+#: compat.py is loaded from its file, as a module of its own: ``from hyperframes_mm import
+#: compat`` would run the package's __init__, i.e. the import under test, before the snapshot.
 PROBE = '''
-import inspect, json, sys, warnings
+import importlib.util, inspect, json, sys, warnings
 import torch.serialization
 import mmengine.registry
-from hyperframes_mm import compat
+spec = importlib.util.spec_from_file_location('probe_compat', 'hyperframes_mm/compat.py')
+compat = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(compat)
 compat.prepare()
+assert 'hyperframes_mm' not in sys.modules
 import mmaction.models, mmaction.datasets, mmaction.engine, mmaction.evaluation
 def snapshot():
     snap = {}
