@@ -1,15 +1,20 @@
 """Convert a MobileNetV2 ImageNet model to mmaction2's ``MobileNetV2`` layout (a float state dict).
 
     python tools/model_converters/mobilenet_v2_to_mmaction.py SRC OUT [--widen-factor 1.0] \\
-        [--verify] [--images a.jpg b.png ...]
+        [--norms identity|calibrated] [--calibrate-list LIST --calibrate-root ROOT] \\
+        [--calibrate-images a.jpg ...] [--verify] [--images a.jpg b.png ...]
 
 SRC: torchvision's int8 ``QuantizableMobileNetV2`` saved as TorchScript, the ONNX model zoo's
 ``mobilenetv2-12-int8.onnx``, or a float torchvision ``mobilenet_v2`` state dict. OUT holds
 ``state_dict`` (the backbone: what mmaction2's ``MobileNetV2`` / ``MobileNetV2TSM`` and the
 plugin's ``pretrained=`` read), ``classifier`` (the ImageNet ``fc``, 1280 -> 1000) and ``meta``
-(source file, its sha256, its format). ``--verify`` runs SRC and the converted backbone +
-classifier on fixed inputs (random, structured, and ``--images`` resized and centre-cropped to
-224) and prints top-1 agreement and the largest logit difference. See docs/imagenet_weights.md.
+(source file, its sha256, its format, its norms). ``--norms calibrated`` gives the batch norms
+the statistics of training frames (``--calibrate-list`` videos or ``--calibrate-images``), so
+that the network computes the source in training mode too, not in eval mode only. ``--verify``
+runs SRC and the converted backbone + classifier on fixed inputs (random, structured, and
+``--images`` resized and centre-cropped to 224) and prints top-1 agreement and the largest logit
+difference; with calibrated norms, also how far training mode is from the source with either
+kind of norm. See docs/imagenet_weights.md.
 """
 import argparse
 import hashlib
@@ -31,7 +36,38 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help='compare the converted model with SRC on fixed inputs')
     parser.add_argument('--images', nargs='*', default=[],
                         help='pictures added to the --verify inputs')
-    return parser.parse_args(argv)
+    parser.add_argument('--norms', choices=['identity', 'calibrated'], default='identity',
+                        help='identity: the folded norms as converted (a float source\'s as they '
+                        'are), one file for every dataset; calibrated: statistics measured on '
+                        'the --calibrate-* frames (default: identity)')
+    calibration = parser.add_argument_group(
+        'norm calibration (--norms calibrated)', 'frames of the training data whose statistics '
+        'the batch norms get, so that the network computes the source in training mode too '
+        '(docs/imagenet_weights.md)')
+    calibration.add_argument('--calibrate-list', help='a VideoDataset list (path label) of '
+                             'training videos, e.g. data/utd_mhad/cross_subject_train.txt')
+    calibration.add_argument('--calibrate-root', default='',
+                             help='the folder the list\'s paths are relative to')
+    calibration.add_argument('--calibrate-images', nargs='*', default=[],
+                             help='pictures to calibrate on (with or instead of the list)')
+    calibration.add_argument('--calibrate-frames', type=int, default=256,
+                             help='frames taken from the list\'s videos, spread over them')
+    calibration.add_argument('--calibrate-size', type=int, default=224,
+                             help='side the frames are resized to: the training input size')
+    calibration.add_argument('--batch-size', type=int, default=16,
+                             help='frames per training-mode batch in --verify\'s comparison '
+                             '(the configs\' clips per batch)')
+    args = parser.parse_args(argv)
+    wants_frames = bool(args.calibrate_list or args.calibrate_images)
+    if args.norms == 'calibrated' and not wants_frames:
+        parser.error('--norms calibrated needs --calibrate-list or --calibrate-images')
+    if args.norms == 'identity' and wants_frames:
+        parser.error('--calibrate-list/--calibrate-images are used by --norms calibrated only')
+    for name, least in (('calibrate_frames', 1), ('calibrate_size', 32), ('batch_size', 2)):
+        if getattr(args, name) < least:
+            parser.error(f'--{name.replace("_", "-")} must be >= {least}, got '
+                         f'{getattr(args, name)}')
+    return args
 
 
 def sha256(path: str) -> str:
@@ -83,14 +119,19 @@ def source_logits(path: str, kind: str, inputs: torch.Tensor) -> torch.Tensor:
 
 
 def converted_logits(backbone: Dict[str, torch.Tensor], classifier: Dict[str, torch.Tensor],
-                     widen_factor: float, activation: str, inputs: torch.Tensor) -> torch.Tensor:
-    """mmaction2 ``MobileNetV2`` + average pool + the classifier, as torchvision computes."""
+                     widen_factor: float, activation: str, inputs: torch.Tensor,
+                     batch_size: Optional[int] = None) -> torch.Tensor:
+    """mmaction2 ``MobileNetV2`` + average pool + the classifier, as torchvision computes: in eval
+    mode, or, given ``batch_size``, in training mode on consecutive batches of at least that many
+    inputs (the norms then use each batch's statistics, as the first training step does)."""
     from mmaction.models.backbones import MobileNetV2
     model = MobileNetV2(widen_factor=widen_factor, act_cfg=dict(type=activation))
     model.load_state_dict(backbone, strict=True)
-    model.eval()
+    model.train(batch_size is not None)
+    batches = [inputs] if batch_size is None else torch.tensor_split(
+        inputs, max(1, len(inputs) // batch_size))
     with torch.no_grad():
-        features = model(inputs).mean((2, 3))
+        features = torch.cat([model(batch).mean((2, 3)) for batch in batches])
     return torch.nn.functional.linear(features, classifier['weight'], classifier['bias'])
 
 
@@ -109,6 +150,83 @@ def verify(args: argparse.Namespace, kind: str, backbone: Dict[str, torch.Tensor
               f'(max |SRC logit| {reference.abs().max():.4f})')
 
 
+def verify_norms(args: argparse.Namespace, identity: Dict[str, torch.Tensor],
+                 calibrated: Dict[str, torch.Tensor], classifier: Dict[str, torch.Tensor],
+                 frame_sets: Dict[str, torch.Tensor]) -> None:
+    """Print, per set of frames, how far the network with identity and with calibrated norms is
+    from the source network (the converted one with identity norms in eval mode: the source's
+    function, as ``verify`` shows) in training mode, and the calibrated one in eval mode."""
+    print(f'norms, act ReLU6 (the configs\'), training mode in shuffled batches of '
+          f'{args.batch_size}: max |logit diff| and top-1 agreement with the source network')
+    for name, frames in frame_sets.items():
+        if not len(frames):
+            continue
+        # batches mix videos, as a training batch does
+        frames = frames[torch.randperm(len(frames), generator=torch.Generator().manual_seed(0))]
+        reference = converted_logits(identity, classifier, args.widen_factor, 'ReLU6', frames)
+        cells = []
+        for label, backbone, batch_size in (('identity, train', identity, args.batch_size),
+                                            ('calibrated, train', calibrated, args.batch_size),
+                                            ('calibrated, eval', calibrated, None)):
+            logits = converted_logits(backbone, classifier, args.widen_factor, 'ReLU6', frames,
+                                      batch_size)
+            agree = int((logits.argmax(1) == reference.argmax(1)).sum())
+            cells.append(f'{label} {(logits - reference).abs().max():.4g} '
+                         f'{agree}/{len(frames)}')
+        print(f'  {name} ({len(frames)}; max |logit| {reference.abs().max():.4g}): '
+              + '; '.join(cells))
+
+
+def read_pictures(paths: List[str]) -> List[torch.Tensor]:
+    """``[3, H, W]`` uint8 RGB of each picture; one that cannot be read is a ``ValueError``
+    naming it."""
+    import numpy as np
+    from PIL import Image
+    pictures = []
+    for path in paths:
+        try:
+            with Image.open(path) as image:
+                pixels = np.asarray(image.convert('RGB'))
+        except OSError as error:  # PIL's UnidentifiedImageError and a missing file alike
+            raise ValueError(f'{path}: cannot read it as a picture: {error}') from error
+        pictures.append(torch.from_numpy(pixels.copy()).permute(2, 0, 1))
+    return pictures
+
+
+def video_frames(args: argparse.Namespace, held: bool) -> List[torch.Tensor]:
+    """``[3, H, W]`` uint8 frames of ``--calibrate-list`` videos: ``--calibrate-frames`` of
+    them, over videos spread across the list (every class of a sorted list), at evenly spaced
+    points of each video. ``held`` takes the frames halfway between those, which calibration
+    does not see, for ``--verify``."""
+    import numpy as np
+
+    from hyperframes_mm.datasets.video_io import open_video
+    from hyperframes_mm.deploy.quantize import labelled_videos, spread
+    if not args.calibrate_list:
+        return []
+    videos = spread(labelled_videos(args.calibrate_list, args.calibrate_root),
+                    args.calibrate_frames)
+    per_video = -(-args.calibrate_frames // len(videos))
+    frames = []
+    for path, _ in videos:
+        reader = open_video(str(path))
+        offset = 0.75 if held else 0.25
+        picks = ((np.arange(per_video) + offset) * len(reader) / per_video).astype(int)
+        frames += [torch.from_numpy(frame).permute(2, 0, 1)
+                   for frame in reader.get_batch(picks.tolist()).asnumpy()]
+    return spread(frames, args.calibrate_frames)
+
+
+def normalised(pictures: List[torch.Tensor], size: int) -> torch.Tensor:
+    """``[N, 3, size, size]``: each picture resized to ``size x size`` (as the configs' test
+    pipelines resize frames, aspect not kept), scaled to [0, 1], ImageNet mean and std."""
+    from torchvision.transforms import functional
+    resized = [functional.resize(picture, [size, size], antialias=True).float() / 255
+               for picture in pictures]
+    return functional.normalize(torch.stack(resized), [0.485, 0.456, 0.406],
+                                [0.229, 0.224, 0.225])
+
+
 def same_file(first: str, second: str) -> bool:
     """Whether two paths name one file: the same spelling, a link to it, or a hard link."""
     if os.path.exists(first) and os.path.exists(second):
@@ -124,27 +242,51 @@ def main(argv: Optional[List[str]] = None) -> int:
               'to another path', file=sys.stderr)
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
+    from mmaction.models.backbones import MobileNetV2
+
     from hyperframes_mm.engine import atomic_write_bytes
     from hyperframes_mm.models.backbones.mobilenet_v2_converters import (
-        convert_mobilenet_v2, source_format)
+        calibrate_norms, convert_mobilenet_v2, source_format)
     try:
         kind = source_format(args.src)
         backbone, classifier = convert_mobilenet_v2(args.src, args.widen_factor)
+        if args.norms == 'calibrated':
+            frames = normalised(video_frames(args, held=False) +
+                                read_pictures(args.calibrate_images), args.calibrate_size)
     except (FileNotFoundError, ValueError, RuntimeError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
     meta = dict(source=str(args.src), sha256=sha256(args.src), format=kind,
-                widen_factor=args.widen_factor)
+                widen_factor=args.widen_factor, norms=args.norms)
+    identity = backbone
+    if args.norms == 'calibrated':
+        # ReLU6, as the configs build it: the statistics are those of the network they train
+        model = MobileNetV2(widen_factor=args.widen_factor)
+        model.load_state_dict(backbone, strict=True)
+        backbone = calibrate_norms(model, frames)
+        meta['calibration'] = dict(frames=len(frames), size=args.calibrate_size,
+                                   list=args.calibrate_list, root=args.calibrate_root,
+                                   images=len(args.calibrate_images))
     # Written whole or not at all: a kill mid-save must not leave a truncated file that the
     # next run's pretrained= would load.
     buffer = io.BytesIO()
     torch.save(dict(state_dict=backbone, classifier=classifier, meta=meta), buffer)
     atomic_write_bytes(buffer.getvalue(), args.out)
     print(f'wrote {args.out}: {len(backbone)} backbone tensors in mmaction2 MobileNetV2 layout, '
-          f'classifier {tuple(classifier["weight"].shape)}, from {kind} {args.src} '
-          f'(sha256 {meta["sha256"]})')
+          f'classifier {tuple(classifier["weight"].shape)}, {args.norms} norms'
+          + (f' ({len(frames)} frames at {args.calibrate_size}px)'
+             if args.norms == 'calibrated' else '')
+          + f', from {kind} {args.src} (sha256 {meta["sha256"]})')
     if args.verify:
         verify(args, kind, backbone, classifier)
+        if args.norms == 'calibrated':
+            held = video_frames(args, held=True)
+            verify_norms(args, identity, backbone, classifier, {
+                'calibration frames': frames,
+                'held-out frames of the list\'s videos': (normalised(held, args.calibrate_size)
+                                                          if held else frames[:0]),
+                'other inputs (random, structured, --images; 224px)':
+                    imagenet_inputs(args.images)})
     return 0
 
 

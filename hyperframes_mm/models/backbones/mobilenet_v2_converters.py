@@ -10,7 +10,9 @@ TorchScript, the ONNX model zoo's ``mobilenetv2-12-int8``) fold each batch norm 
 A folded conv has a bias and no norm; mmaction2's convs have a norm and no bias. The bias goes to
 a batch norm that is the identity in eval mode (weight 1, running mean 0, running variance
 ``1 - eps``, so that ``var + eps`` is exactly 1) and whose bias is the folded bias: the
-converted network computes the dequantised model's function, up to float rounding.
+converted network computes the dequantised model's function, up to float rounding. Such a norm
+is right in eval mode only: :func:`calibrate_norms` gives it statistics measured on training
+frames, so that training mode computes that function too.
 """
 import re
 from collections import OrderedDict
@@ -19,6 +21,7 @@ from typing import Dict, List, NamedTuple, Sequence, Tuple
 
 import torch
 from mmaction.models.backbones.mobilenet_v2 import MobileNetV2
+from mmcv.cnn import ConvModule
 
 #: The classifier's Linear in torchvision's layout (``classifier.0`` is its dropout).
 CLASSIFIER = 'classifier.1'
@@ -304,3 +307,79 @@ def convert_mobilenet_v2(path: str, widen_factor: float = 1.0
         raise RuntimeError(f'{path}: does not load into mmaction2 MobileNetV2(widen_factor='
                            f'{widen_factor}): {error}') from error
     return backbone, classifier
+
+
+def conv_norm_pairs(model: torch.nn.Module) -> List[Tuple[str, torch.nn.Module, torch.nn.Module]]:
+    """``(name, conv, norm)`` of every ConvModule with a norm, in registration order (for
+    mmaction2's ``MobileNetV2``, the forward order of :func:`folded_convs`)."""
+    return [(name, module.conv, module.norm) for name, module in model.named_modules()
+            if isinstance(module, ConvModule) and module.with_norm]
+
+
+@torch.no_grad()
+def calibrate_norms(model: torch.nn.Module, frames: torch.Tensor,
+                    batch_size: int = 32) -> Dict[str, torch.Tensor]:
+    """Give the batch norms of a converted ``MobileNetV2`` the statistics of ``frames``, so that
+    in training mode, on batches like them, it computes what it computes in eval mode (the source
+    network); eval mode is unchanged up to float rounding. Returns the model's state dict.
+
+    A converted norm (:func:`identity_norm`, or a float source's own) is right in eval mode
+    only. In training mode a norm standardises each channel by the batch's statistics: the first
+    training step computes another network, and the scale the folded conv carries is divided
+    out. Each norm computes ``a * z + c`` in eval mode (``z``: its conv's output, ``a = weight /
+    sqrt(running_var + eps)``, ``c = bias - running_mean * a``; an identity norm has ``a = 1``,
+    ``c`` = the folded bias). With ``m``, ``v`` the mean and variance of ``z`` over the frames,
+    the norm becomes ``running_mean = m``, ``running_var = v``, ``weight = a * sqrt(v + eps)``,
+    ``bias = a * m + c``: eval mode gives ``(z - m) / sqrt(v + eps) * a * sqrt(v + eps) + a * m +
+    c = a * z + c`` as before, and training mode on a batch of mean ``m`` and variance ``v`` gives
+    the same. Because eval mode does not change, one eval-mode pass measures every layer's ``z``
+    as a layer-by-layer pass through the already calibrated layers would.
+
+    Args:
+        model (nn.Module): an mmaction2 ``MobileNetV2`` holding the converted weights.
+        frames (Tensor): ``[N, 3, H, W]`` calibration frames, normalised as the network's
+            training data is (ImageNet mean and std).
+        batch_size (int): frames per forward pass; does not change the result beyond float
+            rounding. Defaults to 32.
+
+    Raises:
+        ValueError: ``frames`` is not a non-empty ``[N, 3, H, W]`` batch, or ``batch_size`` < 1.
+    """
+    if frames.ndim != 4 or frames.shape[1] != 3 or len(frames) == 0:
+        raise ValueError(f'frames: calibration needs a non-empty [N, 3, H, W] batch, got shape '
+                         f'{tuple(frames.shape)}')
+    if batch_size < 1:
+        raise ValueError(f'batch_size must be >= 1, got {batch_size}')
+    pairs = conv_norm_pairs(model)
+    # per norm: [sum of z, sum of z^2] per channel, in float64 (millions of pixels per channel)
+    moments = {name: torch.zeros(2, norm.num_features, dtype=torch.float64)
+               for name, _, norm in pairs}
+    pixels = {name: 0 for name, _, _ in pairs}
+
+    def recorder(name: str):
+        def hook(_, __, output: torch.Tensor) -> None:
+            z = output.double().transpose(0, 1).reshape(output.shape[1], -1)
+            moments[name] += torch.stack([z.sum(1), (z * z).sum(1)])
+            pixels[name] += z.shape[1]
+        return hook
+
+    handles = [conv.register_forward_hook(recorder(name)) for name, conv, _ in pairs]
+    was_training = model.training
+    model.eval()
+    try:
+        for start in range(0, len(frames), batch_size):
+            model(frames[start:start + batch_size])
+    finally:
+        for handle in handles:
+            handle.remove()
+        model.train(was_training)
+    for name, _, norm in pairs:
+        mean = moments[name][0] / pixels[name]
+        var = (moments[name][1] / pixels[name] - mean * mean).clamp(min=0)
+        scale = norm.weight.double() / torch.sqrt(norm.running_var.double() + norm.eps)
+        shift = norm.bias.double() - norm.running_mean.double() * scale
+        norm.running_mean.copy_(mean)
+        norm.running_var.copy_(var)
+        norm.weight.copy_(scale * torch.sqrt(var + norm.eps))
+        norm.bias.copy_(scale * mean + shift)
+    return model.state_dict()

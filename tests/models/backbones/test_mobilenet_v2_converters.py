@@ -22,9 +22,10 @@ from torchvision.models import mobilenet_v2
 from torchvision.models.quantization import mobilenet_v2 as quantizable_mobilenet_v2
 
 from hyperframes_mm.models.backbones.mobilenet_v2_converters import (
-    PACKED_NAME, convert_mobilenet_v2, folded_convs, identity_norm,
+    PACKED_NAME, calibrate_norms, convert_mobilenet_v2, folded_convs, identity_norm,
     mobilenet_v2_state_dict_to_mmaction)
 
+from ...conftest import load_script
 from .helpers import randomise_norms
 
 REPO = Path(__file__).parents[3]
@@ -323,3 +324,179 @@ def test_tool_refuses_to_write_over_its_source(torchscript_file, tmp_path, spell
     assert done.returncode == 1
     assert f'the output {out} is the source {source}' in done.stderr
     assert source.read_bytes() == before
+
+
+def train_mode(model: MobileNetV2, x: torch.Tensor) -> torch.Tensor:
+    """The backbone's output in training mode, the norms on ``x``'s statistics (one batch)."""
+    model.train()
+    with torch.no_grad():
+        return model(x)
+
+
+@pytest.fixture(params=['int8', 'float'])
+def converted_and_source(request, quantised, torchscript_file):
+    """(converted backbone, its activation, the source's features): from the int8 TorchScript
+    (identity norms) and from a float torchvision state dict (norms of its own)."""
+    if request.param == 'int8':
+        backbone, _ = convert_mobilenet_v2(torchscript_file, WIDTH)
+        return backbone, 'ReLU', quantised[1].features
+    torch.manual_seed(0)
+    source = randomise_norms(mobilenet_v2(width_mult=WIDTH)).eval()
+    return mobilenet_v2_state_dict_to_mmaction(source.state_dict()), 'ReLU6', source.features
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+def test_calibrated_norms_compute_the_source_in_training_mode(converted_and_source):
+    """Converted norms are the source network in eval mode only; calibrated norms are it in
+    eval mode and, on a batch with the calibration statistics, in training mode too."""
+    backbone, activation, features = converted_and_source
+    frames = inputs(count=16, seed=3)
+    with torch.no_grad():
+        source = features(frames)
+    converted = mmaction_model(backbone, activation)
+    calibrated = mmaction_model(backbone, activation)
+    calibrate_norms(calibrated, frames, batch_size=5)
+    assert not calibrated.training  # the mode it was in is kept
+    with torch.no_grad():
+        torch.testing.assert_close(calibrated(frames), source, rtol=1e-4, atol=1e-4)
+    scale = source.abs().max()
+    # float32 batch statistics against float64 ones: rounding, far below a wrong formula's error
+    assert (train_mode(calibrated, frames) - source).abs().max() < 1e-5 * scale
+    assert (train_mode(converted, frames) - source).abs().max() > 0.1 * scale
+
+
+def test_calibration_is_the_same_in_any_batch_size():
+    model = mmaction_model(MobileNetV2(widen_factor=WIDTH).state_dict())
+    randomise_norms(model)
+    frames = inputs(count=6, seed=4)
+    whole = calibrate_norms(copy.deepcopy(model), frames, batch_size=6)
+    for key, value in calibrate_norms(model, frames, batch_size=4).items():
+        torch.testing.assert_close(value, whole[key], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize('shape, batch_size, message', [
+    ((3, SIZE, SIZE), 4, r'frames: calibration needs a non-empty \[N, 3, H, W\] batch, got '
+     r'shape \(3, 64, 64\)'),
+    ((0, 3, SIZE, SIZE), 4, r'got shape \(0, 3, 64, 64\)'),
+    ((2, 1, SIZE, SIZE), 4, r'got shape \(2, 1, 64, 64\)'),
+    ((2, 3, SIZE, SIZE), 0, 'batch_size must be >= 1, got 0'),
+])
+def test_calibration_refuses_bad_frames(shape, batch_size, message):
+    model = mmaction_model(MobileNetV2(widen_factor=WIDTH).state_dict())
+    before = copy.deepcopy(model.state_dict())
+    with pytest.raises(ValueError, match=message):
+        calibrate_norms(model, torch.zeros(shape), batch_size)
+    assert all(torch.equal(value, before[key]) for key, value in model.state_dict().items())
+
+
+@pytest.fixture(scope='module')
+def calibration_videos(tmp_path_factory):
+    """Two short videos and their VideoDataset list."""
+    import numpy as np
+
+    from hyperframes_mm.datasets.video_io import write_video
+    root = tmp_path_factory.mktemp('calibration_videos')
+    rng = np.random.default_rng(0)
+    for name in ('a.mp4', 'b.mp4'):
+        write_video(root / name, rng.integers(0, 256, (8, 48, 64, 3), dtype=np.uint8), fps=10)
+    (root / 'list.txt').write_text('a.mp4 0\nb.mp4 1\n')
+    return root
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+def test_tool_calibrates_norms_on_the_training_videos(torchscript_file, calibration_videos,
+                                                       tmp_path, capsys):
+    tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
+    out = tmp_path / 'calibrated.pth'
+    argv = [torchscript_file, str(out), '--widen-factor', str(WIDTH), '--norms', 'calibrated',
+            '--calibrate-list', str(calibration_videos / 'list.txt'), '--calibrate-root',
+            str(calibration_videos), '--calibrate-frames', '6', '--calibrate-size', str(SIZE),
+            '--batch-size', '3', '--verify']
+    assert tool.main(argv) == 0
+    printed = capsys.readouterr().out
+    assert f'calibrated norms (6 frames at {SIZE}px)' in printed
+    assert 'calibration frames (6;' in printed and 'held-out frames of the list' in printed
+    saved = torch.load(out, weights_only=True)
+    assert saved['meta']['norms'] == 'calibrated'
+    assert saved['meta']['calibration'] == dict(
+        frames=6, size=SIZE, list=str(calibration_videos / 'list.txt'),
+        root=str(calibration_videos), images=0)
+    # the file is calibrate_norms on the tool's frames: 3 of each video, none of the held ones
+    args = tool.parse_args(argv)
+    frames = tool.normalised(tool.video_frames(args, held=False), SIZE)
+    held = tool.normalised(tool.video_frames(args, held=True), SIZE)
+    assert len(frames) == len(held) == 6 and not torch.equal(frames, held)
+    identity, _ = convert_mobilenet_v2(torchscript_file, WIDTH)
+    expected = calibrate_norms(mmaction_model(identity, 'ReLU6'), frames)
+    for key, value in saved['state_dict'].items():
+        torch.testing.assert_close(value, expected[key], rtol=1e-5, atol=1e-6)
+    with torch.no_grad():
+        torch.testing.assert_close(mmaction_model(saved['state_dict'], 'ReLU6')(frames),
+                                   mmaction_model(identity, 'ReLU6')(frames),
+                                   rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+def test_tool_calibrates_on_pictures(torchscript_file, tmp_path, capsys):
+    import numpy as np
+    from PIL import Image
+    tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
+    rng = np.random.default_rng(0)
+    pictures = []
+    for index in range(3):
+        path = tmp_path / f'frame{index}.png'
+        Image.fromarray(rng.integers(0, 256, (40, 50, 3), dtype=np.uint8)).save(path)
+        pictures.append(str(path))
+    out = tmp_path / 'calibrated.pth'
+    assert tool.main([torchscript_file, str(out), '--widen-factor', str(WIDTH), '--norms',
+                      'calibrated', '--calibrate-images', *pictures, '--calibrate-size',
+                      str(SIZE)]) == 0
+    assert f'calibrated norms (3 frames at {SIZE}px)' in capsys.readouterr().out
+    saved = torch.load(out, weights_only=True)
+    assert saved['meta']['calibration']['images'] == 3
+    frames = tool.normalised(tool.read_pictures(pictures), SIZE)
+    identity, _ = convert_mobilenet_v2(torchscript_file, WIDTH)
+    expected = calibrate_norms(mmaction_model(identity, 'ReLU6'), frames)
+    torch.testing.assert_close(saved['state_dict']['conv1.bn.running_var'],
+                               expected['conv1.bn.running_var'])
+
+
+@pytest.mark.parametrize('extra, message', [
+    (['--norms', 'calibrated'], '--norms calibrated needs --calibrate-list or --calibrate-images'),
+    (['--calibrate-images', 'a.png'], '--calibrate-list/--calibrate-images are used by --norms '
+     'calibrated only'),
+    (['--norms', 'calibrated', '--calibrate-images', 'a.png', '--calibrate-frames', '0'],
+     '--calibrate-frames must be >= 1, got 0'),
+    (['--norms', 'calibrated', '--calibrate-images', 'a.png', '--calibrate-size', '16'],
+     '--calibrate-size must be >= 32, got 16'),
+    (['--norms', 'calibrated', '--calibrate-images', 'a.png', '--batch-size', '1'],
+     '--batch-size must be >= 2, got 1'),
+])
+def test_tool_refuses_inconsistent_norm_options(extra, message, capsys):
+    tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
+    with pytest.raises(SystemExit) as exited:
+        tool.parse_args(['src.pt', 'out.pth', *extra])
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+@pytest.mark.parametrize('problem', ['no list', 'missing video', 'not a video', 'not a picture'])
+def test_tool_names_unreadable_calibration_data_and_writes_nothing(torchscript_file, tmp_path,
+                                                                    problem, capsys):
+    tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
+    (tmp_path / 'broken.mp4').write_bytes(b'not a video')
+    (tmp_path / 'broken.png').write_bytes(b'not a picture')
+    lines = {'missing video': 'absent.mp4 0\n', 'not a video': 'broken.mp4 0\n'}
+    if problem in lines:
+        (tmp_path / 'list.txt').write_text(lines[problem])
+    data = (['--calibrate-images', str(tmp_path / 'broken.png')] if problem == 'not a picture'
+            else ['--calibrate-list', str(tmp_path / 'list.txt'), '--calibrate-root',
+                  str(tmp_path)])
+    out = tmp_path / 'out.pth'
+    assert tool.main([torchscript_file, str(out), '--widen-factor', str(WIDTH), '--norms',
+                      'calibrated', *data]) == 1
+    named = {'no list': 'list.txt', 'missing video': 'absent.mp4',
+             'not a video': 'broken.mp4', 'not a picture': 'broken.png'}[problem]
+    assert named in capsys.readouterr().err
+    assert not out.exists()
