@@ -1,6 +1,6 @@
-# timm's EfficientNet-Lite0 (stem conv widened by InflatedBackbone) over one T=5 hyperframe
-# (frames 2 apart), initialised from the ImageNet EfficientNet-Lite0 file
-# (docs/efficientnet_lite0.md), fine-tuned on UCF101 split 1; beside the MobileNetV2 row, on its recipe.
+# timm's EfficientNet-Lite0 (stem conv widened by InflatedBackbone) over one T=5 hyperframe (frames
+# 2 apart), initialised from the ImageNet EfficientNet-Lite0 file (docs/efficientnet_lite0.md),
+# fine-tuned on UCF101 split 1; beside the MobileNetV2 row, on its recipe.
 _base_ = [
     '../../_base_/models/hyper_efficientnet_lite0.py',
     '../../_base_/models/imagenet_efficientnet_lite0.py',
