@@ -98,10 +98,9 @@ setup(
     long_description_content_type='text/markdown',
     license='Apache-2.0',
     python_requires='>=3.9',
-    # benchmarks: the experiment library and the row declarations of the benchmarks, the main
-    # job and the zoo tables, importable from tools/ and tests; the plugin never imports it.
-    packages=find_packages(include=['hyperframes_mm', 'hyperframes_mm.*', 'benchmarks',
-                                    'benchmarks.*']),
+    # The plugin alone: benchmarks/ is the repository's lab (experiments, the main job, the zoo
+    # tables), run from a clone; installed, it would be a top-level ``benchmarks`` for everyone.
+    packages=find_packages(include=['hyperframes_mm', 'hyperframes_mm.*']),
     install_requires=read_requirements('runtime.txt'),
     extras_require={
         'cpu': ['mmcv-lite==2.1.0'],

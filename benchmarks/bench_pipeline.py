@@ -36,11 +36,15 @@ from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
+
 from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
 from hyperframes_mm.utils.timing import Timings, interleaved_timing
 
-REPO = Path(__file__).resolve().parents[1]
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
 RESULTS = REPO / 'benchmarks' / 'results' / 'pipeline.md'
 VIDEO_SUFFIXES = ('.mp4', '.avi', '.mkv', '.webm', '.mov')

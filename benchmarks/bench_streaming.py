@@ -35,11 +35,15 @@ import numpy as np
 import torch
 from mmengine.config import DictAction
 
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
+
 from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import print_and_write
 from hyperframes_mm.utils.timing import interleaved_timing
 
-REPO = Path(__file__).resolve().parents[1]
 SHARED_VIDEOS = REPO.parent / 'shared' / 'videos'
 RESULTS = REPO / 'benchmarks' / 'results'
 

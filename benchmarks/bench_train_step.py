@@ -18,10 +18,14 @@ from pathlib import Path
 
 import torch
 
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
+
 from benchmarks.lib.costing import load_average, machine_line
 from benchmarks.lib.tables import heading, print_and_write
 
-REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'train_step.md'
 RECIPE = (REPO / 'configs' / 'hyperframes' / 'synthetic' /
           'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py')

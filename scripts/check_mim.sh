@@ -6,7 +6,9 @@
 #      and the OpenMMLab stack are not installed a second time; add requirements/mim.txt there;
 #   3. from an empty directory: `import hyperframes_mm` is silent, `mim train` trains a tiny
 #      config found by name in the package's .mim/configs for one epoch, `mim test` tests its
-#      checkpoint, `mim search hyperframes_mm` lists the model zoo.
+#      checkpoint, `mim search hyperframes_mm` lists the model zoo;
+#   4. the wheel holds the plugin alone (no top-level `benchmarks`), and every experiment script
+#      of the checkout still starts (`--help`) with that install, as from a clone.
 # tests/test_packaging.py runs it. The wheels of requirements/mim.txt are downloaded once into
 # $BASE/mim-wheels; later runs need no network. Exit status 3: they could not be downloaded.
 #
@@ -53,6 +55,7 @@ import importlib.util, pathlib, sys, sysconfig
 spec = importlib.util.find_spec('hyperframes_mm')
 package = pathlib.Path(spec.origin).parent
 assert package.parent == pathlib.Path(sysconfig.get_path('purelib')), f'not the wheel: {package}'
+assert importlib.util.find_spec('benchmarks') is None, 'the wheel installs a top-level benchmarks'
 for name in ('configs', 'tools', 'model-index.yml'):
     path = package / '.mim' / name
     assert path.exists() and not path.is_symlink(), f'{path}: missing or a link'
@@ -79,5 +82,12 @@ say "mim search hyperframes_mm"
 "$VPY" -m mim search hyperframes_mm >search.txt 2>&1 || { tail -n 20 search.txt; exit 1; }
 grep -q 'hyperframe_imagenet-pretrained-r18_8xb32-5x2x1-100e_kinetics400-rgb' search.txt \
     || { cat search.txt; say "mim search does not list the model zoo"; exit 1; }
+
+say "experiment scripts from the checkout, benchmarks not installed"
+for script in "$ROOT"/benchmarks/bench_*.py "$ROOT"/tools/main_job.py \
+        "$ROOT"/tools/analysis/zoo_table.py; do
+    "$VPY" "$script" --help >help.log 2>&1 \
+        || { tail -n 20 help.log; say "$script does not start"; exit 1; }
+done
 
 say "ok: mim search lists the model zoo; mim test: $(grep -o 'acc/top1: [0-9.]*' test.log | tail -n 1)"

@@ -8,6 +8,12 @@ and whether each model landed where its recorded runs say a rerun should.
 
 The rows, the record and the tables: :mod:`benchmarks.main_job`.
 """
+import sys
+from pathlib import Path
+
+# Run from a clone: the experiments are not installed with the plugin (setup.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from benchmarks.main_job import main
 
 if __name__ == '__main__':

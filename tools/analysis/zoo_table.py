@@ -8,6 +8,11 @@
 What each column is and how it is measured: :mod:`benchmarks.lib.zoo`.
 """
 import sys
+from pathlib import Path
+
+# Run from a clone: the zoo tables are written on the experiment library, which is not
+# installed with the plugin (setup.py).
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from benchmarks.lib.zoo import main
 
