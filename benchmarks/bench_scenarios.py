@@ -44,6 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
+
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from benchmarks.lib.costing import load_average, machine_line
@@ -51,9 +56,8 @@ from benchmarks.lib.edits import Edit, checkpoint_every, epochs, one_config, sam
 from benchmarks.lib.rows import Row
 from benchmarks.lib.tables import (markdown_table, replace_section, replace_titled_section,
                                    summary)
-from benchmarks.lib.zoo import view_options, views_per_test_sample
+from benchmarks.lib.views import view_options, views_per_test_sample
 
-REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'scenarios.md'
 SCENARIO_DIR = REPO / 'configs' / 'hyperframes' / 'scenarios'
 SYNTHETIC_DIR = REPO / 'configs' / 'hyperframes' / 'synthetic'

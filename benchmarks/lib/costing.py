@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence, Tuple, Union
 
 from .kernels import kernel_label, kernel_setting
+from .views import view_options
 
 
 def side_by_side(configs: Dict[str, object], video_size: Tuple[int, int], per_view: bool = False,
@@ -18,7 +19,7 @@ def side_by_side(configs: Dict[str, object], video_size: Tuple[int, int], per_vi
         configs (dict): name -> config (path or ``Config``), in table order.
         video_size (tuple): decoded frame size the test pipeline sees.
         per_view (bool): count GFLOPs and params on one view (the model zoo's convention,
-            :func:`benchmarks.lib.zoo.view_options`) instead of one whole test sample. Latency
+            :func:`benchmarks.lib.views.view_options`) instead of one whole test sample. Latency
             is always of one test sample (all its clips, batch 1). Defaults to False.
         repeats (int): timed rounds. Defaults to 20.
         warmup (int): untimed rounds. Defaults to 3.
@@ -27,7 +28,6 @@ def side_by_side(configs: Dict[str, object], video_size: Tuple[int, int], per_vi
     import torch
     from mmengine.config import Config
     from hyperframes_mm.analysis.complexity import compare_latency, model_complexity
-    from .zoo import view_options
     torch.set_num_threads(1)
     out = {}
     for name, config in configs.items():

@@ -10,6 +10,7 @@ import yaml
 from mmengine.config import Config
 
 from benchmarks.lib.tables import replace_section
+from benchmarks.lib.views import view_options
 
 from ..conftest import REPO
 from .conftest import CONFIG_ROOT, FAMILIES
@@ -203,7 +204,7 @@ def test_zoo_table_refuses_a_misnamed_config(zoo_table, small_family):
         zoo_table.main([str(small_family), '--check'])
 
 
-def test_one_view_loads_no_checkpoint_into_any_stream(zoo_table):
+def test_one_view_loads_no_checkpoint_into_any_stream():
     """A fast/slow model with a backbone per stream: each stream's ``pretrained`` is dropped,
     and the view's sampler takes one clip."""
     sampler = dict(type='HyperframeSampleFrames', num_frames=5, num_clips=3, test_mode=True)
@@ -212,11 +213,11 @@ def test_one_view_loads_no_checkpoint_into_any_stream(zoo_table):
             fast=dict(type='HyperResNet', depth=18, pretrained='fast.pth'),
             slow=dict(type='HyperResNet', depth=18, pretrained=None))),
         val_pipeline=[dict(type='DecordInit'), sampler, dict(type='PackActionInputs')]))
-    options = zoo_table.view_options(cfg)
+    options = view_options(cfg)
     assert {key for key in options if key != 'test_pipeline'} == {
         'model.backbone.fast.pretrained', 'model.backbone.slow.pretrained'}
     assert options['test_pipeline'][1] == dict(sampler, num_clips=1)
     single = Config(dict(cfg.to_dict(), model=dict(backbone=dict(type='HyperResNet', depth=18,
                                                                   pretrained='a.pth'))))
-    assert {key for key in zoo_table.view_options(single) if key != 'test_pipeline'} == {
+    assert {key for key in view_options(single) if key != 'test_pipeline'} == {
         'model.backbone.pretrained'}
