@@ -3,8 +3,10 @@
     python tools/build_frame_cache.py data/kinetics/train.txt data/kinetics/videos \\
         data/kinetics/frame_cache --short-side 256 --workers 8
 
-Idempotent: fresh entries are skipped, stale or truncated ones rebuilt, each written atomically.
-Read the cache with FrameCacheInit / FrameCacheDecode in place of DecordInit / DecordDecode
+Idempotent: fresh entries are skipped, stale or truncated ones rebuilt (as are entries of an
+older format: format 1 has no per-frame checksums for reads to check), each written atomically.
+Bytes damaged inside an entry are found by --verify, which rebuilds it; a training read that
+meets one refuses it, or decodes the video, and names the entry. Read the cache with FrameCacheInit / FrameCacheDecode in place of DecordInit / DecordDecode
 (docs/frame_cache.md). Exits with status 1 if any video could not be cached.
 """
 import argparse
@@ -23,7 +25,7 @@ def parse_args(argv=None):
                         help='resize frames so the short side is N (as Resize(scale=(-1, N)))')
     parser.add_argument('--workers', type=int, default=1, help='parallel decoding processes')
     parser.add_argument('--verify', action='store_true',
-                        help='recompute the checksum of existing entries before skipping them')
+                        help='recompute the checksums of existing entries, rebuilding the damaged ones')
     parser.add_argument('--delimiter', default=' ', help='field separator of a VideoDataset list')
     return parser.parse_args(argv)
 
