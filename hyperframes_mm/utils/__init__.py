@@ -2,9 +2,9 @@ from .checks import int_at_least, is_int, positive_int
 from .delegation import delegated
 from .naming import slug
 from .timing import Timings, interleaved_timing
-from .upstream_tools import load_upstream_tool, upstream_tool_path
+from .upstream_tools import upstream_tool_path
 
 __all__ = [
-    'Timings', 'delegated', 'int_at_least', 'interleaved_timing', 'is_int',
-    'load_upstream_tool', 'positive_int', 'slug', 'upstream_tool_path'
+    'Timings', 'delegated', 'int_at_least', 'interleaved_timing', 'is_int', 'positive_int',
+    'slug', 'upstream_tool_path'
 ]

@@ -1,11 +1,10 @@
 """mmaction2's own command-line tools, shipped inside its wheel under ``mmaction/.mim/tools``.
 
-The plugin's ``tools/train.py`` and ``tools/test.py`` reuse their argument parsing and config
-merging instead of copying them, so the CLI stays exactly mmaction2's.
+The plugin's ``tools/train.py`` and ``tools/test.py`` run them as they are instead of copying
+them, so the CLI stays exactly mmaction2's.
 """
 import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 
 def upstream_tool_path(name: str) -> Path:
@@ -18,12 +17,3 @@ def upstream_tool_path(name: str) -> Path:
         raise FileNotFoundError(f'mmaction2 tool {name!r} not found at {path}; this mmaction2 '
                                 'install does not ship its tools (install the PyPI wheel)')
     return path
-
-
-def load_upstream_tool(name: str) -> ModuleType:
-    """Import mmaction2's ``tools/<name>.py`` as a module (its ``main`` is not run)."""
-    path = upstream_tool_path(name)
-    spec = importlib.util.spec_from_file_location(f'mmaction_tools_{name}', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
