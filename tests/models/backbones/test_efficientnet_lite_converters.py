@@ -11,6 +11,7 @@ mapping and the choice of timm model.
 """
 import hashlib
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +236,42 @@ def test_identical_frames_give_the_2d_output_after_inflation(source_file, tool, 
         # distinct frames do change the output: the inflated stem sees every frame
         assert not torch.allclose(hyper(torch.cat([frame, -frame, frame, frame, frame], 1)),
                                   expected, atol=1e-3)
+
+
+class SourceDefinition(torch.nn.Module):
+    """Stands in for ``efficientnet_lite_pytorch.EfficientNet`` (not installed in tests): the
+    re-expressed source definition on the weights it is given."""
+
+    @classmethod
+    def from_name(cls, name, num_classes):
+        assert (name, num_classes) == ('efficientnet-lite0', NUM_CLASSES)
+        return cls()
+
+    def load_state_dict(self, state_dict, strict):
+        self.weights = state_dict
+
+    def forward(self, x):
+        return source_forward(self.weights, x)
+
+
+def test_verify_compares_with_the_source_definition(tool, source_file, tmp_path, monkeypatch,
+                                                    capsys):
+    package = type(sys)('efficientnet_lite_pytorch')
+    package.EfficientNet = SourceDefinition
+    monkeypatch.setitem(sys.modules, 'efficientnet_lite_pytorch', package)
+    assert tool.main([source_file, str(tmp_path / 'out.pth'), '--verify']) == 0
+    out = capsys.readouterr().out
+    # mmengine logs the checkpoint loads to stdout too
+    lines = out[out.index('verify on'):].splitlines()
+    assert lines[0].startswith('verify on 8 inputs at 224 (4 random, 4 structured, 0 images)')
+    assert lines[1].startswith('  timm tf_efficientnet_lite0: top-1 agrees on 8/8')
+    assert float(lines[1].split('max |logit diff| ')[1].split()[0]) < 1e-4
+    assert lines[2].startswith('  timm efficientnet_lite0: ')
+    assert float(lines[2].split('max |logit diff| ')[1].split()[0]) > 1e-2
+
+
+def test_verify_without_the_source_package_says_how_to_get_it(tool, source_file, tmp_path,
+                                                              monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, 'efficientnet_lite_pytorch', None)  # import fails
+    assert tool.main([source_file, str(tmp_path / 'out.pth'), '--verify']) == 1
+    assert 'install efficientnet-lite-pytorch==0.1.0' in capsys.readouterr().err
