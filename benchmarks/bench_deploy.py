@@ -107,6 +107,12 @@ def checkpoint_of(name: str, args) -> Optional[Path]:
     return present[0] if present else None
 
 
+def first(batch):
+    """The first sample of a batch of pixels (one tensor, or one per stream)."""
+    return ({key: value[0] for key, value in batch.items()} if isinstance(batch, dict)
+            else batch[0])
+
+
 def build_row(name: str, folder: Path, args) -> Dict:
     """The row's model, its pixels, its float and int8 graphs and, trained, its parity report."""
     from hyperframes_mm.apis import example_inputs, init_recognizer
@@ -121,8 +127,7 @@ def build_row(name: str, folder: Path, args) -> Dict:
     shapes = ({key: tuple(value.shape) for key, value in example.items()}
               if isinstance(example, dict) else tuple(example.shape))
     pixels = random_pixels(shapes, 1)
-    sample = ({key: value[0] for key, value in pixels.items()} if isinstance(pixels, dict)
-              else pixels[0])
+    sample = first(pixels)
     float_path = export_onnx(model, folder / 'float.onnx', pixels)
     if checkpoint:
         cfg = model.cfg
@@ -130,11 +135,8 @@ def build_row(name: str, folder: Path, args) -> Dict:
         test = spread(labelled_videos(*dataset_list(cfg.test_dataloader)), args.max_test)
         calibration = [inputs for inputs, _ in pipeline_samples(cfg, train)]
     else:
-        calibration = []
-        for seed in range(args.calib_clips):
-            drawn = random_pixels(shapes, 1, seed=seed + 1)
-            calibration.append({key: value[0] for key, value in drawn.items()}
-                               if isinstance(drawn, dict) else drawn[0])
+        calibration = [first(random_pixels(shapes, 1, seed=seed + 1))
+                       for seed in range(args.calib_clips)]
     graphs = {'onnxruntime float': float_path}
     kept = {}
     for quant_format in ('QDQ', 'QOperator'):
