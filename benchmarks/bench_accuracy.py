@@ -21,10 +21,16 @@ data/synthetic --preset default``).
 
 Latency is of one clip at 224x224, batch 1, one thread, every row's model timed side by side,
 relative to TSM-5. Results: ``benchmarks/results/accuracy.md`` (``--out``) and, when every row
-has a run, the accuracy section of ``benchmarks/README.md``.
+has a run, the accuracy section of ``docs/benchmark_findings.md``.
 """
+import sys
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
 
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
@@ -33,10 +39,9 @@ from benchmarks.lib.edits import (backbone, checkpoint_every, epochs, find, fram
 from benchmarks.lib.rows import Row, accuracy_cell
 from benchmarks.lib.tables import replace_section, summary
 
-REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / 'benchmarks' / 'results' / 'accuracy.md'
-README = REPO / 'benchmarks' / 'README.md'
-#: the section of README.md that ``update_readme`` rewrites
+FINDINGS = REPO / 'docs' / 'benchmark_findings.md'
+#: the section of the findings page that ``update_readme`` rewrites
 BEGIN, END = '<!-- bench_accuracy:begin -->', '<!-- bench_accuracy:end -->'
 FAMILY = REPO / 'configs' / 'hyperframes' / 'synthetic'
 RECIPE = FAMILY / 'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py'
@@ -244,14 +249,14 @@ def points(gap: float) -> str:
     return f'{abs(gap):.1f} points {"below" if gap > 0 else "above"}'
 
 
-def update_readme(table: str, readme: Path = README) -> None:
+def update_readme(table: str, readme: Path = FINDINGS) -> None:
     """Put the table, without its title line, between the accuracy markers of
-    benchmarks/README.md."""
+    docs/benchmark_findings.md."""
     replace_section(readme, table.split('\n', 2)[2], BEGIN, END)
 
 
 def report(every: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
-    """The table of every row with a run, written to ``--out`` (and the README section when
+    """The table of every row with a run, written to ``--out`` (and the findings section when
     every row has one), and the record rewritten with the runs, their costs and the data."""
     if TSM_ROW not in results:
         raise SystemExit(f'{TSM_ROW} has no run: the table is relative to it (--rows TSM)')

@@ -11,11 +11,11 @@ with that setting's environment (one OpenMP thread) trains and measures, per see
 tests of :data:`BOUNDS` assert, calling the tests' own helpers. Runs are recorded by their
 kernels (ATen's capability and the capping variables, as :mod:`benchmarks.lib.kernels` labels
 them) and seed in ``benchmarks/results/test_margins.json``; a rerun replaces those runs and keeps
-the others. Writes ``benchmarks/results/test_margins.md`` and the README section between the
-``bench_test_margins`` markers: per bound, the range over every recorded run and the worst
-margin, in clips where the quantity is an accuracy over clips, then the bounds that failed in a
-run or hold by fewer than :data:`CLIP_MARGIN` clips. ``--report-only`` rewrites both from the
-record.
+the others. Writes ``benchmarks/results/test_margins.md`` and the section of
+``docs/benchmark_findings.md`` between the ``bench_test_margins`` markers: per bound, the range
+over every recorded run and the worst margin, in clips where the quantity is an accuracy over
+clips, then the bounds that failed in a run or hold by fewer than :data:`CLIP_MARGIN` clips.
+``--report-only`` rewrites both from the record.
 """
 import argparse
 import json
@@ -26,15 +26,19 @@ import tempfile
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Sequence
 
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
+
 from benchmarks.lib import runner
 from benchmarks.lib.costing import cpu_name
 from benchmarks.lib.kernels import (KERNEL_SETTINGS, KERNEL_VARIABLES, kernel_label,
                                     kernel_setting, named_kernel_settings)
 from benchmarks.lib.tables import markdown_table, replace_section
 
-REPO = Path(__file__).resolve().parents[1]
 RECORD = REPO / 'benchmarks' / 'results' / 'test_margins.json'
-README = REPO / 'benchmarks' / 'README.md'
+FINDINGS = REPO / 'docs' / 'benchmark_findings.md'
 README_BEGIN, README_END = '<!-- bench_test_margins:begin -->', '<!-- bench_test_margins:end -->'
 PROBE = 'tests/analysis/test_temporal_probe.py::test_trained_model_uses_time'
 ORACLE = ('tests/datasets/test_synthetic.py::'
@@ -83,8 +87,8 @@ def parse_args(argv=None):
                         help='write the tables from the record, train nothing')
     parser.add_argument('--record', type=Path, default=RECORD,
                         help='the record of runs; the markdown table is written beside it')
-    parser.add_argument('--readme', type=Path, default=README,
-                        help='the README whose bench_test_margins section gets the table')
+    parser.add_argument('--readme', type=Path, default=FINDINGS,
+                        help='the page whose bench_test_margins section gets the table')
     parser.add_argument('--worker', metavar='SETTING', help=argparse.SUPPRESS)
     parser.add_argument('--out', type=Path, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
@@ -152,7 +156,6 @@ def worker(setting: str, seeds: Sequence[int], out: Path) -> None:
     """The child process: every seed's runs under this process's kernels, written to ``out``."""
     import logging
     import os
-    sys.path.insert(0, str(REPO))  # the tests' helpers: the tests package is not installed
     import torch
     import hyperframes_mm  # noqa: F401
     from mmaction.utils import register_all_modules
@@ -280,7 +283,7 @@ def report(results: Dict[str, List[Dict]]) -> List[str]:
 
 
 def write(results: Dict[str, List[Dict]], record: Path, readme: Path) -> str:
-    """The record, the markdown table beside it (``.md``) and the README's section."""
+    """The record, the markdown table beside it (``.md``) and the findings page's section."""
     runner.Record(record).write(results)
     lines = report(results)
     markdown = '\n'.join(['# Margins of the trained-outcome tests', '', *lines, '',

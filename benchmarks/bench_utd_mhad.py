@@ -21,12 +21,19 @@ again and the tables keep every other. Two rows that make the same run (an ablat
 the default) share it.
 
 Writes ``benchmarks/results/utd_mhad.{md,json}`` and ``utd_mhad_curves.png``, the results
-section of ``configs/hyperframes/utd_mhad/README.md`` (between its ``bench_utd_mhad`` markers)
+section of ``configs/hyperframes/utd_mhad/README.md`` (between its ``bench_utd_mhad`` markers),
+the headline rows of the project README, the ablation section of ``docs/benchmark_findings.md``
 and ``configs/hyperframes/utd_mhad/results/<config>.json`` (the zoo rows' test metrics, mean
 over seeds, read by ``tools/analysis/zoo_table.py``).
 """
+import sys
 from pathlib import Path
 from typing import Dict, List, Sequence
+
+REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
 
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
@@ -35,7 +42,6 @@ from benchmarks.lib.edits import (backbone, frames, one_config, own_backbones, s
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table
 from benchmarks.lib.tables import replace_section, summary
 
-REPO = Path(__file__).resolve().parents[1]
 FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad'
 RESULTS = REPO / 'benchmarks' / 'results' / 'utd_mhad.md'
 FAMILY_README = FAMILY / 'README.md'
@@ -45,7 +51,7 @@ PROJECT_README = REPO / 'README.md'
 BEGIN, END = '<!-- bench_utd_mhad:begin -->', '<!-- bench_utd_mhad:end -->'
 ABLATION_BEGIN, ABLATION_END = '<!-- bench_utd_mhad_ablation:begin -->', \
     '<!-- bench_utd_mhad_ablation:end -->'
-BENCH_README = REPO / 'benchmarks' / 'README.md'
+FINDINGS = REPO / 'docs' / 'benchmark_findings.md'
 README_BEGIN, README_END = '<!-- bench_utd_mhad_readme:begin -->', \
     '<!-- bench_utd_mhad_readme:end -->'
 
@@ -155,23 +161,6 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
         rows, results, costs, TSM_ROW, 'TSM-5', 'per test sample (3 clips, batch 1, one thread) '
         'on the machine that measured the costs (`costs` of benchmarks/results/utd_mhad.json, '
         'measured again by every run that trains).')
-
-
-def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
-                 costs: Dict[str, Dict]) -> List[str]:
-    """The headline rows for the project README: mean top-1 (spread), latency vs TSM-5."""
-    reference = costs[TSM_ROW]['latency_ms']
-    lines = ['| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs TSM-5 | '
-             'training time (min) |', '|---|---:|---:|---:|---:|---:|']
-    for row in rows:
-        runs = results[row.name]
-        mean, spread = summary(runs, 'top1')
-        cell = f'{mean:.3f} ± {spread:.3f}' if len(runs) > 1 else f'{mean:.3f}'
-        lines.append(f'| {row.name} | {cell} | {len(runs)} | '
-                     f'{costs[row.name]["gflops"]:.2f} | '
-                     f'{costs[row.name]["latency_ms"] / reference:.2f}x | '
-                     f'{summary(runs, "train_min")[0]:.0f} |')
-    return lines
 
 
 def ablation_table(rows: Sequence[Row], results: Dict[str, List[Dict]],
@@ -293,14 +282,15 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
     # the tables show the rows trained so far and name the rest: a missing row never hides
     # the others, and is never shown with a number it does not have
     replace_section(FAMILY_README, '\n'.join(section), BEGIN, END)
-    replace_section(PROJECT_README, '\n'.join(readme_table(zoo, results, costs)),
-                  README_BEGIN, README_END)
+    replace_section(PROJECT_README, '\n'.join(lib.readme_table(zoo, results, costs, TSM_ROW,
+                                                                'TSM-5')),
+                    README_BEGIN, README_END)
     lib.write_zoo_results(zoo, results, ZOO_RESULTS)
     if ablation:
         not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
         note = ([f'Not trained yet: {"; ".join(not_run)} (`python benchmarks/bench_utd_mhad.py '
                  '--part ablation`).'] if not_run else [])
-        replace_section(BENCH_README, '\n'.join(ablation_lines
+        replace_section(FINDINGS, '\n'.join(ablation_lines
                                                  + ([''] + findings if findings else [])
                                                  + ([''] + note if note else [])),
                         ABLATION_BEGIN, ABLATION_END)

@@ -25,7 +25,7 @@ from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 from . import runner
 from .costing import side_by_side
 from .edits import read_data_from, sync_pipeline_variables
-from .tables import summary
+from .tables import mean_sd, summary
 
 
 #: the seeds a family's headline rows are trained over: a mean and a spread need three
@@ -405,6 +405,23 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: D
             f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
             f'{cost["params_m"]:.2f} | {cost["latency_ms"] / latency:.2f}x |')
     return lines + ['', f'{label}: {latency:.1f} ms {footer}']
+
+
+def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: Dict[str, Dict],
+                 reference: str, label: str) -> List[str]:
+    """A family's rows as the project README shows them, fewer columns than
+    :func:`headline_table`: mean top-1 (spread), seeds, GFLOPs per view, latency relative to
+    the ``reference`` row (called ``label`` in the header) and training time."""
+    latency = costs[reference]['latency_ms']
+    lines = ['| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs '
+             f'{label} | training time (min) |', '|---|---:|---:|---:|---:|---:|']
+    for row in rows:
+        runs = results[row.name]
+        lines.append(f'| {row.name} | {mean_sd(runs, "top1")} | {len(runs)} | '
+                     f'{costs[row.name]["gflops"]:.2f} | '
+                     f'{costs[row.name]["latency_ms"] / latency:.2f}x | '
+                     f'{summary(runs, "train_min")[0]:.0f} |')
+    return lines
 
 
 def train_cell(point: Dict[str, float]) -> str:

@@ -8,6 +8,7 @@ from mmengine.config import Config
 
 from benchmarks import bench_utd_mhad as bench
 from benchmarks.lib import edits, runner
+from benchmarks.lib import rows as lib
 from hyperframes_mm.utils import slug
 from .config_diff import differing_paths, flat
 
@@ -267,7 +268,7 @@ def test_tables_and_targets_from_given_numbers():
     assert '| 0.300 | 0.290 |' in single
     assert bench.curve_table(rows, results)[2].endswith('| 0.50 / 0.40 |')
     # the README's rows: a spread only where there are seeds to spread
-    readme = bench.readme_table(rows, results, costs)
+    readme = lib.readme_table(rows, results, costs, bench.TSM_ROW, 'TSM-5')
     assert f'| {bench.RECIPE_ROW} | 0.720 ± 0.020 | 3 | 0.40 | 0.30x |' in readme[4]
     assert readme[2].startswith(f'| {bench.SINGLE_ROW} | 0.300 | 1 | 0.30 | 0.25x |')
 
@@ -316,7 +317,7 @@ def test_the_committed_record_alone_rewrites_every_table(tmp_path, monkeypatch):
     """A fresh clone (no data set, no run folders) writes the committed tables, the zoo
     results and the curves from benchmarks/results/utd_mhad.json, to the byte."""
     outputs = dict(RESULTS=bench.RESULTS, FAMILY_README=bench.FAMILY_README,
-                   BENCH_README=bench.BENCH_README, PROJECT_README=bench.PROJECT_README)
+                   FINDINGS=bench.FINDINGS, PROJECT_README=bench.PROJECT_README)
     committed = {name: path.read_text() for name, path in outputs.items()}
     record, zoo_results = bench.RESULTS.with_suffix('.json'), bench.ZOO_RESULTS
     curves = (bench.RESULTS.parent / 'utd_mhad_curves.png').read_bytes()

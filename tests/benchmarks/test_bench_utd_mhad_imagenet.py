@@ -238,9 +238,9 @@ def test_targets_and_claims_from_given_numbers():
 
 @pytest.mark.slow
 def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
-    """A fresh clone (no data, no run folders) writes the family README section, the ablation
-    section, the results page and the zoo results from the record, and writing twice changes
-    nothing."""
+    """A fresh clone (no data, no run folders) writes the family README section, the project
+    README's rows, the ablation section, the results page and the zoo results from the record,
+    and writing twice changes nothing."""
     args = bench.parse_args(['--data', str(tmp_path / 'no_data'), '--work-dir',
                              str(tmp_path / 'work'), '--record', str(tmp_path / 'record.json')])
     (tmp_path / 'record.json').write_text(json.dumps(dict(data=dict(
@@ -259,16 +259,19 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
                                                           data=data)))
     readme = tmp_path / 'README.md'
     readme.write_text(f'# family\n{bench.BEGIN}\n{bench.END}\n')
-    bench_readme = tmp_path / 'BENCH.md'
+    bench_readme = tmp_path / 'FINDINGS.md'
     bench_readme.write_text(f'# benchmarks\n{bench.ABLATION_BEGIN}\n{bench.ABLATION_END}\nend\n')
+    project = tmp_path / 'PROJECT.md'
+    project.write_text(f'# project\n{bench.README_BEGIN}\n{bench.README_END}\nend\n')
     monkeypatch.setattr(bench, 'RESULTS', tmp_path / 'results' / 'utd_mhad_imagenet.md')
     monkeypatch.setattr(bench, 'FAMILY_README', readme)
-    monkeypatch.setattr(bench, 'BENCH_README', bench_readme)
+    monkeypatch.setattr(bench, 'FINDINGS', bench_readme)
+    monkeypatch.setattr(bench, 'PROJECT_README', project)
     monkeypatch.setattr(bench, 'ZOO_RESULTS', tmp_path / 'zoo')
     argv = ['--report-only', '--data', args.data, '--work-dir', args.work_dir, '--record',
             args.record]
     markdown = bench.main(argv)
-    written = {path: path.read_text() for path in (readme, bench_readme, bench.RESULTS,
+    written = {path: path.read_text() for path in (readme, bench_readme, project, bench.RESULTS,
                                                    tmp_path / 'record.json')}
     assert bench.main(argv) == markdown
     assert {path: path.read_text() for path in written} == written
@@ -279,6 +282,15 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
     assert 'Not trained yet: single frame; TSN-MobileNetV2-5 (mmaction2); hyperframe T=8; ' \
         'hyperframe T=8, mixup; hyperframe T=8, mixup + cutmix; hyperframe T=16; ' \
         'fast/slow T=5+5; fast/slow T=5+8 (`python' in section
+    # the project README: the trained headline rows, then the targets
+    assert project.read_text().splitlines()[2:7] == [
+        '| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs TSM-MobileNetV2-5 | '
+        'training time (min) |', '|---|---:|---:|---:|---:|---:|',
+        f'| {bench.TSM_ROW} | 0.810 ± 0.014 | 2 | 0.80 | 1.00x | 10 |',
+        f'| {bench.RECIPE_ROW} | 0.865 ± 0.007 | 2 | 0.10 | 0.30x | 10 |',
+        f'| {bench.SCRATCH_ROW} | 0.700 | 1 | 0.10 | 0.30x | 10 |']
+    assert '\n\nTargets (means over the seeds):\n- hyperframe T=5 0.865' in project.read_text()
+    assert project.read_text().endswith(f'{bench.README_END}\nend\n')
     ablation = bench_readme.read_text()
     assert f'| {bench.RANDOM_ROW} | conv1 random, every other layer from ImageNet | **0.810** ' \
         '± 0.014 (0.800 / 0.820) | -5.5 | 0.800 | 6.0 | 10.0 | 0.30x |' in ablation
