@@ -74,15 +74,15 @@ T16_ROW = 'hyperframe T=16'
 FASTSLOW_ROW = 'fast/slow T=5+5'
 SCRATCH_ROW = 'hyperframe T=5 from scratch'
 RANDOM_ROW = 'conv1 random'
-TSM = family_config('tsm_')
+TSM = family_config('tsm_imagenet-pretrained-mobilenetv2_')
 T8 = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e')
 #: test clips a sample for the T=8 row: the views its latency, which grows with the clips, can
 #: buy within half of TSM's (the best row's target; the ablation table measures it)
 T8_TEST_CLIPS = 6
 ZOO_ROWS = [
-    Row(SINGLE_ROW, family_config('singleframe_'), 'the ImageNet MobileNetV2 on one frame '
+    Row(SINGLE_ROW, family_config('singleframe_imagenet-pretrained-mobilenetv2_'), 'the ImageNet MobileNetV2 on one frame '
         '(T=1), the test frames averaged', HEADLINE_SEEDS, cost=0.8),
-    Row(TSN_ROW, family_config('tsn_'), 'MobileNetV2 on 5 segments, scores averaged',
+    Row(TSN_ROW, family_config('tsn_imagenet-pretrained-mobilenetv2_'), 'MobileNetV2 on 5 segments, scores averaged',
         HEADLINE_SEEDS, cost=3.5),
     Row(TSM_ROW, TSM, 'MobileNetV2TSM on 5 segments, 1/8 of the channels shifted',
         HEADLINE_SEEDS, cost=4.0),
@@ -106,7 +106,7 @@ ZOO_ROWS = [
         family_config('fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x8-'),
         'the fast/slow model with the T=8 row\'s slow stream: one T=13 hyperframe',
         HEADLINE_SEEDS, cost=1.4),
-    Row(SCRATCH_ROW, family_config('hyperframe_scratch-'), 'the T=5 model from random '
+    Row(SCRATCH_ROW, family_config('hyperframe_scratch-mobilenetv2_'), 'the T=5 model from random '
         'weights, 60 epochs of the family\'s from-scratch schedule (the control)',
         HEADLINE_SEEDS, cost=2.0),
 ]

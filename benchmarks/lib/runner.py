@@ -101,26 +101,25 @@ def test(config, checkpoint: str, work_dir: Path, log: Path, options: Sequence[s
 
 
 # ------------------------------------------------------------------------ what a run is
-#: checkpoint hooks, and the settings of theirs that decide how a checkpoint file is written and
-#: which extra copy is kept, never what is trained: a run is keyed with them as they were in the
-#: runtime that trained the recorded runs (mmengine's hook, ``save_best='auto'``), so a run of
-#: today's runtime (``SafeCheckpointHook`` writing through ``backend_args``) finds those runs
-CHECKPOINT_HOOKS = ('CheckpointHook', 'SafeCheckpointHook')
+#: how the runtime that trained the recorded runs wrote checkpoints: mmengine's hook with
+#: ``save_best='auto'``. Today's runtime writes them with ``SafeCheckpointHook`` through
+#: ``backend_args`` and keeps no best copy, which changes how a file is written, never what is
+#: trained: a run of it is keyed as that runtime's, so it finds the recorded runs.
 RECORDED_CHECKPOINT_WRITING = dict(type='CheckpointHook', save_best='auto')
 
 
 def run_identity(cfg: Dict, key: str):
     """``cfg[key]`` without what decides only how a missing frame cache entry is handled
-    (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``) and with the checkpoint hook's
-    writing settings as the recorded runs had them (:data:`RECORDED_CHECKPOINT_WRITING`): the
+    (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``) and with ``SafeCheckpointHook``
+    written as the recorded runs' hook (:data:`RECORDED_CHECKPOINT_WRITING`): the
     benchmarks build every entry before they train, so a run reads the same frames either way,
     a run trains the same weights whichever hook saves them, and runs trained before those
     settings changed still count."""
     def strip(value):
         if isinstance(value, dict):
-            if value.get('type') in CHECKPOINT_HOOKS:
-                value = {name: item for name, item in value.items() if name != 'backend_args'}
-                value.update(RECORDED_CHECKPOINT_WRITING)
+            if value.get('type') == 'SafeCheckpointHook':
+                value = dict({name: item for name, item in value.items()
+                              if name != 'backend_args'}, **RECORDED_CHECKPOINT_WRITING)
             return {name: strip(item) for name, item in value.items()
                     if not (value.get('type') == 'FrameCacheInit' and name == 'on_stale')}
         if isinstance(value, (list, tuple)):

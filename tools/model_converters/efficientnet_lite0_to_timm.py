@@ -21,7 +21,7 @@ import sys
 from typing import List, Optional
 
 import torch
-from mobilenet_v2_to_mmaction import imagenet_inputs, same_file, sha256
+from mobilenet_v2_to_mmaction import imagenet_inputs, sha256, writes_over_source
 
 #: ImageNet's mean and std that ``imagenet_inputs`` normalises with (on [0, 1] pixels).
 IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])[:, None, None]
@@ -78,10 +78,7 @@ def verify(args: argparse.Namespace, source_state: dict, mean, std) -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    if same_file(args.src, args.out):
-        # Writing over the source loses the only copy of the weights the output is made from.
-        print(f'error: the output {args.out} is the source {args.src}; write the converted file '
-              'to another path', file=sys.stderr)
+    if writes_over_source(args.src, args.out):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from hyperframes_mm.engine import atomic_write_bytes

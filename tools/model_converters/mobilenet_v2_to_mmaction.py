@@ -227,6 +227,16 @@ def normalised(pictures: List[torch.Tensor], size: int) -> torch.Tensor:
                                 [0.229, 0.224, 0.225])
 
 
+def writes_over_source(src: str, out: str) -> bool:
+    """Whether ``out`` names the file ``src`` (then says so on stderr): writing over the source
+    loses the only copy of the weights the output is made from."""
+    if same_file(src, out):
+        print(f'error: the output {out} is the source {src}; write the converted file to '
+              'another path', file=sys.stderr)
+        return True
+    return False
+
+
 def same_file(first: str, second: str) -> bool:
     """Whether two paths name one file: the same spelling, a link to it, or a hard link."""
     if os.path.exists(first) and os.path.exists(second):
@@ -236,10 +246,7 @@ def same_file(first: str, second: str) -> bool:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    if same_file(args.src, args.out):
-        # Writing over the source loses the only copy of the weights the output is made from.
-        print(f'error: the output {args.out} is the source {args.src}; write the converted file '
-              'to another path', file=sys.stderr)
+    if writes_over_source(args.src, args.out):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from mmaction.models.backbones import MobileNetV2

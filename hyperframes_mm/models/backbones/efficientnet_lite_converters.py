@@ -127,12 +127,9 @@ def read_efficientnet_pytorch(path: str) -> Dict[str, torch.Tensor]:
         FileNotFoundError: no such file.
         ValueError: the file holds no efficientnet_pytorch state dict (no ``_conv_stem.weight``).
     """
-    from ...engine.checkpoint import load_verified
-    checkpoint = load_verified(path, map_location='cpu')
-    for key in ('state_dict', 'model'):
-        if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
-            checkpoint = checkpoint[key]
-    if not isinstance(checkpoint, dict) or '_conv_stem.weight' not in checkpoint:
+    from .hyperframe_backbone import read_state_dict
+    checkpoint = read_state_dict(path)
+    if '_conv_stem.weight' not in checkpoint:
         raise ValueError(f'{path}: not an efficientnet_pytorch state dict (no '
                          '"_conv_stem.weight")')
     return checkpoint

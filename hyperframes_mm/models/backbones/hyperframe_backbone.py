@@ -55,7 +55,7 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
             checkpoint = checkpoint[key]
             break
     if not isinstance(checkpoint, dict):
-        raise TypeError(f'{path}: expected a state dict, got {type(checkpoint).__name__}')
+        raise ValueError(f'{path}: expected a state dict, got {type(checkpoint).__name__}')
     return checkpoint
 
 

@@ -243,12 +243,9 @@ def folded_to_torchvision(layers: Dict[str, Tuple[torch.Tensor, torch.Tensor]], 
 def read_torchvision_float(path: str) -> Dict[str, torch.Tensor]:
     """A float torchvision ``mobilenet_v2`` state dict from a ``torch.save`` file (weights-only
     load), bare or under ``state_dict``/``model``."""
-    from ...engine.checkpoint import load_verified
-    checkpoint = load_verified(path, map_location='cpu')
-    for key in ('state_dict', 'model'):
-        if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
-            checkpoint = checkpoint[key]
-    if not isinstance(checkpoint, dict) or 'features.0.0.weight' not in checkpoint:
+    from .hyperframe_backbone import read_state_dict
+    checkpoint = read_state_dict(path)
+    if 'features.0.0.weight' not in checkpoint:
         raise ValueError(f'{path}: not a torchvision mobilenet_v2 state dict (no '
                          '"features.0.0.weight")')
     return checkpoint
