@@ -29,6 +29,21 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
     return feeds
 
 
+def onnx_session(path: Union[str, Path], threads: Optional[int] = None):
+    """An onnxruntime CPU session for ``path`` (``threads``: intra-op threads).
+
+    Raises:
+        FileNotFoundError: no such file.
+    """
+    import onnxruntime as ort
+    if not Path(path).is_file():
+        raise FileNotFoundError(f'ONNX file not found: {path}')
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = threads
+    return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+
+
 class OnnxRecognizer:
     """An onnxruntime session (CPU) that answers ``test_step`` like an mmaction2 recognizer.
 
@@ -44,14 +59,7 @@ class OnnxRecognizer:
     """
 
     def __init__(self, path: Union[str, Path], cfg, threads: Optional[int] = None) -> None:
-        import onnxruntime as ort
-        if not Path(path).is_file():
-            raise FileNotFoundError(f'ONNX file not found: {path}')
-        options = ort.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self.session = ort.InferenceSession(str(path), options,
-                                            providers=['CPUExecutionProvider'])
+        self.session = onnx_session(path, threads)
         self.path = Path(path)
         self.cfg = cfg
         self.inputs = self.session.get_inputs()

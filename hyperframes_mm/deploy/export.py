@@ -22,6 +22,7 @@ from mmengine.logging import print_log
 from torch import nn
 
 from ..apis.inference import stream_keys
+from ..apis.onnx_recognizer import onnx_session
 
 INPUT_DTYPES = ('float32', 'uint8')
 Inputs = Union[torch.Tensor, Dict[str, torch.Tensor]]
@@ -135,17 +136,6 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
     print_log(f'export_onnx: wrote {path} ({shapes}; batch dynamic: {dynamic_batch})',
               logger='current', level=logging.INFO)
     return path
-
-
-def onnx_session(path: Union[str, Path], threads: Optional[int] = None):
-    """An onnxruntime CPU session for ``path`` (``threads``: intra-op threads)."""
-    import onnxruntime as ort
-    if not Path(path).is_file():
-        raise FileNotFoundError(f'ONNX file not found: {path}')
-    options = ort.SessionOptions()
-    if threads:
-        options.intra_op_num_threads = threads
-    return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
 
 
 def run_onnx(session, model: nn.Module, inputs: Inputs) -> np.ndarray:
