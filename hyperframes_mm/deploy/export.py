@@ -14,7 +14,7 @@ takes what the test pipeline gives the model, before normalisation:
 import logging
 import warnings
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Sequence, Union
 
 import numpy as np
 import torch
