@@ -14,11 +14,13 @@ one-line fix):
 - ``num-frames``: the backbone's ``num_frames`` differs from the sampler's T (per stream);
 - ``mean-std``: the data preprocessor's mean/std have neither 3 nor 3T values;
 - ``pretrained``: the ``pretrained`` checkpoint is missing, unreadable with weights-only loading,
-  or its first conv has neither 3 nor 3T input channels;
+  or its first conv has neither 3 nor 3T input channels; a ``timm.*`` backbone asks for
+  pretrained weights without a file that exists (timm would download them);
 - ``model-build``: the model cannot be built at all;
 - with data (:mod:`.data_checks`): ``span``, ``frame-rate``, ``unreadable-video``;
 - ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
 """
+import copy
 import json
 import os.path as osp
 import re
@@ -384,6 +386,43 @@ def check_pretrained(streams: Dict[Optional[str], object]) -> List[Finding]:
     return findings
 
 
+def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
+    """``timm.*`` backbones that load pretrained weights while they are built.
+
+    timm reads ``pretrained_cfg_overlay.file`` inside the backbone's constructor (init_weights
+    does not skip it) and downloads when no file is named, so a missing file would otherwise be
+    reported as a model that cannot be built. Each such backbone is one ``pretrained`` finding,
+    and the returned copy of ``cfg`` builds it without weights so the other checks still run.
+    """
+    findings, offline = [], copy.deepcopy(cfg)
+
+    def visit(node, where):
+        if isinstance(node, dict):
+            kind = node.get('type')
+            if isinstance(kind, str) and kind.startswith('timm.') and node.get('pretrained'):
+                file = (node.get('pretrained_cfg_overlay') or {}).get('file')
+                if file is None:
+                    problem = 'names no pretrained_cfg_overlay.file: timm would download weights'
+                elif not osp.isfile(file):
+                    problem = f'{file}: checkpoint not found'
+                else:
+                    problem = None
+                if problem:
+                    findings.append(Finding(
+                        'error', 'pretrained', f'{where} ({kind}): {problem}',
+                        'convert the weights to that path (nothing is downloaded) or set '
+                        'pretrained=False'))
+                    node['pretrained'] = False
+            for key, value in node.items():
+                visit(value, f'{where}.{key}')
+        elif isinstance(node, (list, tuple)):
+            for index, value in enumerate(node):
+                visit(value, f'{where}[{index}]')
+
+    visit(offline.model, 'model')
+    return offline, findings
+
+
 # ------------------------------------------------------------------------------ everything
 def diagnose(cfg: Config,
              data: bool = False,
@@ -412,10 +451,12 @@ def diagnose(cfg: Config,
         from mmengine.utils import import_modules_from_strings
         import_modules_from_strings(**cfg.custom_imports)
     findings = check_augmentation(cfg) + check_flip_labels(cfg)
+    buildable, timm_findings = timm_pretrained_offline(cfg)
+    findings += timm_findings
     try:
         # No weights are read: a missing or unreadable pretrained file is the pretrained
         # finding, not a failed build.
-        model = init_recognizer(cfg, device='cpu', init_weights=False)
+        model = init_recognizer(buildable, device='cpu', init_weights=False)
     except Exception as error:  # any config mistake: report it, run the checks that remain
         findings.append(Finding('error', 'model-build', f'model: cannot be built: {error}',
                                 'fix the model config (the message names the part)'))

@@ -194,6 +194,30 @@ def test_pretrained_missing_or_not_plain_weights(tiny_root, tmp_path):
     assert not marker.exists()
 
 
+TIMM_TSN = (REPO / 'configs/hyperframes/utd_mhad_imagenet/'
+            'tsn_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x5-30e_utd-mhad-depth.py')
+
+
+def test_timm_pretrained_file_is_a_pretrained_finding_not_a_failed_build(tmp_path, monkeypatch):
+    from hyperframes_mm.models.backbones.efficientnet_lite_converters import (
+        build_timm_efficientnet_lite)
+    missing = tmp_path / 'efficientnet_lite0_timm.pth'
+    monkeypatch.setenv('HF_IMAGENET_EFFICIENTNET_LITE0', str(missing))
+    cfg = load_config(str(TIMM_TSN))
+    findings = diagnose(cfg, progress=False)
+    assert problems(findings) == [('error', 'pretrained')]
+    assert findings[0].message == (f'model.backbone (timm.tf_efficientnet_lite0): {missing}: '
+                                   'checkpoint not found')
+    # the caller's config is untouched: only the doctor's copy is built without weights
+    assert cfg.model.backbone.pretrained is True
+    findings = diagnose(load_config(str(TIMM_TSN), {'model.backbone.pretrained_cfg_overlay': None}),
+                        progress=False)
+    assert problems(findings) == [('error', 'pretrained')]
+    assert 'names no pretrained_cfg_overlay.file: timm would download' in findings[0].message
+    torch.save(dict(state_dict=build_timm_efficientnet_lite().state_dict()), missing)
+    assert problems(diagnose(load_config(str(TIMM_TSN)), progress=False)) == []
+
+
 def test_pretrained_with_non_finite_weights(tiny_root, checkpoints, tmp_path):
     state = torch.load(checkpoints[3], weights_only=True)
     state['state_dict']['conv1.conv.weight'][0, 0, 0, 0] = float('inf')
