@@ -74,11 +74,12 @@ WINDOW_SECONDS = 2
 
 
 def parse_args(argv=None):
+    from hyperframes_mm.deploy.quantize import CALIBRATION_CLIPS
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('--threads', type=int, nargs='+', default=[1, 2])
     parser.add_argument('--repeats', type=int, default=30, help='timed rounds')
     parser.add_argument('--warmup', type=int, default=3)
-    parser.add_argument('--calib-clips', type=int, default=16)
+    parser.add_argument('--calib-clips', type=int, default=CALIBRATION_CLIPS)
     parser.add_argument('--max-test', type=int, help='test clips of the top-1 columns (all)')
     parser.add_argument('--checkpoint-dir', type=Path,
                         help='trained <row slug>.pth files (default: the run records\' ones '
@@ -385,7 +386,7 @@ def main(argv=None) -> int:
         machine_line(f'onnxruntime {onnxruntime.__version__}', 'batch 1, one test sample',
                      threads=args.threads, load_at_start=load),
         'Every model of the UTD-MHAD ImageNet family at its trained input (112x112), exported '
-        'and quantised (per-channel int8 weights, uint8 activations) as '
+        'and quantised (per-channel int8 weights in 7-bit range, uint8 activations) as '
         '`tools/deployment/quantize_int8.py` does; every runtime of every row timed in the same '
         f'interleaved rounds ({args.repeats} kept), median ms per decision. Latency and streams '
         'do not depend on the weights: '

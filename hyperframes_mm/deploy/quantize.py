@@ -24,6 +24,9 @@ from ..datasets.annotations import read_list_lines
 #: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
 #: around float operators, fused by the runtime) or QOperator (QLinearConv & co.)
 QUANT_FORMATS = ('QDQ', 'QOperator')
+#: training clips whose activations set the int8 ranges, by default: spread over the list, so
+#: every class of a sorted list is seen
+CALIBRATION_CLIPS = 64
 
 Sample = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
@@ -157,6 +160,11 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             str(prepared), str(partial), ClipCalibration(inputs, calibration),
             quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
             per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
+            # 7-bit weights: x86 CPUs without VNNI (AVX2 only) multiply uint8 x int8 with
+            # VPMADDUBSW, whose int16 pair sums saturate on full-range weights; the same file
+            # then scores far below its float model there and not on a VNNI CPU. With reduced
+            # range no sum can saturate, so the file computes the same on every x86 CPU.
+            reduce_range=True,
             calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=list(exclude_nodes))
         # read on the graph the quantiser saw (batch norms folded into their convs)
         kept = float_operators(prepared, quant_format)

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import onnx
+import onnx.numpy_helper
 import pytest
 from mmaction.structures import ActionDataSample
 
@@ -34,6 +35,11 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     assert {'QuantizeLinear', 'DequantizeLinear'} <= types
     int8_weights = [init for init in graph.initializer if init.data_type == onnx.TensorProto.INT8]
     assert int8_weights, 'weights stored as int8'
+    # 7-bit weights, so that no x86 CPU's uint8 x int8 kernel can saturate (docs/deployment.md);
+    # (|w| <= 64: two uint8 x int8 products add to at most 2 * 255 * 64 = 32640 < 2**15), and
+    # they use that range, not less
+    values = np.concatenate([onnx.numpy_helper.to_array(init).ravel() for init in int8_weights])
+    assert np.abs(values.astype(np.int32)).max() == 64
     report = json.loads(int8_model.with_suffix('.json').read_text())
     assert report['clips'] == 8 and report['calibration_clips'] == 8  # tiny val: 4 x 2 clips
     assert 0 <= report['top1_int8'] <= 1 and 0 <= report['agreement'] <= 1

@@ -20,11 +20,13 @@ from typing import List, Optional
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     from mmengine.config import DictAction
+
+    from hyperframes_mm.deploy.quantize import CALIBRATION_CLIPS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('config')
     parser.add_argument('checkpoint')
     parser.add_argument('--out', required=True, help='the int8 .onnx file to write')
-    parser.add_argument('--calib-clips', type=int, default=64,
+    parser.add_argument('--calib-clips', type=int, default=CALIBRATION_CLIPS,
                         help='training clips whose activations set the int8 ranges')
     parser.add_argument('--max-test', type=int, help='test clips of the parity report (all)')
     parser.add_argument('--format', default='QDQ', choices=['QDQ', 'QOperator'],
