@@ -11,21 +11,25 @@ from mmengine.config import Config
 from .conftest import REPO, TINY_CONFIG, run_tool
 
 #: every mmengine/mmcv module and class attribute (by identity), torch's weights-only safe
-#: globals and the warning filters, before and after ``import hyperframes_mm``. mmaction2's own
-#: modules are imported first (after the DRN placeholder, without which mmaction.models does not
-#: import): what importing mmaction2, torchvision and scipy changes is theirs, not the plugin's.
-#: compat.py is loaded from its file, as a module of its own: ``from hyperframes_mm import
-#: compat`` would run the package's __init__, i.e. the import under test, before the snapshot.
+#: globals and the warning filters, before and after ``import hyperframes_mm``, in a fresh
+#: process (as ``../shared/checks/host_check.py`` probes) or with mmaction2's own modules imported
+#: first (after the DRN placeholder, without which mmaction.models does not import). compat.py
+#: is then loaded from its file, as a module of its own: ``from hyperframes_mm import compat``
+#: would run the package's __init__, i.e. the import under test, before the snapshot.
 PROBE = '''
 import importlib.util, inspect, json, sys, warnings
 import torch.serialization
-import mmengine.registry
-spec = importlib.util.spec_from_file_location('probe_compat', 'hyperframes_mm/compat.py')
-compat = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(compat)
-compat.prepare()
-assert 'hyperframes_mm' not in sys.modules
-import mmaction.models, mmaction.datasets, mmaction.engine, mmaction.evaluation
+# the modules host_check.py imports first: mmengine's own imports of torch.distributed add
+# torch's DTensor safe globals, whoever imports mmengine first
+import mmengine.dist.utils, mmengine.fileio.backends.local_backend, mmengine.hooks.checkpoint_hook
+import mmengine.registry, mmengine.runner.checkpoint
+if MMACTION_FIRST:
+    spec = importlib.util.spec_from_file_location('probe_compat', 'hyperframes_mm/compat.py')
+    compat = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(compat)
+    compat.prepare()
+    assert 'hyperframes_mm' not in sys.modules
+    import mmaction.models, mmaction.datasets, mmaction.engine, mmaction.evaluation
 def snapshot():
     snap = {}
     for name, mod in list(sys.modules.items()):
@@ -46,16 +50,49 @@ after = snapshot()
 print(json.dumps(dict(
     changed=sorted(key for key in before if before[key] != after.get(key)),
     safe_added=sorted(set(map(repr, torch.serialization.get_safe_globals())) - safe),
-    filters_added=len(warnings.filters) - len(filters))))
+    filters_added=len(warnings.filters) - len(filters),
+    models_imported='mmaction.models' in sys.modules)))
 '''
 
 
-def test_import_changes_nothing_in_mmengine_mmcv_or_torch():
-    result = subprocess.run([sys.executable, '-c', PROBE], capture_output=True, text=True,
+@pytest.mark.parametrize('mmaction_first', [False, True], ids=['fresh', 'mmaction-first'])
+def test_import_changes_nothing_in_mmengine_mmcv_or_torch(mmaction_first):
+    probe = f'MMACTION_FIRST = {mmaction_first}\n' + PROBE
+    result = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,
                             cwd=REPO)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout.splitlines()[-1]) == dict(changed=[], safe_added=[],
-                                                              filters_added=0)
+    assert json.loads(result.stdout.splitlines()[-1]) == dict(
+        changed=[], safe_added=[], filters_added=0, models_imported=mmaction_first)
+
+
+#: after ``import hyperframes_mm`` alone, each registry finds the plugin's part on its first use
+#: (importing the plugin's modules then), and a registry that had imported its own modules
+#: before the plugin was imported has the parts at once
+REGISTERED = '''
+import sys
+if FIRST_USE_BEFORE:
+    import hyperframes_mm.compat
+    from mmaction.registry import MODELS
+    MODELS.get('Recognizer2D')
+    assert MODELS._imported
+import hyperframes_mm
+from mmaction import registry
+assert ('hyperframes_mm.components' in sys.modules) == FIRST_USE_BEFORE
+for parts, name in ((registry.MODELS, 'HyperMobileNetV2'),
+                    (registry.DATASETS, 'FrameLabelVideoDataset'),
+                    (registry.TRANSFORMS, 'HyperframeStack'),
+                    (registry.HOOKS, 'SafeCheckpointHook'), (registry.RUNNERS, 'HyperframeRunner')):
+    assert parts.get(name) is not None, name
+print('ok')
+'''
+
+
+@pytest.mark.parametrize('first_use_before', [False, True], ids=['lazy', 'registry-used-first'])
+def test_every_registry_finds_the_parts(first_use_before):
+    script = f'FIRST_USE_BEFORE = {first_use_before}\n' + REGISTERED
+    result = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                            cwd=REPO)
+    assert result.returncode == 0 and result.stdout.strip() == 'ok', result.stderr[-2000:]
 
 
 def _stock_config(tmp_path, runner_type=None):
