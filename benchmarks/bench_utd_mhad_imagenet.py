@@ -79,6 +79,20 @@ T8 = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e')
 #: test clips a sample for the T=8 row: the views its latency, which grows with the clips, can
 #: buy within half of TSM's (the best row's target; the ablation table measures it)
 T8_TEST_CLIPS = 6
+
+
+def calibrated_norms(cfg) -> None:
+    """Start from the ImageNet MobileNetV2 converted with ``--norms calibrated`` on the run's own
+    training list (docs/imagenet_weights.md), named after that list: a validation fold's norms
+    are measured without its held-out subject, the final run's on the four training subjects."""
+    train_list = Path(cfg.train_dataloader.dataset.ann_file).stem
+    cfg.model.backbone.pretrained = CALIBRATED_FILE.format(train_list=train_list)
+
+
+#: where :func:`calibrated_norms` reads the converter's output (make it with
+#: ``tools/model_converters/mobilenet_v2_to_mmaction.py ... --norms calibrated --calibrate-list
+#: <the training list> --calibrate-size 112``)
+CALIBRATED_FILE = 'checkpoints/mobilenet_v2_utd_mhad_calibrated_{train_list}.pth'
 ZOO_ROWS = [
     Row(SINGLE_ROW, family_config('singleframe_imagenet-pretrained-mobilenetv2_'), 'the ImageNet MobileNetV2 on one frame '
         '(T=1), the test frames averaged', HEADLINE_SEEDS, cost=0.8),
@@ -121,6 +135,9 @@ ABLATION_ROWS = [
         edits=(lr_scale(0.5), warmup(5))),
     Row('lr 1x, no warm-up', RECIPE, 'the cosine decay from the first iteration',
         edits=(warmup(0), )),
+    Row('calibrated norms', RECIPE, 'the ImageNet file with norms calibrated on the training '
+        'list\'s frames instead of identity norms', HEADLINE_SEEDS,
+        edits=(calibrated_norms, )),
     Row('extra BN', RECIPE, 'a batch norm between the widened conv1 and its pretrained norm',
         edits=(backbone(extra_bn=True), )),
     Row('norm_eval', RECIPE, 'every pretrained batch norm frozen in eval mode',
@@ -503,7 +520,8 @@ def validate(args, chosen) -> str:
     args.work_dir = str(Path(args.work_dir) / f'val-s{subject}')
     if args.record == str(RESULTS.with_suffix('.json')):
         args.record = str(VALIDATION_RECORD)
-    rows = [row._replace(edits=row.edits + (edit, )) for row in chosen]
+    # the fold's lists first: an edit may read them (calibrated_norms)
+    rows = [row._replace(edits=(edit, ) + row.edits) for row in chosen]
     if args.max_epochs:  # a smoke run: its own folder and record, no table
         args.work_dir = str(Path(args.work_dir) / f'smoke-{args.max_epochs}e')
         args.record = str(Path(args.work_dir) / 'record.json')
