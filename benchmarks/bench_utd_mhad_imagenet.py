@@ -30,6 +30,7 @@ headline rows of the project README (``bench_utd_mhad_imagenet_readme``), the ab
 ``docs/benchmark_findings.md`` and the family's ``results/<config>.json`` (read by
 ``tools/analysis/zoo_table.py``).
 """
+import os
 import sys
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -91,8 +92,10 @@ def calibrated_norms(cfg) -> None:
 
 #: where :func:`calibrated_norms` reads the converter's output (make it with
 #: ``tools/model_converters/mobilenet_v2_to_mmaction.py ... --norms calibrated --calibrate-list
-#: <the training list> --calibrate-size 112``)
-CALIBRATED_FILE = 'checkpoints/mobilenet_v2_utd_mhad_calibrated_{train_list}.pth'
+#: <the training list> --calibrate-size 112``); HF_UTD_CALIBRATED_DIR moves the folder (a lent
+#: GPU reads it from .gpu_data, tools/gpu_validate_utd.sh)
+CALIBRATED_FILE = (os.environ.get('HF_UTD_CALIBRATED_DIR', 'checkpoints')
+                   + '/mobilenet_v2_utd_mhad_calibrated_{train_list}.pth')
 ZOO_ROWS = [
     Row(SINGLE_ROW, family_config('singleframe_imagenet-pretrained-mobilenetv2_'), 'the ImageNet MobileNetV2 on one frame '
         '(T=1), the test frames averaged', HEADLINE_SEEDS, cost=0.8),
