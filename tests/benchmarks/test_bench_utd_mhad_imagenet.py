@@ -52,9 +52,23 @@ def _changed(configs, name, base=bench.RECIPE_ROW):
     ('norm_eval', {'model.backbone.norm_eval'}),
     ('partial BN', {'model.backbone.partial_bn'}),
     ('input 160', SIZE_CHANGED),
+    ('calibrated norms', {'model.backbone.pretrained'}),
 ])
 def test_ablation_rows_change_only_what_they_say(written, name, changed):
     assert _changed(written[2], name) == changed
+
+
+def test_calibrated_norms_read_the_file_of_the_runs_own_training_list(written, monkeypatch):
+    assert written[2]['calibrated norms'].model.backbone.pretrained == (
+        'checkpoints/mobilenet_v2_utd_mhad_calibrated_cross_subject_train.pth')
+    # a validation fold's lists come first, so its norms are the ones measured without the
+    # held-out subject
+    (_, _), fold = bench.validation_fold(7)
+    cfg = Config.fromfile(str(bench.RECIPE))
+    for edit in (fold, bench.calibrated_norms):
+        edit(cfg)
+    assert cfg.model.backbone.pretrained == (
+        'checkpoints/mobilenet_v2_utd_mhad_calibrated_s7_train.pth')
 
 
 def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
