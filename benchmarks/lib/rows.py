@@ -173,11 +173,11 @@ class RowBenchmark:
     def costs(self, rows: Sequence[Row], args) -> Dict[str, Dict]:
         """The rows' costs (:meth:`cost_of`). Report-only takes them from the record, as every
         other number of the tables (a latency measured again would move with this machine and
-        its load); a command that trained measures them anew."""
+        its load); a command that trained measures them anew. A row the record has no cost for
+        has every row timed again with it: latencies are only compared side by side."""
         costs = dict(runner.Record(args.record).data.get('costs', {})) if args.report_only else {}
-        unmeasured = [row for row in rows if row.name not in costs]
-        if unmeasured:
-            costs.update(self.cost_of(unmeasured, args))
+        if any(row.name not in costs for row in rows):
+            costs = self.cost_of(rows, args)
         return costs
 
     def run_dir(self, args, row: Row, seed: int) -> Path:
