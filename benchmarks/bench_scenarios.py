@@ -255,7 +255,9 @@ def run_synthetic(args) -> str:
     results = BENCH.results(zoo + ablation, args)
     shown = [row for row in zoo + ablation if row.name in results]
     if not shown:
-        raise SystemExit(f'no finished run in {args.work_dir} or {args.record}')
+        raise SystemExit(f'no finished run in {args.work_dir} or {args.record} (runs are found by '
+                         'their config: give the --epochs they trained with, as the results '
+                         'page\'s command does)')
     data = BENCH.data_description(args)
     runner.Record(args.record).write(results, data=data)
     recipe = load(RECIPE)
@@ -286,8 +288,8 @@ def run_synthetic(args) -> str:
         f'{epoch_count} epoch(s) of its schedule, its augmentation and input encoding) with the '
         "row's T, interval (frames -> frames/30 s) and backbone. Seeds: "
         f'{", ".join(map(str, seeds))} (`randomness.seed`, same data).', '',
-        f'Command: `{command}` (`--report-only` rewrites this table from the record, '
-        '`benchmarks/results/scenarios.json`)', ''] + lines) + '\n'
+        f'Command: `{command}` (the same command with `--report-only` rewrites this table from '
+        'the record, `benchmarks/results/scenarios.json`)', ''] + lines) + '\n'
 
 
 # -------------------------------------------------------------------------------- results

@@ -103,7 +103,7 @@ def test_one_training_run_and_the_table_from_the_record(labelled_dataset, tmp_pa
     assert ('| synthetic recipe: HyperResNet-18, T=5, 8/30 s + AuxFrameHead (centre-frame '
             f'motion state, weight 0.5) | {100 * run["top1"]:.1f} | {100 * run["top1"]:.1f} |'
             ) in text
-    assert ' --epochs 1` (`--report-only`' in text
+    assert ' --epochs 1` (the same command with `--report-only`' in text
     shutil.rmtree(tmp_path / 'work')
     bench.main(argv[:2] + [str(tmp_path / 'no_data'), '--report-only'] + argv[3:])
     assert out.read_text() == text
