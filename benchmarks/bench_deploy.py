@@ -108,6 +108,15 @@ def checkpoint_of(name: str, args) -> Optional[Path]:
     return present[0] if present else None
 
 
+def recorded_path(checkpoint: Optional[str]) -> Optional[str]:
+    """A checkpoint as the record names it, the same on every machine: relative to the
+    repository, or (from ``--checkpoint-dir`` elsewhere) its file name, the row's slug."""
+    if checkpoint is None:
+        return None
+    path = Path(checkpoint).resolve()
+    return path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name
+
+
 def first(batch):
     """The first sample of a batch of pixels (one tensor, or one per stream)."""
     return ({key: value[0] for key, value in batch.items()} if isinstance(batch, dict)
@@ -417,7 +426,7 @@ def main(argv=None) -> int:
         pipeline_ms={f'{name} {w}x{h}': ms for (name, (w, h)), ms in prepare.items()},
         streams_per_core={f'{name} {w}x{h}': value
                           for (name, (w, h)), value in per_core.items()},
-        rows={name: dict(checkpoint=row['checkpoint'], parity=row['parity'],
+        rows={name: dict(checkpoint=recorded_path(row['checkpoint']), parity=row['parity'],
                          float_operators=row['kept']) for name, row in rows.items()},
         targets=goals)
     args.out.with_suffix('.json').write_text(json.dumps(record, indent=1) + '\n')
