@@ -218,6 +218,8 @@ def test_targets_and_claims_from_given_numbers():
         '- ImageNet vs from scratch (T=5): 0.870 vs 0.700, +17.0 points (>= +5): **met**',
         '- conv1 replicate vs random: +5.0 points, the larger spread over seeds 2.0 (> 2x the '
         'spread): **met**',
+        f'- {bench.EFF_T5_ROW} vs {bench.RECIPE_ROW}: not trained yet',
+        f'- {bench.EFF_T5_ROW} vs {bench.EFF_TSN_ROW}: not trained yet',
         '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
         '(validation 0.800 over 2 fold(s), the best of the 2 validated rows within that '
         'latency), tested once: 0.870 ± 0.010 over 3 seeds at 0.300x (>= 0.87): **met**']
@@ -253,6 +255,23 @@ def test_targets_and_claims_from_given_numbers():
         0.1, 0.2, 0.3, 0.4, 0.86))})
     assert bench.claims(late_recipe)[6].endswith('10.0 vs 6.0 epochs to the scratch model\'s '
                                                  'final val top-1 (-67 % fewer): did not hold')
+
+
+def test_the_second_networks_targets_read_its_own_rows():
+    top1 = {bench.RECIPE_ROW: 0.80, bench.EFF_T5_ROW: 0.82, bench.EFF_TSN_ROW: 0.82}
+    costs = {bench.RECIPE_ROW: dict(latency_ms=20.0), bench.EFF_T5_ROW: dict(latency_ms=30.0),
+             bench.EFF_TSN_ROW: dict(latency_ms=90.0)}
+    assert bench.second_network_targets(top1, costs) == [
+        f'- {bench.EFF_T5_ROW} 0.820 vs {bench.RECIPE_ROW} 0.800 at 1.500x its latency (>= at '
+        '<= 1.5 = 1.500x): **met**',
+        f'- {bench.EFF_T5_ROW} 0.820 vs {bench.EFF_TSN_ROW} 0.820 at 0.333x its latency (>= at '
+        '<= 1/3 = 0.333x): **met**']
+    slower = dict(costs, **{bench.EFF_T5_ROW: dict(latency_ms=30.1)})
+    worse = dict(top1, **{bench.EFF_TSN_ROW: 0.821})
+    assert [line.endswith('**missed**') for line in bench.second_network_targets(top1, slower)] \
+        == [True, True]
+    assert [line.endswith('**missed**') for line in bench.second_network_targets(worse, costs)] \
+        == [False, True]
 
 
 @pytest.mark.slow
