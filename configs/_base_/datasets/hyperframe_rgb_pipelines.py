@@ -3,6 +3,7 @@
 # draw per sample (crop, flip, colours) for all its frames. Validation: centre crop of a resized
 # frame; test: three crops along the long side.
 _base_ = ['./hyperframe_steps.py']
+from hyperframes_mm.config_parts import pipelines  # after _base_ (old-style config)
 # Set once here, read by every pipeline (a config that changes one of them rebuilds its
 # pipelines from these parts):
 input_size = 224  # training crop and validation centre crop
@@ -35,9 +36,8 @@ pipeline_parts = [
     (_base_.test_init, dict(num_clips=val_clips, test_mode=True), val_transforms),
     (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
 ]
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in pipeline_parts)
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
 
 # The two-stream model's pipelines (kinetics400_fastslow_rgb.py, ucf101_split1_fastslow_rgb.py):
 # per clip, a fast T=5 hyperframe (frames 1 apart, 5 frames) centred inside a slow one (frames
@@ -48,6 +48,5 @@ fastslow_sampler = dict(
     num_frames=num_frames,
     streams=dict(fast=dict(interval=1), slow=dict(interval=4)),
     stream_align='center')
-fastslow_train_pipeline, fastslow_val_pipeline, fastslow_test_pipeline = (
-    [init, dict(fastslow_sampler, **views), *transforms, *_base_.fused_format]
-    for init, views, transforms in pipeline_parts)
+fastslow_train_pipeline, fastslow_val_pipeline, fastslow_test_pipeline = pipelines(
+    pipeline_parts, fastslow_sampler, _base_.fused_format)

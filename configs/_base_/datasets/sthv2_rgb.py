@@ -7,6 +7,7 @@
 # like). Dataloaders: hyperframe_rgb_dataloaders.py's; training skips videos that fail to decode
 # (GuardedDataset(on_bad_video='skip'), logged); validation and test stop on them, naming the file.
 _base_ = ['./hyperframe_rgb_dataloaders.py']
+from hyperframes_mm.config_parts import pipelines  # after _base_ (old-style config)
 data_root = 'data/sthv2/videos'
 ann_file_train = 'data/sthv2/sthv2_train_list_videos.txt'
 ann_file_val = 'data/sthv2/sthv2_val_list_videos.txt'
@@ -24,9 +25,8 @@ pipeline_parts = [
     (_base_.test_init, dict(num_clips=val_clips, test_mode=True), _base_.val_transforms),
     (_base_.test_init, dict(num_clips=test_clips, test_mode=True), _base_.test_transforms),
 ]
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(_base_.hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in pipeline_parts)
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    pipeline_parts, _base_.hyperframe_sampler, _base_.hyperframe_format)
 
 train_dataloader = dict(
     dataset=dict(

@@ -6,6 +6,7 @@
 # augmentation draw per sample on frames from the frame cache (hyperframe_frame_cache.py); three
 # test clips of the whole frame.
 _base_ = ['./hyperframe_frame_cache.py']
+from hyperframes_mm.config_parts import pipelines  # after _base_ (old-style config)
 data_root = '{{$HF_SYNTHETIC:data/synthetic}}'
 ann_file_train = f'{data_root}/train.txt'
 ann_file_val = f'{data_root}/val.txt'
@@ -35,9 +36,8 @@ pipeline_parts = [
     (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
     (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
 ]
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in pipeline_parts)
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
 
 train_dataloader = dict(
     dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root),

@@ -5,6 +5,7 @@
 # of the decoded videos (the whole frame at the training size). Set HF_UTD_MHAD to use another
 # copy.
 _base_ = ['./hyperframe_frame_cache.py']
+from hyperframes_mm.config_parts import pipelines  # after _base_ (old-style config)
 data_root = '{{$HF_UTD_MHAD:data/utd_mhad}}'
 # Every choice (recipe options, T, input size, test clips, epochs) is read on the training
 # subjects: with HF_UTD_VAL_SUBJECT=S (1, 3, 5 or 7) a run trains on the other three training
@@ -49,9 +50,8 @@ pipeline_parts = [
     (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
     (_base_.test_init, dict(num_clips=test_clips, test_mode=True), test_transforms),
 ]
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in pipeline_parts)
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
 
 train_dataloader = dict(
     dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root),

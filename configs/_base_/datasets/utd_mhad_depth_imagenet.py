@@ -5,6 +5,7 @@
 # measures 160 as a row edit). The depth maps are grey in all three channels: ImageNet's mean and
 # std (the data preprocessors') apply to them as they are.
 _base_ = ['./utd_mhad_depth.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 input_size = 112  # training crop and test frame side, every row of the family
 # Validation is a cheap proxy of the test, run every few epochs for the learning curves (the
 # epochs a model needs to reach an accuracy): one clip, where the test averages test_clips.
@@ -21,9 +22,7 @@ pipeline_parts = [
     (_base_.test_init, dict(num_clips=val_clips, test_mode=True), test_transforms),
     (_base_.test_init, dict(num_clips=_base_.test_clips, test_mode=True), test_transforms),
 ]
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(_base_.hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    pipeline_parts, _base_.hyperframe_sampler, _base_.hyperframe_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

@@ -6,6 +6,7 @@
 # the one chosen on real video (the 5x4x1-1x1x5 config); benchmarks/README.md compares the two,
 # and this one with two passes.
 _base_ = ['./hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 # the streams' frames in one hyperframe: the backbone reads both streams' T
 model = dict(backbone=dict(num_frames=2 * _base_.num_frames))
 hyperframe_sampler = dict(
@@ -16,9 +17,7 @@ hyperframe_sampler = dict(
     stream_align='center')
 # the family's pipelines (its dataset base's pipeline_parts) with these streams, stacked into
 # one hyperframe per clip
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.fused_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, hyperframe_sampler, _base_.fused_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

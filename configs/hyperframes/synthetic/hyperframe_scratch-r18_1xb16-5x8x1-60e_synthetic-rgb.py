@@ -5,6 +5,7 @@
 # video (the 1x1x5 config); this one measures what tuning for these clips gains here
 # (benchmarks/README.md, "The real-data recipe on the synthetic clips").
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 # Motion products: the errors left at 8/30 s were sign errors (approach <-> recede), which
 # frame differences alone cannot show (the seeds with and without them: benchmarks/README.md).
 model = dict(backbone=dict(motion_products=True))
@@ -14,9 +15,7 @@ model = dict(backbone=dict(motion_products=True))
 hyperframe_sampler = dict(_base_.hyperframe_sampler, mode='interval', interval=8 / 30,
                           time_based=True)
 # the family's pipelines (its dataset base's pipeline_parts) with this sampler
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

@@ -3,12 +3,11 @@
 # window per sample, 3 test clips) instead of TSN-style segments, whose random frame per segment
 # scatters the spacing between frames in training. The fair temporal baseline for motion.
 _base_ = ['./tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 picks = dict(type='HyperframeSampleFrames', num_frames=_base_.num_frames, interval=8 / 30,
              time_based=True)
 # the family's pipelines (its dataset base's pipeline_parts) with these picks, as TSM's input
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(picks, **views), *transforms, *_base_.segment_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, picks, _base_.segment_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

@@ -5,6 +5,7 @@ _base_ = [
     '../../_base_/models/tsn_r18.py', '../../_base_/datasets/synthetic_hyperframe.py',
     '../../_base_/schedules/adamw_warmup_cosine_60e.py', '../../_base_/default_runtime.py'
 ]
+from hyperframes_mm.config_parts import dataloaders  # after _base_ (old-style config)
 model = dict(cls_head=dict(num_classes=10, dropout_ratio=0.2))
 # T segments over the clip, one frame each; the test takes the same T segments, centred
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
@@ -14,7 +15,6 @@ val_pipeline = [
     dict(segments, test_mode=True), *_base_.test_transforms, *_base_.segment_format
 ]
 test_pipeline = val_pipeline
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)
 default_hooks = dict(logger=dict(interval=10))

@@ -2,13 +2,12 @@
 # hyperframe, for a wider first conv (the only layer T changes), so it runs slower than the
 # T=5 recipe. The family README's table gives both.
 _base_ = ['./hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-mhad-depth.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 num_frames = 8
 model = dict(backbone=dict(num_frames=num_frames))
 hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
 # the family's pipelines (its dataset base's pipeline_parts) with this sampler
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.hyperframe_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

@@ -6,6 +6,7 @@ _base_ = [
     '../../_base_/schedules/sgd_scratch_warmup_cosine_60e.py',
     '../../_base_/default_runtime.py'
 ]
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 model = dict(
     type='Recognizer3D',
     backbone=dict(
@@ -36,10 +37,8 @@ num_frames = 8
 # the family's picks and views, 8 frames a clip, stacked in time for the 3D network
 frames = dict(_base_.hyperframe_sampler, num_frames=num_frames)
 clip_format = [dict(type='FormatShape', input_format='NCTHW'), dict(type='PackActionInputs')]
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(frames, **views), *transforms, *clip_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, frames, clip_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)
 default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))

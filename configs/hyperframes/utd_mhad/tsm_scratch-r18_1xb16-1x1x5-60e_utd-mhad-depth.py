@@ -6,6 +6,7 @@ _base_ = [
     '../../_base_/schedules/sgd_scratch_warmup_cosine_60e.py',
     '../../_base_/default_runtime.py'
 ]
+from hyperframes_mm.config_parts import dataloaders  # after _base_ (old-style config)
 model = dict(
     backbone=dict(num_segments=_base_.num_frames),
     cls_head=dict(num_classes=27, num_segments=_base_.num_frames))
@@ -16,7 +17,6 @@ test_segments = dict(_base_.hyperframe_sampler, num_clips=_base_.test_clips, tes
 train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *_base_.segment_format]
 val_pipeline = [_base_.test_init, test_segments, *_base_.test_transforms, *_base_.segment_format]
 test_pipeline = val_pipeline
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = val_dataloader
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)
 default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))

@@ -3,6 +3,7 @@
 # clip), one augmentation draw for both, stacked into one T=10 hyperframe (early fusion), with
 # motion products; conv1 inflated over the 10 frames from the same ImageNet kernel.
 _base_ = ['./hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-30e_utd-mhad-depth.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 # the streams' frames in one hyperframe: the backbone reads both streams' T
 model = dict(backbone=dict(num_frames=2 * _base_.num_frames, motion_products=True))
 hyperframe_sampler = dict(
@@ -12,9 +13,7 @@ hyperframe_sampler = dict(
     streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform')))
 # the family's pipelines (its dataset base's pipeline_parts) with these streams, stacked into
 # one hyperframe per clip
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.fused_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, hyperframe_sampler, _base_.fused_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

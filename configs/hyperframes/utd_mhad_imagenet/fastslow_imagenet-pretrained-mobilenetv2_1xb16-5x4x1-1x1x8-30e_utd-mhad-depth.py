@@ -2,6 +2,7 @@
 # apart) for short motion, 8 picks spread over the clip for the whole action, stacked into one
 # T=13 hyperframe, one backbone pass.
 _base_ = ['./fastslow_imagenet-pretrained-mobilenetv2_1xb16-5x4x1-1x1x5-30e_utd-mhad-depth.py']
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 slow_frames = 8
 # the streams' frames in one hyperframe: the backbone reads both streams' T
 model = dict(backbone=dict(num_frames=_base_.num_frames + slow_frames))
@@ -11,9 +12,7 @@ hyperframe_sampler = dict(
     _base_.hyperframe_sampler,
     mode='interval',
     streams=dict(fast=dict(interval=4 / 30), slow=dict(mode='uniform', num_frames=slow_frames)))
-train_pipeline, val_pipeline, test_pipeline = (
-    [init, dict(hyperframe_sampler, **views), *transforms, *_base_.fused_format]
-    for init, views, transforms in _base_.pipeline_parts)
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+train_pipeline, val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts, hyperframe_sampler, _base_.fused_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)

@@ -8,6 +8,7 @@ _base_ = [
     '../../_base_/datasets/utd_mhad_depth_imagenet.py',
     '../../_base_/schedules/sgd_mobilenet_v2_finetune_30e.py', '../../_base_/default_runtime.py'
 ]
+from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
 model = dict(
     backbone=dict(num_segments=_base_.num_frames, pretrained=_base_.imagenet_mobilenet_v2),
     cls_head=dict(num_classes=_base_.num_classes, num_segments=_base_.num_frames))
@@ -15,10 +16,8 @@ model = dict(
 # views of every row of the family (the hyperframe rows' picks for its clips)
 segments = dict(type='SampleFrames', clip_len=1, frame_interval=1, num_clips=_base_.num_frames)
 train_pipeline = [_base_.train_init, segments, *_base_.train_transforms, *_base_.segment_format]
-val_pipeline, test_pipeline = (
-    [init, dict(_base_.hyperframe_sampler, **views), *transforms, *_base_.segment_format]
-    for init, views, transforms in _base_.pipeline_parts[1:])
-train_dataloader = dict(dataset=dict(pipeline=train_pipeline))
-val_dataloader = dict(dataset=dict(pipeline=val_pipeline))
-test_dataloader = dict(dataset=dict(pipeline=test_pipeline))
+val_pipeline, test_pipeline = pipelines(
+    _base_.pipeline_parts[1:], _base_.hyperframe_sampler, _base_.segment_format)
+train_dataloader, val_dataloader, test_dataloader = dataloaders(
+    train_pipeline, val_pipeline, test_pipeline)
 default_hooks = dict(checkpoint=dict(interval=5, max_keep_ckpts=1))

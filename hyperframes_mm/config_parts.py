@@ -1,0 +1,39 @@
+"""The pipeline rebuild a config writes when it changes a family's frame sampler, written once.
+
+mmengine evaluates each base config on its own and replaces a list rather than merging into it,
+so a config that changes the sampler (T, the picks, the streams) or the stacking at the end of a
+pipeline cannot reach into the pipelines its dataset base built: it builds them again. Every
+dataset base keeps the parts of its pipelines, ``pipeline_parts`` (per split: the reader, the
+sampler's views, the decoding and transforms), and a config rebuilds its pipelines from them::
+
+    _base_ = ['../../_base_/datasets/utd_mhad_depth.py', ...]
+    from hyperframes_mm.config_parts import dataloaders, pipelines
+
+    num_frames = 8
+    model = dict(backbone=dict(num_frames=num_frames))
+    hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
+    train_pipeline, val_pipeline, test_pipeline = pipelines(
+        _base_.pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
+    train_dataloader, val_dataloader, test_dataloader = dataloaders(
+        train_pipeline, val_pipeline, test_pipeline)
+
+The import comes after ``_base_``: mmengine reads a config whose first statement imports a
+module from outside the standard library as a new-style (``read_base``) config, which has no
+``_base_``. mmengine drops imported functions from the loaded config, so a dumped config holds
+the pipelines, not the functions that built them.
+"""
+from typing import Dict, List, Sequence, Tuple
+
+
+def pipelines(parts: Sequence[tuple], sampler: Dict,
+              clip_format: Sequence[Dict]) -> Tuple[List[Dict], ...]:
+    """One pipeline per split of ``parts`` ((reader, the sampler's views, transforms) each):
+    ``[reader, sampler with the split's views, *transforms, *clip_format]``."""
+    return tuple([reader, dict(sampler, **views), *transforms, *clip_format]
+                 for reader, views, transforms in parts)
+
+
+def dataloaders(*split_pipelines: List[Dict]) -> Tuple[Dict, ...]:
+    """The dataloader entries that hand each pipeline to its split's dataset, in order; mmengine
+    merges them into the base's dataloaders (their files, batch sizes and samplers stay)."""
+    return tuple(dict(dataset=dict(pipeline=pipeline)) for pipeline in split_pipelines)

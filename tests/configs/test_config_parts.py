@@ -1,0 +1,52 @@
+"""hyperframes_mm.config_parts: the pipeline rebuild a config writes when it changes its sampler,
+as values, through mmengine's config loading and dumping."""
+from mmengine.config import Config
+
+from hyperframes_mm.config_parts import dataloaders, pipelines
+
+READER = dict(type='DecordInit')
+SAMPLER = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
+FORMAT = [dict(type='HyperframeStack'), dict(type='PackActionInputs')]
+PARTS = [(READER, dict(), [dict(type='DecordDecode')]),
+         (READER, dict(num_clips=3, test_mode=True), [dict(type='Resize', scale=(96, 96))])]
+
+
+def test_each_split_is_reader_sampler_with_its_views_transforms_format():
+    train, test = pipelines(PARTS, dict(SAMPLER, num_frames=8), FORMAT)
+    assert train == [READER, dict(SAMPLER, num_frames=8), dict(type='DecordDecode'), *FORMAT]
+    assert test == [READER, dict(SAMPLER, num_frames=8, num_clips=3, test_mode=True),
+                    dict(type='Resize', scale=(96, 96)), *FORMAT]
+    # the sampler given is copied per split, never changed
+    assert SAMPLER == dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
+    assert train[1] is not test[1]
+
+
+def test_dataloaders_hand_each_pipeline_to_its_split_in_order():
+    assert dataloaders(['a'], ['b'], ['c']) == (dict(dataset=dict(pipeline=['a'])),
+                                                dict(dataset=dict(pipeline=['b'])),
+                                                dict(dataset=dict(pipeline=['c'])))
+
+
+def test_a_config_that_imports_them_after_base_loads_and_dumps_values(tmp_path):
+    (tmp_path / 'base.py').write_text(
+        f'pipeline_parts = {PARTS!r}\nhyperframe_sampler = {SAMPLER!r}\n'
+        f'clip_format = {FORMAT!r}\n'
+        'train_dataloader = dict(batch_size=2, dataset=dict(ann_file="a.txt", pipeline=[]))\n'
+        'test_dataloader = dict(batch_size=1, dataset=dict(ann_file="b.txt", pipeline=[]))\n')
+    (tmp_path / 'leaf.py').write_text(
+        "_base_ = ['./base.py']\n"
+        'from hyperframes_mm.config_parts import dataloaders, pipelines\n'
+        "sampler = dict(_base_.hyperframe_sampler, num_frames=8)\n"
+        'train_pipeline, test_pipeline = pipelines(_base_.pipeline_parts, sampler, '
+        '_base_.clip_format)\n'
+        'train_dataloader, test_dataloader = dataloaders(train_pipeline, test_pipeline)\n')
+    cfg = Config.fromfile(str(tmp_path / 'leaf.py'))
+    expected = pipelines(PARTS, dict(SAMPLER, num_frames=8), FORMAT)
+    assert cfg.train_dataloader.to_dict() == dict(
+        batch_size=2, dataset=dict(ann_file='a.txt', pipeline=expected[0]))
+    assert cfg.test_dataloader.dataset.pipeline == expected[1]
+    # the functions are not part of the config: it dumps and loads back as values
+    assert 'pipelines' not in cfg and 'dataloaders' not in cfg
+    cfg.dump(str(tmp_path / 'dumped.py'))
+    assert 'config_parts' not in (tmp_path / 'dumped.py').read_text()
+    assert Config.fromfile(str(tmp_path / 'dumped.py')).to_dict() == cfg.to_dict()
