@@ -138,10 +138,10 @@ def backbone_config(cfg) -> Dict:
 
 def backbone_token(backbone: Dict) -> str:
     """The backbone as config names spell it: ``r18``, ``mobilenetv2``, ``mobilenetv3-large``,
-    ``vit-b16``, ``efficientnet-lite0`` (a timm model; an ``InflatedBackbone`` is named after the
-    backbone it wraps)."""
+    ``vit-b16``, ``efficientnet-lite0`` (a timm model; an ``InflatedBackbone`` or a
+    ``TemporalShiftBackbone`` is named after the backbone it wraps)."""
     kind = str(backbone['type']).split('.')[-1]
-    if kind == 'InflatedBackbone':
+    if kind in ('InflatedBackbone', 'TemporalShiftBackbone'):
         return backbone_token(backbone['backbone'])
     if 'ResNet' in kind:
         return f'r{backbone["depth"]}'

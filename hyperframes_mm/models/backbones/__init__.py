@@ -8,6 +8,7 @@ from .inflate import (INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight,
                       temporal_resample_matrix)
 from .inflated_backbone import InflatedBackbone
 from .pad_aware_conv import PadAwareConv2d, live_taps
+from .shifted_backbone import TemporalShiftBackbone, shiftable_blocks
 from .stem import HyperframeStem
 
 __all__ = [
@@ -16,5 +17,5 @@ __all__ = [
     'INFLATE_MODES', 'InflatedBackbone', 'PadAwareConv2d', 'frame_descriptors',
     'inflate_conv_weight', 'live_taps', 'mobilenet_v3_state_dict_to_mmpretrain',
     'reinflate_backbone', 'reinflate_conv_weight', 'resnet_state_dict_to_mmaction',
-    'temporal_resample_matrix'
+    'temporal_resample_matrix', 'TemporalShiftBackbone', 'shiftable_blocks'
 ]

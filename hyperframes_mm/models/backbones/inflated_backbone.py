@@ -57,6 +57,17 @@ def _find_first_conv(model: nn.Module, first_conv: str, type_name: str) -> str:
     return first_conv
 
 
+def feature_map(out: Any) -> Any:
+    """A 2D backbone's output as mmaction2's heads take it, as mmaction2's recognizers treat
+    mmpretrain/timm backbones: a one-element tuple unwrapped, a ``[N, C]`` feature vector (ViT
+    class token, timm's pooled features) as ``[N, C, 1, 1]``; anything else as it is."""
+    if isinstance(out, (tuple, list)) and len(out) == 1:
+        out = out[0]
+    if isinstance(out, torch.Tensor) and out.dim() == 2:
+        out = out[:, :, None, None]
+    return out
+
+
 @MODELS.register_module()
 class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
     """Any 2D backbone with its first convolution inflated to ``3 * num_frames`` inputs.
@@ -127,9 +138,4 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
 
     def forward(self, x: torch.Tensor) -> Any:
         """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""
-        out = self.model(self.hyperframe_stem(x))
-        if isinstance(out, (tuple, list)) and len(out) == 1:
-            out = out[0]
-        if isinstance(out, torch.Tensor) and out.dim() == 2:
-            out = out[:, :, None, None]
-        return out
+        return feature_map(self.model(self.hyperframe_stem(x)))
