@@ -6,6 +6,8 @@ and, per model, whether its top-1 fell inside the range its recorded runs give.
     python tools/main_job.py --record --work-dir DIR    # add DIR's finished run to the record
     python tools/main_job.py --report-only --readme     # README's table from the record
 
+The models are rows of the experiment library (:class:`benchmarks.lib.rows.Row`), trained side
+by side, the costliest first, by its scheduler (:func:`benchmarks.lib.schedule.run_tasks`).
 Every model trains through ``tools/train.py`` and tests through ``tools/test.py`` (mmaction2's
 own tools) on the same videos with the same schedule. Results (a markdown table, JSON and a
 bar chart) go to ``<work-dir>/results.{md,json,png}``, each model's test metrics to
@@ -31,20 +33,23 @@ import os
 import shutil
 import sys
 import time
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
-from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from benchmarks.lib import runner
 from benchmarks.lib.costing import load_average, machine_line, side_by_side
 from benchmarks.lib.kernels import kernel_label, kernel_setting
 from benchmarks.lib.progress import Display, RowStatus
+from benchmarks.lib.rows import Row
+from benchmarks.lib.schedule import Task, costliest_first, run_tasks
 from benchmarks.lib.tables import markdown_table, replace_section, summary
 from hyperframes_mm.utils import slug
 
 REPO = Path(__file__).resolve().parents[1]
-SYNTHETIC = 'configs/hyperframes/synthetic'
+#: relative to the repository, where the tools run: results.json names the configs so
+SYNTHETIC = Path('configs/hyperframes/synthetic')
 RECORD = REPO / 'benchmarks' / 'results' / 'main_job.json'
 README = REPO / 'README.md'
 #: the READMEs that show the record's table: the project's, and the family of the main job's
@@ -56,34 +61,26 @@ README_BEGIN, README_END = '<!-- main_job:begin -->', '<!-- main_job:end -->'
 RANGE_WIDENING_SD = 1.0
 
 
-class Row(NamedTuple):
-    """One model of the table: a config of the synthetic family, what it shows, its training
-    cost relative to one hyperframe (to start the longest first), and whether it is the
-    reference the others are compared with (marked on the chart)."""
-    name: str
-    config: str
-    note: str
-    cost: float = 1.0
-    reference: bool = False
-
-
 ROWS = [
-    Row('single frame (T=1)', f'{SYNTHETIC}/singleframe_scratch-r18_1xb16-1x1x1-60e_synthetic-rgb.py',
+    Row('single frame (T=1)',
+        SYNTHETIC / 'singleframe_scratch-r18_1xb16-1x1x1-60e_synthetic-rgb.py',
         'a 2D model: at chance when only motion separates the classes', cost=0.9),
-    Row('hyperframe T=5', f'{SYNTHETIC}/hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
+    Row('hyperframe T=5', SYNTHETIC / 'hyperframe_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
         'the recipe chosen on real video: one hyperframe of picks over the clip, consistent '
         'augmentation, diff input encoding'),
     Row('hyperframe T=5, per-frame aug',
-        f'{SYNTHETIC}/hyperframe-indepaug_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
+        SYNTHETIC / 'hyperframe-indepaug_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
         'the same with independent per-frame augmentation (the seeds\' bug)'),
     Row('fast/slow T=5+5',
-        f'{SYNTHETIC}/fastslow_scratch-r18_1xb16-5x4x1-1x1x5-60e_synthetic-rgb.py',
+        SYNTHETIC / 'fastslow_scratch-r18_1xb16-5x4x1-1x1x5-60e_synthetic-rgb.py',
         'fast (4/30 s) and slow (over the clip) hyperframes stacked for one backbone pass',
         cost=1.3),
 ]
+#: the row the others are compared with: its top-1 is a line on the bar chart (when trained)
+REFERENCE = 'TSM-5 (mmaction2)'
 FULL_ROWS = [
-    Row('TSM-5 (mmaction2)', f'{SYNTHETIC}/tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
-        'mmaction2\'s temporal shift ResNet-18 over 5 segments', cost=2.7, reference=True),
+    Row(REFERENCE, SYNTHETIC / 'tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
+        'mmaction2\'s temporal shift ResNet-18 over 5 segments', cost=2.7),
 ]
 
 
@@ -172,7 +169,7 @@ def mmengine_warnings_only() -> Iterator[None]:
 
 
 
-def max_epochs(config: str, epochs: Optional[int]) -> int:
+def max_epochs(config: Path, epochs: Optional[int]) -> int:
     """The epochs a row trains: the ``--epochs`` override, else its config's schedule."""
     if epochs:
         return epochs
@@ -182,42 +179,41 @@ def max_epochs(config: str, epochs: Optional[int]) -> int:
 
 def train_rows(rows: List[Row], args, env: Dict[str, str], epochs: Optional[int],
                display: Display) -> None:
-    """Train and test ``rows``, ``--jobs`` at a time, showing their progress.
+    """Train and test ``rows``, ``--jobs`` at a time, the costliest first, showing their
+    progress (read from their logs every second).
 
     Raises:
         SystemExit: after every row has finished, if one failed (its log's tail is printed
             as soon as it fails).
     """
+    # in the order they start, which is also the order of the status line
     statuses = [RowStatus(row, Path(args.work_dir) / slug(row.name), max_epochs(row.config, epochs))
-                for row in rows]
-    failed = []
-    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-        pending: Dict[Future, RowStatus] = {
-            pool.submit(train_and_test, status, args, env, epochs): status for status in statuses}
-        started = set()
-        while pending:
-            finished, _ = wait(pending, timeout=1.0, return_when=FIRST_COMPLETED)
-            for status in statuses:
-                if status.phase == 'training' and status.row.name not in started:
-                    started.add(status.row.name)
-                    display.line(f'[main job] {status.row.name}: training, log '
-                                 f'{status.train_log}')
-                status.read_log()
-            for future in finished:
-                status = pending.pop(future)
-                try:
-                    display.line(f'[main job] {future.result()}')
-                except runner.ToolFailed as error:
-                    status.phase = 'failed'
-                    failed.append(status.row.name)
-                    display.line(f'[main job] {status.row.name}: {error}')
-            display.status(statuses)
-    if failed:
-        raise SystemExit(f'[main job] failed: {", ".join(failed)} (their logs\' last lines are '
-                         'above)')
+                for row in costliest_first(rows)]
+    started = set()
+
+    def show_progress() -> None:
+        for status in statuses:
+            if status.phase == 'training' and status.row.name not in started:
+                started.add(status.row.name)
+                display.line(f'[main job] {status.row.name}: training, log {status.train_log}')
+            status.read_log()
+        display.status(statuses)
+
+    def show_failure(task: Task, error: Exception) -> None:
+        task.what.phase = 'failed'
+        display.line(f'[main job] {task.what.row.name}: {error}')
+
+    tasks = [Task(status, status.row.cost, partial(train_and_test, status, args, env, epochs))
+             for status in statuses]
+    failures = run_tasks(tasks, args.jobs, runner.ToolFailed,
+                         done=lambda task, report: display.line(f'[main job] {report}'),
+                         failed=show_failure, tick=show_progress)
+    if failures:
+        names = ', '.join(task.what.row.name for task, _ in failures)
+        raise SystemExit(f'[main job] failed: {names} (their logs\' last lines are above)')
 
 
-def schedule_options(config: str, epochs: int) -> List[str]:
+def schedule_options(config: Path, epochs: int) -> List[str]:
     """``--cfg-options`` that give a config's schedule ``epochs`` epochs, every scheduler scaled
     (``set_epochs``), validated once at the end."""
     from mmengine.config import Config
@@ -270,7 +266,7 @@ def bar_chart(rows: List[Row], results: Dict[str, Dict], num_classes: int, path:
     ax.axvline(1 / num_classes, color='grey', linestyle='--',
                label=f'chance ({1 / num_classes:.2f})')
     for row in shown:
-        if row.reference:
+        if row.name == REFERENCE:
             ax.axvline(results[row.name]['top1'], color='black', linestyle=':',
                        label=f'{row.name} top-1 ({results[row.name]["top1"]:.2f})')
     ax.set_yticks(range(len(names)), names)
@@ -446,8 +442,6 @@ def main(argv=None) -> str:
     epochs = args.epochs or (120 if args.full else None)
     selected = [row for row in rows
                 if not args.only or any(word.lower() in row.name.lower() for word in args.only)]
-    # Longest first, so the pool ends together
-    selected.sort(key=lambda row: -row.cost)
     display.line(f'[main job] {plural(len(selected), "model")} to train and test, '
                  f'{max(1, args.jobs)} at a time; logs in '
                  f'{args.work_dir}/<model>/{{train,test}}.log')
@@ -468,7 +462,7 @@ def main(argv=None) -> str:
         results[row.name] = dict(
             accuracy_by_group(work_dir / 'predictions.pkl', groups), **costs[row.name],
             train_min=float((work_dir / 'train_seconds.txt').read_text()) / 60,
-            config=row.config, note=row.note)
+            config=str(row.config), note=row.note)
     command = ' '.join(['python tools/main_job.py', *(sys.argv[1:] if argv is None else argv)])
     environment = machine_line(f'training {args.jobs} models at once, one thread each',
                                f'command `{command}`', threads=1, load_at_start=load_at_start)

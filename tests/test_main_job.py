@@ -1,17 +1,21 @@
 """tools/main_job.py end to end on the tiny preset: one row trained through mmaction2's tools for
 one epoch, tested, tabulated, with a short terminal output; a rerun reuses it, recording it
-trains nothing; the schedule override scales the scheduler; progress is read from mmengine's
-log lines; the record keeps runs by config, seed and kernel setting, and the README's table and
-each run's verdict are read from it."""
+trains nothing; the schedule override scales the scheduler; rows train the costliest first,
+each failure shown as it fails; progress is read from mmengine's log lines; the record keeps
+runs by config, seed and kernel setting, and the README's table and each run's verdict are read
+from it."""
 import io
 import json
 import subprocess
 import sys
+from argparse import Namespace
+from pathlib import Path
 
 import pytest
 
 from benchmarks import main_job
 from benchmarks.lib import kernels, progress, runner
+from benchmarks.lib.rows import Row
 
 from .conftest import REPO
 
@@ -27,6 +31,7 @@ def test_schedule_options_scale_the_synthetic_schedule():
 def test_every_row_config_exists():
     for row in main_job.ROWS + main_job.FULL_ROWS:
         assert (REPO / row.config).is_file(), row.config
+    assert main_job.REFERENCE in [row.name for row in main_job.FULL_ROWS]
 
 
 MMENGINE_LINE = ('12/01 10:46:19 - mmengine - INFO - Epoch(train)  [7][27/27]  lr: 5.2209e-03  '
@@ -53,7 +58,7 @@ def test_log_follower_returns_complete_lines_once(tmp_path):
 
 
 def _training(name, epoch, max_epochs=3):
-    status = progress.RowStatus(main_job.Row(name, 'x.py', ''), None, max_epochs)
+    status = progress.RowStatus(Row(name, Path('x.py'), ''), None, max_epochs)
     status.phase, status.epoch, status.iteration, status.iterations = 'training', epoch, 2, 4
     status.loss, status.eta = '1.25', '0:01:00'
     return status
@@ -86,6 +91,31 @@ def test_live_progress_rewrites_one_line_under_the_phase_lines():
     display.status([row])
     assert out.getvalue() == ('a: epoch 1/3 [2/4] loss 1.25 eta 0:01:00\r\x1b[K[main job] phase\n'
                               'a: epoch 1/3 [2/4] loss 1.25 eta 0:01:00\r\x1b[Ka: testing')
+
+
+def test_rows_train_costliest_first_each_failure_shown_as_it_fails(tmp_path, monkeypatch):
+    log = tmp_path / 'train.log'
+    log.write_text('Traceback\nboom\n')
+    started = []
+
+    def train_and_test(status, args, env, epochs):
+        started.append(status.row.name)
+        if status.row.name == 'costly':
+            raise runner.ToolFailed('tools/train.py', 1, log)
+        return f'{status.row.name}: trained'
+
+    monkeypatch.setattr(main_job, 'train_and_test', train_and_test)
+    out = io.StringIO()
+    rows = [Row('cheap', Path('c.py'), ''), Row('costly', Path('x.py'), '', cost=2.0)]
+    with pytest.raises(SystemExit) as exit_info:
+        main_job.train_rows(rows, Namespace(work_dir=str(tmp_path), jobs=1), {}, 1,
+                            progress.Display(out, live=False))
+    assert started == ['costly', 'cheap']
+    assert out.getvalue().splitlines() == [
+        f'[main job] costly: tools/train.py failed (exit 1); last lines of {log}:', 'Traceback',
+        'boom', '[main job] cheap: trained']
+    assert str(exit_info.value) == ('[main job] failed: costly (their logs\' last lines are '
+                                    'above)')
 
 
 AVX512 = dict(cpu_capability='AVX512', ATEN_CPU_CAPABILITY='', ONEDNN_MAX_CPU_ISA='',
@@ -209,8 +239,7 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert 'Chance is 0.250 (4 classes)' in table
     assert (tmp_path / 'work' / 'results.png').stat().st_size > 0
     config = next(row.config for row in main_job.ROWS if row.name == 'single frame (T=1)')
-    metrics = json.loads((tmp_path / 'work' / 'zoo_results' /
-                          f'{config.rsplit("/", 1)[1][:-3]}.json').read_text())
+    metrics = json.loads((tmp_path / 'work' / 'zoo_results' / f'{config.stem}.json').read_text())
     assert metrics['acc/top1'] == row['top1']  # mmengine's metric = the table's, same predictions
     # the epoch override reached mmaction2's train.py: one epoch was trained
     log = (tmp_path / 'work' / 'single_frame__t_1' / 'train.log').read_text()

@@ -3,9 +3,10 @@ trained once per seed through mmaction2's tools (:mod:`.runner`), tested on the 
 on the training list, and recorded by key, so that a finished run is never trained again, a
 stopped one resumes and a fresh clone writes the tables from the committed record.
 
-A script declares its rows and its tables; :class:`RowBenchmark` runs them, on a data set
-that describes itself in one file (:class:`DataMeta`: a converted real data set,
-:data:`CONVERTED`, or the synthetic motion benchmark, :data:`SYNTHETIC`):
+A script declares its rows (:class:`Row`, which the main job's models are too) and its
+tables; :class:`RowBenchmark` runs them side by side (:mod:`.schedule`), on a data set that
+describes itself in one file (:class:`DataMeta`: a converted real data set, :data:`CONVERTED`,
+or the synthetic motion benchmark, :data:`SYNTHETIC`):
 
 * a run lives in ``<work dir>/<row slug>/seed<s>``: the config :meth:`RowBenchmark.run_config`
   made for it, the tools' logs, checkpoints and ``result.json``;
@@ -18,13 +19,14 @@ that describes itself in one file (:class:`DataMeta`: a converted real data set,
 import argparse
 import json
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import runner
 from .costing import side_by_side
 from .edits import read_data_from, sync_pipeline_variables
+from .schedule import Task, run_tasks
 from .tables import mean_sd, summary
 
 
@@ -299,11 +301,13 @@ class RowBenchmark:
 
     def train(self, jobs: Sequence[Tuple[Row, int]], args) -> None:
         """Build the training list's frame cache (and what ``self.meta.prepare`` writes), then
-        train ``(row, seed)`` jobs, ``--jobs`` at once, the costliest first; the other runs go
-        on when one fails.
+        train ``(row, seed)`` jobs, ``--jobs`` at once, the costliest first
+        (:func:`.schedule.run_tasks`); the other runs go on when one fails, which is logged as
+        it fails.
 
         Raises:
-            SystemExit: some runs failed (each named, with its log's tail).
+            SystemExit: once the others have ended, if some runs failed (each named, with its
+                log's tail).
         """
         from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
         data = Path(args.data)
@@ -312,18 +316,14 @@ class RowBenchmark:
         self.log(f'frame cache: {cache}')
         if self.meta.prepare is not None:
             self.meta.prepare(data)
-        ordered = sorted(jobs, key=lambda job: (-job[0].cost, job[1]))
-        failures = []
-        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            futures = [pool.submit(self.train_run, row, seed, args) for row, seed in ordered]
-            for future in futures:
-                try:
-                    future.result()
-                except RuntimeError as error:  # reported at the end
-                    failures.append(str(error))
-                    self.log(str(error))
+        # run_tasks keeps this order among equal costs: every row's seed 0 before any seed 1
+        tasks = [Task((row, seed), row.cost, partial(self.train_run, row, seed, args))
+                 for row, seed in sorted(jobs, key=lambda job: job[1])]
+        failures = run_tasks(tasks, args.jobs, RuntimeError,
+                             failed=lambda task, error: self.log(str(error)))
         if failures:
-            raise SystemExit(f'{len(failures)} runs failed:\n' + '\n'.join(failures))
+            raise SystemExit(f'{len(failures)} runs failed:\n' +
+                             '\n'.join(str(error) for _, error in failures))
 
     def seeds_of(self, row: Row, args) -> List[int]:
         """The row's own seeds, those asked for, every other seed it has a run folder of (an
