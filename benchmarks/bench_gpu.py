@@ -1,10 +1,10 @@
 """GPU benchmark: training throughput and inference latency of four models, side by side.
 
-Rows: the synthetic recipe's HyperResNet-18 T=5 (``diff`` encoding, gain 4, motion products,
-TSNHead 512 -> 10), the fast/slow model (``FastSlowRecognizer``, two T=5 streams, one shared
-backbone), and mmaction2's TSN-5 (``ResNet``-18 over 5 segments) and TSM-5 (``ResNetTSM``-18,
-5 segments, shift 1/8). Each is built from its config in ``configs/hyperframes/synthetic/``, with
-only the sizes overridden, so the benchmark times the models and pipelines the project trains.
+Rows (:data:`ROWS`, the experiment library's :class:`~benchmarks.lib.rows.Row`): the synthetic
+recipe's HyperResNet-18 T=5, the fast/slow model (both streams stacked into one hyperframe), and
+mmaction2's TSN-5 and TSM-5, each a config of ``configs/hyperframes/synthetic/`` with only the
+sizes of the run edited in (:func:`run_edits`), so the benchmark times the models and pipelines
+the project trains.
 
 1. Training: real optimizer steps (``model.train_step`` with mmengine's ``AmpOptimWrapper``,
    bf16 or fp16 autocast, the config's fused AdamW and gradient clipping, weights in
@@ -19,7 +19,7 @@ only the sizes overridden, so the benchmark times the models and pipelines the p
    pixels in (normalisation is part of the timed model, as in the ONNX export): eager,
    ``torch.compile`` (skipped with a note when it fails or exceeds its time) and a CUDA graph
    captured from the eager model (skipped with a note where capture fails). Rows of one batch
-   size are timed in interleaved rounds (every round calls every row once, rotating the order).
+   size are timed in interleaved rounds (:func:`hyperframes_mm.utils.timing.interleaved_timing`).
 3. ``--tiny``: the same run and the same table on the CPU at 32x32, batch 2, a few steps, no
    AMP / compile / graphs, ten clips; ``tests/benchmarks/test_bench_gpu.py`` runs it, so the
    script cannot rot. Its numbers are not results.
@@ -50,32 +50,40 @@ import sys
 import tempfile
 import threading
 import time
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import torch
 
 REPO = Path(__file__).resolve().parents[1]
+# Run from a clone: the experiments are not installed with the plugin (setup.py), so
+# ``benchmarks`` is imported from the repository this script lies in.
+sys.path.insert(0, str(REPO))
+
+from benchmarks.lib import edits
+from benchmarks.lib.costing import cpu_name, load_average, machine_line
+from benchmarks.lib.rows import Row
+from benchmarks.lib.tables import heading, markdown_table, print_and_write
+
 CONFIGS = REPO / 'configs' / 'hyperframes' / 'synthetic'
-
-
-class Row(NamedTuple):
-    """One benchmarked model: its display name and its config under ``configs/.../synthetic``."""
-    name: str
-    config: str
-
-
 HYPERFRAME = 'HyperResNet-18 T=5'
 FAST_SLOW = 'FastSlow HyperResNet-18 T=5+5 shared'
 TSN = 'TSN-R18 5 seg'
 TSM = 'TSM-R18 5 seg'
 REFERENCE = TSM
 ROWS = (
-    Row(HYPERFRAME, 'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py'),
-    Row(FAST_SLOW, 'fastslow_scratch-r18_1xb16-5x3x1-5x9x1-60e_synthetic-rgb.py'),
-    Row(TSN, 'tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'),
-    Row(TSM, 'tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py'),
+    Row(HYPERFRAME, CONFIGS / 'hyperframe_scratch-r18_1xb16-5x8x1-60e_synthetic-rgb.py',
+        'diff encoding, gain 4, motion products, TSNHead 512 -> 10'),
+    Row(FAST_SLOW, CONFIGS / 'fastslow_scratch-r18_1xb16-5x3x1-5x9x1-60e_synthetic-rgb.py',
+        'fast and slow T=5 streams stacked into one hyperframe, one backbone pass (T=10)'),
+    Row(TSN, CONFIGS / 'tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
+        'mmaction2 ResNet-18 over 5 segments'),
+    Row(TSM, CONFIGS / 'tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py',
+        'mmaction2 ResNetTSM-18, 5 segments, shift 1/8'),
 )
+#: what the benchmark reads and edits in each row's training pipeline
+REQUIRED_STEPS = ('FrameCacheInit', 'FrameCacheDecode', 'ConsistentClipAugment')
 MODES = ('eager', 'compile', 'cuda_graph')
 #: The issue's training target: this many times TSM-5's clips/s, with the GPU at least this busy.
 TRAIN_TARGET_RATIO = 3.0
@@ -217,33 +225,49 @@ def prepare_data(args: argparse.Namespace) -> Tuple[Path, Dict[str, Any]]:
     return args.data, facts
 
 
-def row_config(row: Row, args: argparse.Namespace, data: Path):
-    """The row's config with the data, input size, cache and loader settings of this run.
+def frame_cache(short_side: int) -> edits.Edit:
+    """Read the training clips from the frame cache at ``short_side`` (0: the decoded frames'
+    size). A missing or stale entry is an error (``on_stale='error'``): rebuilding inside a timed
+    run would time the decoder instead."""
+    return lambda cfg: edits.find(cfg.train_dataloader.dataset.pipeline, 'FrameCacheInit').update(
+        short_side=short_side or None, on_stale='error')
 
-    The frame cache must hold the run's short side and a missing or stale entry is an error
-    (``on_stale='error'``): rebuilding inside a timed run would time the decoder instead.
+
+def train_loader(batch: int, workers: int, prefetch_factor: int) -> edits.Edit:
+    """Batches of ``batch`` clips from ``workers`` processes, each ``prefetch_factor`` batches
+    ahead, drawn without end: the timed steps decide when a run stops."""
+    def change(cfg):
+        cfg.train_dataloader.update(batch_size=batch, num_workers=workers,
+                                    persistent_workers=False,
+                                    sampler=dict(type='InfiniteSampler', shuffle=True),
+                                    pin_memory=torch.cuda.is_available())
+        if workers > 0:
+            cfg.train_dataloader.prefetch_factor = prefetch_factor
+    return change
+
+
+def run_edits(args: argparse.Namespace, data: Path) -> Tuple[edits.Edit, ...]:
+    """The edits every row gets in this run: its clips, input size, frame cache and loader."""
+    return (partial(edits.read_data_from, root=data), edits.input_size(args.size),
+            frame_cache(args.short_side),
+            train_loader(args.batch, args.workers, args.prefetch_factor))
+
+
+def row_config(row: Row):
+    """The row's config with its edits applied.
+
+    Raises:
+        ValueError: its training pipeline lacks a step the benchmark reads or edits.
     """
     from mmengine.config import Config
-    cfg = Config.fromfile(str(CONFIGS / row.config))
-    loader = cfg.train_dataloader
-    loader.dataset.ann_file = str(data / 'train.txt')
-    loader.dataset.data_prefix = dict(video=str(data))
-    found = set()
-    for step in loader.dataset.pipeline:
-        if step['type'] == 'FrameCacheInit':
-            step.update(short_side=args.short_side or None, on_stale='error')
-        elif step['type'] == 'ConsistentClipAugment':
-            step['size'] = args.size
-        found.add(step['type'])
-    missing = {'FrameCacheInit', 'FrameCacheDecode', 'ConsistentClipAugment'} - found
+    cfg = Config.fromfile(str(row.config))
+    found = {step['type'] for step in cfg.train_dataloader.dataset.pipeline}
+    missing = sorted(set(REQUIRED_STEPS) - found)
     if missing:
-        raise ValueError(f'{row.config}: its train pipeline lacks {sorted(missing)}; the '
+        raise ValueError(f'{row.config.name}: its train pipeline lacks {missing}; the '
                          'benchmark reads the frame cache and crops with ConsistentClipAugment')
-    loader.update(batch_size=args.batch, num_workers=args.workers, persistent_workers=False,
-                  sampler=dict(type='InfiniteSampler', shuffle=True),
-                  pin_memory=torch.cuda.is_available())
-    if args.workers > 0:
-        loader.prefetch_factor = args.prefetch_factor
+    for edit in row.edits:
+        edit(cfg)
     return cfg
 
 
@@ -527,7 +551,7 @@ def train_row(row: Row, cfg, args: argparse.Namespace, device: torch.device,
                          args.warmup, device, sampler)
     clips = args.batch * args.steps
     result = dict(
-        model=row.name, config=f'configs/hyperframes/synthetic/{row.config}', batch=args.batch,
+        model=row.name, config=str(row.config.relative_to(REPO)), batch=args.batch,
         steps=args.steps,
         clips_per_s=clips / through_loader['seconds'],
         clips_per_s_on_gpu=clips / on_gpu['seconds'],
@@ -633,12 +657,10 @@ def infer_rows(rows: Sequence[Row], configs: Dict[str, Any], shapes: Dict[str, D
         group = {key: call for key, call in calls.items() if key[2] == batch}
         print(f'[infer] timing {len(group)} calls at batch {batch}, {args.repeats} interleaved '
               'rounds', flush=True)
-        times = interleaved_timing({' | '.join(map(str, key)): call for key, call in group.items()},
-                                   args.repeats, warmup=max(1, args.repeats // 10),
+        times = interleaved_timing(group, args.repeats, warmup=max(1, args.repeats // 10),
                                    synchronize=sync)
         for key in group:
-            name = ' | '.join(map(str, key))
-            median, (first, third) = times.median(name), times.quartiles(name)
+            median, (first, third) = times.median(key), times.quartiles(key)
             entries[key].update(median_ms=median * 1e3, q1_ms=first * 1e3, q3_ms=third * 1e3,
                                 clips_per_s=batch / median)
     ordered = [entries[row.name, mode, batch] for row in rows for batch in batches
@@ -805,15 +827,18 @@ def _fmt(value: Optional[float], spec: str = '.1f', suffix: str = '', missing: s
 
 
 def render(report: Dict[str, Any]) -> str:
-    """The markdown report: environment, training, inference, targets, notes."""
-    meta, ratios = report['meta'], report['ratios']
-    lines = [f'# GPU benchmark: training and inference side by side'
-             f'{" (--tiny CPU check: not results)" if meta["tiny"] else ""}', '',
-             f'{meta["device_name"]}; torch {meta["torch"]}, CUDA {meta["cuda"]}, cuDNN '
-             f'{meta["cudnn"]}; {meta["cpus"]} CPUs; command: `{meta["command"]}`; '
-             f'{meta["wall_s"]:.0f} s in all (setup and data {meta["phases"]["setup_s"]:.0f}, '
-             f'training {meta["phases"]["train_s"]:.0f}, inference '
-             f'{meta["phases"]["infer_s"]:.0f}).', '']
+    """The markdown report: machine, training, inference, targets, notes."""
+    meta, ratios, phases = report['meta'], report['ratios'], report['meta']['phases']
+
+    def versus(key: str, name: str) -> str:
+        return _fmt(ratios.get(key, {}).get(name), '.2f', 'x')
+
+    lines = heading(
+        'GPU benchmark: training and inference side by side'
+        f'{" (--tiny CPU check: not results)" if meta["tiny"] else ""}',
+        f'{meta["machine"]} Command: `{meta["command"]}`; {meta["wall_s"]:.0f} s in all (setup '
+        f'and data {phases["setup_s"]:.0f}, training {phases["train_s"]:.0f}, inference '
+        f'{phases["infer_s"]:.0f}).')
     if report['train']:
         amp = meta['amp'] or 'off'
         lines += [f'## Training: {meta["size"]}x{meta["size"]}, batch {meta["batch"]}, AMP {amp}, '
@@ -823,55 +848,48 @@ def render(report: Dict[str, Any]) -> str:
                   'training pipeline; "on the device": one batch kept there (the loader-free '
                   'ceiling). Data wait: share of the loader run spent waiting for the next '
                   f'batch. GPU busy: mean utilisation read by {meta["util_source"] or "nothing"} '
-                  'during the timed steps.', '',
-                  '| model | input per clip | clips/s through the loader | x TSM-5 | clips/s on '
-                  'the device | x TSM-5 | loader / ceiling | data wait | GPU busy (loader) | '
-                  'GPU busy (on the device) | peak memory GiB | last loss |',
-                  '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|']
-        for entry in report['train']:
-            name = entry['model']
-            lines.append(
-                f'| {name} | {entry["input"]} | {_fmt(entry["clips_per_s"])} | '
-                f'{_fmt(ratios.get("train_clips_per_s", {}).get(name), ".2f", "x")} | '
-                f'{_fmt(entry["clips_per_s_on_gpu"])} | '
-                f'{_fmt(ratios.get("train_clips_per_s_on_gpu", {}).get(name), ".2f", "x")} | '
-                f'{_fmt(entry["loader_vs_on_gpu"], ".2f")} | '
-                f'{_fmt(100 * entry["data_wait_frac"], ".0f", " %")} | '
-                f'{_fmt(entry["gpu_busy_pct"], ".0f", " %")} | '
-                f'{_fmt(entry["gpu_busy_pct_on_gpu"], ".0f", " %")} | '
-                f'{_fmt(entry["peak_mem_gib"], ".2f")} | {_fmt(entry["loss"], ".3f")} |')
-        lines.append('')
+                  'during the timed steps.', '']
+        header = ('model', 'input per clip', 'clips/s through the loader', 'x TSM-5',
+                  'clips/s on the device', 'x TSM-5', 'loader / ceiling', 'data wait',
+                  'GPU busy (loader)', 'GPU busy (on the device)', 'peak memory GiB',
+                  'last loss')
+        cells = [[entry['model'], entry['input'], _fmt(entry['clips_per_s']),
+                  versus('train_clips_per_s', entry['model']), _fmt(entry['clips_per_s_on_gpu']),
+                  versus('train_clips_per_s_on_gpu', entry['model']),
+                  _fmt(entry['loader_vs_on_gpu'], '.2f'),
+                  _fmt(100 * entry['data_wait_frac'], '.0f', ' %'),
+                  _fmt(entry['gpu_busy_pct'], '.0f', ' %'),
+                  _fmt(entry['gpu_busy_pct_on_gpu'], '.0f', ' %'),
+                  _fmt(entry['peak_mem_gib'], '.2f'), _fmt(entry['loss'], '.3f')]
+                 for entry in report['train']]
+        lines += markdown_table(header, 'll' + 'r' * 10, cells) + ['']
     if report['inference']:
         big = meta['infer_batch']
         lines += [f'## Inference: {meta["infer_dtype"]} weights, uint8 pixels in, one clip per '
-                  f'sample; median of {meta["repeats"]} interleaved rounds', '',
-                  '| model | eager b1 ms | compile b1 ms | CUDA graph b1 ms | best b1 x TSM-5 | '
-                  f'eager b{big} clips/s | compile b{big} | CUDA graph b{big} | '
-                  f'best b{big} x TSM-5 |',
-                  '|---|---:|---:|---:|---:|---:|---:|---:|---:|']
+                  f'sample; median of {meta["repeats"]} interleaved rounds', '']
+        header = ('model', 'eager b1 ms', 'compile b1 ms', 'CUDA graph b1 ms',
+                  'best b1 x TSM-5', f'eager b{big} clips/s', f'compile b{big}',
+                  f'CUDA graph b{big}', f'best b{big} x TSM-5')
         entries = {(e['model'], e['mode'], e['batch']): e for e in report['inference']}
-        for name in dict.fromkeys(e['model'] for e in report['inference']):
-            b1 = [_fmt(entries[name, mode, 1]['median_ms'], '.2f') for mode in MODES]
-            bn = [_fmt(entries[name, mode, big]['clips_per_s'], '.0f') for mode in MODES]
-            lines.append(
-                f'| {name} | {" | ".join(b1)} | '
-                f'{_fmt(ratios.get("infer_b1_ms", {}).get(name), ".2f", "x")} | '
-                f'{" | ".join(bn)} | '
-                f'{_fmt(ratios.get("infer_batch_clips_per_s", {}).get(name), ".2f", "x")} |')
-        lines.append('')
+        cells = [[name, *[_fmt(entries[name, mode, 1]['median_ms'], '.2f') for mode in MODES],
+                  versus('infer_b1_ms', name),
+                  *[_fmt(entries[name, mode, big]['clips_per_s'], '.0f') for mode in MODES],
+                  versus('infer_batch_clips_per_s', name)]
+                 for name in dict.fromkeys(e['model'] for e in report['inference'])]
+        lines += markdown_table(header, 'l' + 'r' * 8, cells) + ['']
     if report['targets']:
-        lines += ["## The issue's targets (printed beside the numbers, not checked)", '',
-                  '| target | measured | issue | reads |', '|---|---:|---|---|']
+        lines += ["## The issue's targets (printed beside the numbers, not checked)", '']
+        reads = {True: 'reached', False: 'not reached', None: 'no GPU reading'}
+        cells = []
         for target in report['targets']:
             if 'seed_ms' in target:
-                lines.append(f'| {target["target"]} | {target["measured"]:.2f} ms | '
-                             f'{target["goal"]} | {target["ratio"]:.2f}x the seeds\' figure |')
+                cells.append([target['target'], f'{target["measured"]:.2f} ms', target['goal'],
+                              f'{target["ratio"]:.2f}x the seeds\' figure'])
             else:
                 busy = _fmt(target['gpu_busy_pct'], '.0f', ' % busy', 'no GPU reading')
-                reads = {True: 'reached', False: 'not reached', None: 'no GPU reading'}
-                lines.append(f'| {target["target"]} | {target["measured"]:.2f}x ({busy}) | '
-                             f'{target["goal"]} | {reads[target["reached"]]} |')
-        lines.append('')
+                cells.append([target['target'], f'{target["measured"]:.2f}x ({busy})',
+                              target['goal'], reads[target['reached']]])
+        lines += markdown_table(('target', 'measured', 'issue', 'reads'), 'lrll', cells) + ['']
     if report['notes']:
         lines += ['## Notes', ''] + [f'- {note}' for note in report['notes']] + ['']
     return '\n'.join(lines)
@@ -895,7 +913,7 @@ def environment(args: argparse.Namespace, device: torch.device) -> Dict[str, Any
     return dict(
         tiny=args.tiny, device=str(device),
         device_name=(torch.cuda.get_device_name(device) if device.type == 'cuda'
-                     else f'CPU ({platform.processor() or platform.machine()})'),
+                     else f'CPU ({cpu_name()})'),
         torch=torch.__version__, cuda=torch.version.cuda, cudnn=cudnn,
         python=platform.python_version(), cpus=os.cpu_count(),
         command=('python benchmarks/bench_gpu.py ' + ' '.join(sys.argv[1:])).strip(),
@@ -907,7 +925,7 @@ def environment(args: argparse.Namespace, device: torch.device) -> Dict[str, Any
 def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     """Run the benchmark, print the markdown, write ``gpu_bench.md`` and ``gpu_bench.json``."""
     args = parse_args(argv)
-    started = time.perf_counter()
+    started, load_at_start = time.perf_counter(), load_average()
     deadline = None if args.budget is None else started + args.budget
     device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')
     notes: List[str] = []
@@ -928,7 +946,8 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
     data, data_facts = prepare_data(args)
     rows = [row for row in ROWS if row.name == REFERENCE or args.only is None
             or re.search(args.only, row.name)]
-    configs = {row.name: row_config(row, args, data) for row in rows}
+    rows = [row._replace(edits=row.edits + run_edits(args, data)) for row in rows]
+    configs = {row.name: row_config(row) for row in rows}
     shapes = {row.name: sample_shapes(configs[row.name]) for row in rows}
     phases = dict(setup_s=time.perf_counter() - started)
     train = []
@@ -961,13 +980,13 @@ def main(argv: Optional[Sequence[str]] = None) -> Dict[str, Any]:
                 util_source=next((entry['util_source'] for entry in train
                                   if entry['util_source']), None),
                 wall_s=time.perf_counter() - started)
+    meta['machine'] = machine_line(
+        f'GPU {meta["device_name"]}, CUDA {meta["cuda"]}, cuDNN {meta["cudnn"]}'
+        if device.type == 'cuda' else 'device cpu', load_at_start=load_at_start)
     report = dict(meta=meta, train=train, inference=infer, ratios=ratios,
                   targets=compute_targets(train, infer, ratios, infer_dtype), notes=notes,
                   reference=REFERENCE)
-    text = render(report)
-    print(text, flush=True)
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / 'gpu_bench.md').write_text(text)
+    print_and_write(render(report), args.out / 'gpu_bench.md')
     (args.out / 'gpu_bench.json').write_text(
         json.dumps(json_safe(report), indent=1, allow_nan=False) + '\n')
     print(f'wrote {args.out / "gpu_bench.md"} and {args.out / "gpu_bench.json"}', flush=True)

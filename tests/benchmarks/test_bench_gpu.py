@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from benchmarks import bench_gpu as bench
+from benchmarks.lib.rows import Row
 
 from ..conftest import REPO
 
@@ -118,9 +119,40 @@ def test_markdown_shows_every_row_and_ratio(tiny_run):
                     and '[' in line)
         assert f'{ratios["train_clips_per_s"][name]:.2f}x' in line
         assert f'{ratios["train_clips_per_s_on_gpu"][name]:.2f}x' in line
+    machine = markdown.splitlines()[2]  # the library's machine line, then the command
+    assert machine.startswith('Machine: ') and '; device cpu. Command: `python benchmarks/' \
+        'bench_gpu.py --tiny --data ' in machine
+    assert report['meta']['machine'] in machine
     assert "the seeds' 3.2 ms (TensorRT FP16, one stream)" in markdown
     assert "the seeds' 6.5 ms (TensorRT FP16, two streams)" in markdown
     assert report['meta']['tiny'] is True and report['meta']['amp'] is None
+
+
+def test_rows_are_configs_with_the_run_sizes_edited_in(tmp_path):
+    args = bench.parse_args(['--tiny', '--size', '24', '--batch', '3', '--workers', '2',
+                             '--prefetch-factor', '5', '--short-side', '48'])
+    assert all(isinstance(row, Row) and row.edits == () for row in bench.ROWS)
+    for row in bench.ROWS:
+        cfg = bench.row_config(row._replace(edits=bench.run_edits(args, tmp_path)))
+        loader = cfg.train_dataloader
+        assert loader.dataset.ann_file == str(tmp_path / 'train.txt')
+        assert loader.dataset.data_prefix == dict(video=str(tmp_path))
+        steps = {step['type']: step for step in loader.dataset.pipeline}
+        assert steps['ConsistentClipAugment']['size'] == 24
+        assert (steps['FrameCacheInit']['short_side'], steps['FrameCacheInit']['on_stale']) == (
+            48, 'error')
+        assert (loader.batch_size, loader.num_workers, loader.prefetch_factor) == (3, 2, 5)
+        assert loader.persistent_workers is False
+        assert loader.sampler == dict(type='InfiniteSampler', shuffle=True)
+
+
+def test_a_row_without_the_frame_cache_is_refused(tmp_path):
+    config = tmp_path / 'no_cache.py'
+    config.write_text(f"_base_ = ['{bench.ROWS[-1].config}']\n"
+                      "train_dataloader = dict(dataset=dict(pipeline=[dict(type='DecordInit')]))\n")
+    with pytest.raises(ValueError, match=r"no_cache.py: its train pipeline lacks "
+                       r"\['ConsistentClipAugment', 'FrameCacheDecode', 'FrameCacheInit'\]"):
+        bench.row_config(Row('no cache', config, ''))
 
 
 def test_compute_ratios_against_tsm():
