@@ -77,6 +77,7 @@ SCRATCH_ROW = 'hyperframe T=5 from scratch'
 RANDOM_ROW = 'conv1 random'
 EFF_SINGLE_ROW = 'EfficientNet-Lite0 single frame'
 EFF_TSN_ROW = 'TSN-EfficientNet-Lite0-5 (mmaction2)'
+EFF_TSM_ROW = 'TSM-EfficientNet-Lite0-5'
 EFF_T5_ROW = 'EfficientNet-Lite0 hyperframe T=5'
 EFF_T8_ROW = 'EfficientNet-Lite0 hyperframe T=8'
 TSM = family_config('tsm_imagenet-pretrained-mobilenetv2_')
@@ -138,6 +139,9 @@ ZOO_ROWS = [
     Row(EFF_TSN_ROW, family_config('tsn_imagenet-pretrained-efficientnet-lite0_'),
         'mmaction2\'s TSN over the timm backbone, 5 segments, scores averaged', HEADLINE_SEEDS,
         cost=4.5),
+    Row(EFF_TSM_ROW, family_config('tsm_imagenet-pretrained-efficientnet-lite0_'),
+        'mmaction2\'s TemporalShift where MobileNetV2TSM puts it, in the timm backbone '
+        '(TemporalShiftBackbone), 5 segments', HEADLINE_SEEDS, cost=5.0),
     Row(EFF_T5_ROW, family_config('hyperframe_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x5-'),
         'one T=5 hyperframe, the stem conv replicated over the picks / 5', HEADLINE_SEEDS,
         cost=1.3),
