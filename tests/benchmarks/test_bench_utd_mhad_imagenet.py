@@ -81,7 +81,7 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert configs['hyperframe T=8, input 160'].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
-        bench.RECIPE_ROW, bench.T8_ROW, bench.TSM_ROW}
+        bench.RECIPE_ROW, bench.T8_ROW, bench.TSM_ROW, bench.SCRATCH_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -90,6 +90,21 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert [(augment['type'], augment['alpha'], augment['num_classes']) for augment in
             configs['hyperframe T=8, mixup + cutmix'].model.data_preprocessor.blending.augments
             ] == [('MixupBlending', 0.8, 27), ('CutmixBlending', 1.0, 27)]
+
+
+def test_the_sgd_controls_take_the_imagenet_rows_optimiser(written):
+    configs = written[2]
+    recipe = configs[bench.RECIPE_ROW]
+    sgd30, sgd60, fast = (configs[name] for name in bench.SCRATCH_SGD_ROWS)
+    assert sgd30.optim_wrapper == recipe.optim_wrapper
+    assert (sgd30.param_scheduler, sgd30.train_cfg) == (recipe.param_scheduler,
+                                                        recipe.train_cfg)
+    assert sgd60.optim_wrapper == recipe.optim_wrapper
+    assert sgd60.train_cfg.max_epochs == 60
+    assert [(step['begin'], step['end']) for step in sgd60.param_scheduler] == [(0, 6), (6, 60)]
+    assert fast.optim_wrapper.optimizer.lr == 4 * recipe.optim_wrapper.optimizer.lr
+    for control in (sgd30, sgd60, fast):  # random weights: the control's model, not ImageNet's
+        assert control.model.backbone.pretrained is None
 
 
 def test_the_schedule_and_size_edits_set_exact_values(written):
@@ -127,9 +142,12 @@ def test_one_command_selects_one_run():
     assert [row.name for row in lib.selected(bench.ROWS, ['hyperframe T=5'])] == [
         bench.RECIPE_ROW]
     assert [row.name for row in lib.selected(bench.ROWS, ['from scratch'])] == [
+        bench.SCRATCH_ROW, *bench.SCRATCH_SGD_ROWS]
+    assert [row.name for row in lib.selected(bench.ROWS, [bench.SCRATCH_ROW])] == [
         bench.SCRATCH_ROW]
     assert [row.name for row in lib.selected(bench.ROWS, ['lr'])] == [
-        'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up']
+        'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up',
+        'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
 
@@ -216,6 +234,8 @@ def test_targets_and_claims_from_given_numbers():
         '- hyperframe T=5 0.870 vs TSM-MobileNetV2-5 0.820 at 0.300x its latency (>= TSM at '
         '<= 1/3 = 0.333x): **met**',
         '- ImageNet vs from scratch (T=5): 0.870 vs 0.700, +17.0 points (>= +5): **met**',
+        '- ImageNet vs from scratch on the same optimiser: no SGD schedule of the control '
+        'validated yet (--validate-on)',
         '- conv1 replicate vs random: +5.0 points, the larger spread over seeds 2.0 (> 2x the '
         'spread): **met**',
         f'- {bench.EFF_T5_ROW} vs {bench.RECIPE_ROW}: not trained yet',
@@ -230,8 +250,10 @@ def test_targets_and_claims_from_given_numbers():
     assert bench.targets(results, slower, validated)[1].endswith(
         'at 0.334x its latency (>= TSM at <= 1/3 = 0.333x): **missed**')
     alone = {name: results[name] for name in (bench.TSM_ROW, bench.RECIPE_ROW)}
-    assert bench.targets(alone, costs, validated)[2:4] == [
+    assert bench.targets(alone, costs, validated)[2:5] == [
         f'- ImageNet vs from scratch: {bench.SCRATCH_ROW!r} not trained yet',
+        '- ImageNet vs from scratch on the same optimiser: no SGD schedule of the control '
+        'validated yet (--validate-on)',
         f'- conv1 replicate vs random: {bench.RANDOM_ROW!r} needs 2 seeds or more']
     lines = bench.claims(results)
     assert lines[1] == ('- pretrained + replicate trains more stably than a random conv1: '
@@ -255,6 +277,24 @@ def test_targets_and_claims_from_given_numbers():
         0.1, 0.2, 0.3, 0.4, 0.86))})
     assert bench.claims(late_recipe)[6].endswith('10.0 vs 6.0 epochs to the scratch model\'s '
                                                  'final val top-1 (-67 % fewer): did not hold')
+
+
+def test_the_same_optimiser_control_is_the_schedule_validated_best():
+    sgd30, sgd60, fast = bench.SCRATCH_SGD_ROWS
+    top1 = {bench.RECIPE_ROW: 0.80, sgd30: 0.70, sgd60: 0.78}
+    # the schedule is the one validated best, whatever the test says
+    validated = {sgd30: (0.60, 2), sgd60: (0.65, 2), fast: (0.62, 2)}
+    assert bench.same_optimiser_target(top1, validated) == (
+        f'- ImageNet vs from scratch on the same optimiser (T=5): 0.800 vs {sgd60} 0.780 (the '
+        'schedule validated best of 3), +2.0 points (>= +5): **missed**')
+    assert bench.same_optimiser_target(top1, {sgd30: (0.7, 1)}).endswith(
+        '0.800 vs from scratch, SGD 30e 0.700 (the schedule validated best of 1), +10.0 points '
+        '(>= +5): **met**')
+    assert bench.same_optimiser_target(top1, {fast: (0.9, 1)}) == (
+        f'- ImageNet vs from scratch on the same optimiser: {fast!r} (chosen on validation) not '
+        'trained yet')
+    assert {row.config for row in bench.ROWS if row.name in bench.SCRATCH_SGD_ROWS} == {
+        bench.SCRATCH}
 
 
 def test_the_second_networks_targets_read_its_own_rows():
