@@ -401,6 +401,7 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     else:
         lines.append(f'- conv1 replicate vs random: {RANDOM_ROW!r} needs 2 seeds or more')
     lines += second_network_targets(top1, costs)
+    lines.append(second_network_t(results, validated))
     # the row is chosen on the training subjects (--validate-on), never on the test: the best of
     # many rows on one test set is an optimistic estimate of that row
     fast = [name for name in top1 if name in validated
@@ -435,6 +436,20 @@ def same_optimiser_target(top1: Dict[str, float], validated: Dict[str, tuple]) -
             f'{chosen} {top1[chosen]:.3f} (the schedule validated best of {len(candidates)}), '
             f'{100 * gain:+.1f} points (>= +{100 * MIN_PRETRAINING_GAIN:.0f}): '
             f'{"**met**" if gain >= MIN_PRETRAINING_GAIN else "**missed**"}')
+
+
+def second_network_t(results: Dict[str, List[Dict]], validated: Dict[str, tuple]) -> str:
+    """EfficientNet-Lite0's T as item 1 chooses it: the hyperframe row of that network validated
+    best on the training subjects, and its test top-1 (one reading, not a target)."""
+    rows = [name for name in (EFF_T5_ROW, EFF_T8_ROW) if name in validated]
+    if not rows:
+        return '- EfficientNet-Lite0\'s T: not validated yet (--validate-on)'
+    chosen = max(rows, key=lambda name: validated[name][0])
+    seen = ', '.join(f'{name.rsplit(" ", 1)[-1]} {validated[name][0]:.3f}' for name in rows)
+    tested = (f'tested once: {mean_sd(results[chosen], "top1")} over {len(results[chosen])} '
+              'seed(s)' if chosen in results else 'not trained yet')
+    return (f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {chosen} (validation '
+            f'{seen} over {validated[chosen][1]} fold(s)); {tested}')
 
 
 def second_network_targets(top1: Dict[str, float], costs: Dict[str, Dict]) -> List[str]:

@@ -240,6 +240,7 @@ def test_targets_and_claims_from_given_numbers():
         'spread): **met**',
         f'- {bench.EFF_T5_ROW} vs {bench.RECIPE_ROW}: not trained yet',
         f'- {bench.EFF_T5_ROW} vs {bench.EFF_TSN_ROW}: not trained yet',
+        '- EfficientNet-Lite0\'s T: not validated yet (--validate-on)',
         '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
         '(validation 0.800 over 2 fold(s), the best of the 2 validated rows within that '
         'latency), tested once: 0.870 ± 0.010 over 3 seeds at 0.300x (>= 0.87): **met**']
@@ -295,6 +296,17 @@ def test_the_same_optimiser_control_is_the_schedule_validated_best():
         'trained yet')
     assert {row.config for row in bench.ROWS if row.name in bench.SCRATCH_SGD_ROWS} == {
         bench.SCRATCH}
+
+
+def test_the_second_networks_t_is_the_one_validated_best():
+    validated = {bench.EFF_T5_ROW: (0.70, 2), bench.EFF_T8_ROW: (0.72, 2)}
+    results = {bench.EFF_T8_ROW: _runs(0.60, 0.62), bench.EFF_T5_ROW: _runs(0.9)}
+    assert bench.second_network_t(results, validated) == (
+        f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {bench.EFF_T8_ROW} '
+        '(validation T=5 0.700, T=8 0.720 over 2 fold(s)); tested once: 0.610 ± 0.014 over 2 '
+        'seed(s)')
+    assert bench.second_network_t({}, {bench.EFF_T5_ROW: (0.7, 1)}).endswith(
+        f'{bench.EFF_T5_ROW} (validation T=5 0.700 over 1 fold(s)); not trained yet')
 
 
 def test_the_second_networks_targets_read_its_own_rows():
