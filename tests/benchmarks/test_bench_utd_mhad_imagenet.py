@@ -371,7 +371,9 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
     assert f'| [{bench.RECIPE_ROW}]({bench.RECIPE.name}) | **0.865** ± 0.007' in section
     assert 'Not trained yet: single frame; TSN-MobileNetV2-5 (mmaction2); hyperframe T=8; ' \
         'hyperframe T=8, mixup; hyperframe T=8, mixup + cutmix; hyperframe T=16; ' \
-        'fast/slow T=5+5; fast/slow T=5+8 (`python' in section
+        'fast/slow T=5+5; fast/slow T=5+8; EfficientNet-Lite0 single frame; '\
+        'TSN-EfficientNet-Lite0-5 (mmaction2); TSM-EfficientNet-Lite0-5; EfficientNet-Lite0 '\
+        'hyperframe T=5; EfficientNet-Lite0 hyperframe T=8 (`python' in section
     # the project README: the trained headline rows, then the targets
     assert project.read_text().splitlines()[2:7] == [
         '| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs TSM-MobileNetV2-5 | '
