@@ -1,8 +1,8 @@
 """Every EfficientNet-Lite0 config reads the one file configs/_base_/models/
 imagenet_efficientnet_lite0.py names (HF_IMAGENET_EFFICIENTNET_LITE0 overrides it): the
 hyperframe models through InflatedBackbone (stem conv inflated), mmaction2's TSN through timm's
-own loader (as it is); every other layer is the file's, and each model takes a training and a
-test step. The file is made here: random timm weights in the converter's output format."""
+own loader (as it is), TSM through TemporalShiftBackbone (as it is, under the shifts); every
+other layer is the file's, and each model takes a training and a test step. The file is made here: random timm weights in the converter's output format."""
 import copy
 import math
 
@@ -35,7 +35,7 @@ def test_the_configs_are_the_families_efficientnet_rows():
     assert sorted(f'{path.parent.name}/{path.name.split("_")[0]}' for path in CONFIGS) == [
         'hmdb51/hyperframe', 'kinetics400/hyperframe', 'ucf101/hyperframe',
         'utd_mhad_imagenet/hyperframe', 'utd_mhad_imagenet/hyperframe',
-        'utd_mhad_imagenet/singleframe', 'utd_mhad_imagenet/tsn']
+        'utd_mhad_imagenet/singleframe', 'utd_mhad_imagenet/tsm', 'utd_mhad_imagenet/tsn']
 
 
 def batch(cfg, clips: int, count: int = 2):
@@ -74,6 +74,13 @@ def test_every_config_loads_the_one_file_and_steps(path, imagenet_file, monkeypa
                                    backbone.get('diff_gain', 4.0), to_encoded=False)
         torch.testing.assert_close(stem, weights['conv_stem.weight'].repeat(1, num_frames, 1, 1)
                                    / num_frames, rtol=0, atol=1e-6)
+    elif backbone.type == 'TemporalShiftBackbone':  # the file as it is, shifts in between
+        assert backbone.pretrained == str(file)
+        loaded = {key[len('model.'):].replace('.conv_pw.net.', '.conv_pw.'): value
+                  for key, value in model.backbone.state_dict().items()}
+        assert torch.equal(loaded['conv_stem.weight'], weights['conv_stem.weight'])
+        shifted = 'blocks.5.3.conv_pw.weight'
+        assert torch.equal(loaded[shifted], weights[shifted])
     else:
         assert backbone.pretrained_cfg_overlay.file == str(file)
         loaded = model.backbone.state_dict()
