@@ -2,7 +2,8 @@
 imagenet_efficientnet_lite0.py names (HF_IMAGENET_EFFICIENTNET_LITE0 overrides it): the
 hyperframe models through InflatedBackbone (stem conv inflated), mmaction2's TSN through timm's
 own loader (as it is), TSM through TemporalShiftBackbone (as it is, under the shifts); every
-other layer is the file's, and each model takes a training and a test step. The file is made here: random timm weights in the converter's output format."""
+other layer is the file's, and each model takes a training and a test step. The file is made
+here: random timm weights in the converter's output format."""
 import copy
 import math
 
