@@ -4,18 +4,10 @@ mmengine evaluates each base config on its own and replaces a list rather than m
 so a config that changes the sampler (T, the picks, the streams) or the stacking at the end of a
 pipeline cannot reach into the pipelines its dataset base built: it builds them again. Every
 dataset base keeps the parts of its pipelines, ``pipeline_parts`` (per split: the reader, the
-sampler's views, the decoding and transforms), and a config rebuilds its pipelines from them::
-
-    _base_ = ['../../_base_/datasets/utd_mhad_depth.py', ...]
-    from hyperframes_mm.config_parts import dataloaders, pipelines
-
-    num_frames = 8
-    model = dict(backbone=dict(num_frames=num_frames))
-    hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=num_frames)
-    train_pipeline, val_pipeline, test_pipeline = pipelines(
-        _base_.pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
-    train_dataloader, val_dataloader, test_dataloader = dataloaders(
-        train_pipeline, val_pipeline, test_pipeline)
+sampler's views, the decoding and transforms), and a config rebuilds its pipelines from them
+with :func:`pipelines` and hands them to its dataloaders with :func:`dataloaders`
+(``configs/hyperframes/utd_mhad_imagenet/hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-
+30e_utd-mhad-depth.py`` is the shortest such config; docs/model_zoo.md walks through it).
 
 The import comes after ``_base_``: mmengine reads a config whose first statement imports a
 module from outside the standard library as a new-style (``read_base``) config, which has no
