@@ -107,7 +107,9 @@ def model_complexity(config: ConfigLike, video_size: Tuple[int, int] = (256, 340
     with _without_init_dump():
         model = init_recognizer(config, None, 'cpu', cfg_options)
     inputs = example_inputs(model.cfg, video_size, fps=fps)
-    wrapper = ExportWrapper(model).eval()
+    # the model as mmaction2 runs it: the model zoo's FLOPs and latency are of that model, not
+    # of the exported graph's folded input (export.fold_input_projection)
+    wrapper = ExportWrapper(model, fold_input=False).eval()
     tensors = tuple(tensor.float() for tensor in as_tuple(model, inputs))
     with torch.no_grad():
         info = _count_flops(wrapper, tensors, show_table)
@@ -131,7 +133,7 @@ def _timed_call(config: ConfigLike, checkpoint: Optional[str], device: Optional[
     tensors = tuple(torch.randint(0, 256, (batch, ) + tuple(tensor.shape[1:]),
                                   generator=generator).float().to(device)
                     for tensor in as_tuple(model, sample))
-    wrapper = ExportWrapper(model).eval()
+    wrapper = ExportWrapper(model, fold_input=False).eval()
     shapes = {key: (batch, ) + tuple(tensor.shape[1:])
               for key, tensor in zip(stream_keys(model), tensors)}
     return (lambda: wrapper(*tensors)), shapes, device

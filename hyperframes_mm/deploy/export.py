@@ -2,7 +2,10 @@
 
 The exported graph is the whole test-time model: the data preprocessor's normalisation (mean
 and std tiled over the T frames), the backbone(s), the head and its clip averaging. So ONNX
-takes what the test pipeline gives the model, before normalisation:
+takes what the test pipeline gives the model, before normalisation. For a single-stream
+hyperframe model the normalisation and the stem's input encoding run as one 1x1 convolution
+(:func:`fold_input_projection`): the same function, in one pass over the input.
+
 
 * input ``imgs`` (single-stream) or one input per stream (``imgs_fast``, ``imgs_slow``):
   ``[B, K, 3T, H, W]`` raw RGB pixels in 0..255, frame-major channels (channels 3t..3t+2 are
@@ -11,10 +14,11 @@ takes what the test pipeline gives the model, before normalisation:
 * output ``scores``: ``[B, num_classes]``, exactly the ``pred_score`` of mmaction2's test step
   (for ``TSNHead(average_clips='prob')``: softmax of the clip-averaged logits).
 """
+import copy
 import logging
 import warnings
 from pathlib import Path
-from typing import Dict, Sequence, Union
+from typing import Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -25,6 +29,10 @@ from ..apis.inference import stream_keys
 from ..apis.onnx_recognizer import onnx_session
 
 INPUT_DTYPES = ('float32', 'uint8')
+#: the wrapper's attribute holding the folded input projection; its graph nodes are named
+#: ``/input_projection/...``, which is how the int8 quantiser finds them
+INPUT_PROJECTION = 'input_projection'
+
 Inputs = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
 
@@ -37,9 +45,12 @@ class ExportWrapper(nn.Module):
             own models with its ``ActionDataPreprocessor``: 2D (TSN, TSM:
             ``format_shape='NCHW'``, K is then the segments) or 3D (I3D, X3D:
             ``'NCTHW'``, inputs ``[B, K, 3, T, H, W]``), so that baselines are measured alike.
+        fold_input (bool): run normalisation and input encoding as one 1x1 convolution where
+            :func:`fold_input_projection` can (``model`` itself is left as it is). Defaults to
+            True.
     """
 
-    def __init__(self, model: nn.Module) -> None:
+    def __init__(self, model: nn.Module, fold_input: bool = True) -> None:
         super().__init__()
         preprocessor = getattr(model, 'data_preprocessor', None)
         if not (hasattr(preprocessor, '_normalise') or _is_action_preprocessor(preprocessor)):
@@ -48,10 +59,15 @@ class ExportWrapper(nn.Module):
                             'HyperframeDataPreprocessor (its normalisation goes into the graph) '
                             'or mmaction2\'s ActionDataPreprocessor with format_shape '
                             f'in {ACTION_FORMATS}')
-        self.model = model
         self.keys = stream_keys(model)
+        folded = fold_input_projection(model) if fold_input else None
+        self.model, projection = folded or (model, None)
+        setattr(self, INPUT_PROJECTION, projection)
 
     def _normalise(self, pixels: torch.Tensor) -> torch.Tensor:
+        projection = getattr(self, INPUT_PROJECTION)
+        if projection is not None:
+            return projection(pixels.float().flatten(0, -4)).view(pixels.shape)
         preprocessor = self.model.data_preprocessor
         if hasattr(preprocessor, '_normalise'):
             return preprocessor._normalise(pixels)
@@ -72,6 +88,43 @@ class ExportWrapper(nn.Module):
             feats = normalise(inputs[0])
         scores, _ = self.model.extract_feat(feats, stage='head')
         return self.model.cls_head.average_clip(scores, num_segs=scores.shape[0] // batch)
+
+
+def fold_input_projection(model: nn.Module) -> Optional[Tuple[nn.Module, nn.Conv2d]]:
+    """A single-stream hyperframe model's normalisation and input encoding as one 1x1 conv.
+
+    At every pixel both are affine maps of the ``C*T`` channel values: the data preprocessor's
+    channel order, mean and std (:meth:`HyperframeDataPreprocessor.affine`), then the stem's
+    encoding (centre frame and gained differences, :meth:`HyperframeStem.encoding_map`). As
+    written they are a chain of passes over the full-resolution input (gather, subtract,
+    divide, slices, subtract, multiply, concatenate) whose memory traffic, not arithmetic, is
+    their cost, and which an int8 graph keeps in float; one 1x1 convolution computes the same
+    values in one pass. The first conv keeps its kernel in the encoded basis: folding the
+    encoding into that kernel instead would be exact too, but its weights would then form the
+    small frame differences from large, nearly cancelling terms, which int8 weights cannot
+    hold.
+
+    Returns:
+        tuple | None: a copy of ``model`` whose stem reads its input as given (the encoding
+        moved into the projection), and the projection; None where the input cannot be
+        folded: several streams, mmaction2's own data preprocessor, a backbone without a
+        hyperframe stem, or a stem whose frame attention or motion products read the
+        normalised frames themselves.
+    """
+    preprocessor = getattr(model, 'data_preprocessor', None)
+    stem = getattr(getattr(model, 'backbone', None), 'hyperframe_stem', None)
+    if (len(stream_keys(model)) != 1 or not hasattr(preprocessor, 'affine') or stem is None
+            or stem.frame_attention is not None or stem.motion_products is not None):
+        return None
+    matrix, offset = preprocessor.affine(stem.in_channels)
+    encoding = stem.encoding_map()
+    projection = nn.Conv2d(stem.in_channels, stem.in_channels, 1)
+    with torch.no_grad():
+        projection.weight.copy_((encoding @ matrix)[:, :, None, None])
+        projection.bias.copy_(encoding @ offset)
+    folded = copy.deepcopy(model)
+    folded.backbone.hyperframe_stem.input_encoding = 'frames'
+    return folded, projection.to(next(model.parameters()).device)
 
 
 #: the layouts of mmaction2's ActionDataPreprocessor the wrapper normalises like it

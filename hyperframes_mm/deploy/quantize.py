@@ -20,6 +20,7 @@ from mmengine.logging import print_log
 
 from ..apis.onnx_recognizer import onnx_feeds
 from ..datasets.annotations import read_list_lines
+from .export import INPUT_PROJECTION
 
 #: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
 #: around float operators, fused by the runtime) or QOperator (QLinearConv & co.)
@@ -116,6 +117,13 @@ def float_operators(path: Union[str, Path], quant_format: str) -> Dict[str, List
     return dict(sorted(kept.items()))
 
 
+def projection_nodes(path: Union[str, Path]) -> List[str]:
+    """The nodes of the graph at ``path`` that compute the exported input projection."""
+    import onnx
+    return [node.name for node in onnx.load(str(path)).graph.node
+            if node.name.startswith(f'/{INPUT_PROJECTION}/')]
+
+
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                   calibration: Sequence[Sample], quant_format: str = 'QDQ',
                   exclude_nodes: Sequence[str] = ()) -> Dict[str, object]:
@@ -156,6 +164,11 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         # shape inference and graph optimisation first, as onnxruntime recommends: the
         # quantiser then sees fused Conv+BN and the shapes of every tensor
         quant_pre_process(str(float_path), str(prepared))
+        # The folded input projection (export.fold_input_projection) stays in float: in int8
+        # it would quantise the raw pixels and run a 3T-channel conv at full resolution, which
+        # onnxruntime's int8 kernels do slower than its float ones; its output is quantised for
+        # the first conv as the unfolded graph's encoded input was.
+        exclude_nodes = list(exclude_nodes) + projection_nodes(prepared)
         quantize_static(
             str(prepared), str(partial), ClipCalibration(inputs, calibration),
             quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
@@ -165,7 +178,7 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             # then scores far below its float model there and not on a VNNI CPU. With reduced
             # range no sum can saturate, so the file computes the same on every x86 CPU.
             reduce_range=True,
-            calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=list(exclude_nodes))
+            calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes)
         # read on the graph the quantiser saw (batch norms folded into their convs)
         kept = float_operators(prepared, quant_format)
         os.replace(partial, out_path)

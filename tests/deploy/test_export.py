@@ -5,8 +5,9 @@ import torch
 
 from hyperframes_mm.apis import example_inputs, init_recognizer
 from hyperframes_mm.deploy import ModelStage, StreamEngine
-from hyperframes_mm.deploy.export import (ExportWrapper, check_parity, export_onnx, onnx_session,
-                                        pytorch_scores, random_pixels, run_onnx)
+from hyperframes_mm.deploy.export import (ExportWrapper, check_parity, export_onnx,
+                                        fold_input_projection, onnx_session, pytorch_scores,
+                                        random_pixels, run_onnx)
 
 from ..conftest import load_script
 
@@ -136,3 +137,62 @@ def test_wrapper_runs_mmaction2_baselines_as_their_test_step(config, shape):
             sample.pred_score for sample in model.test_step(dict(
                 inputs=list(pixels), data_samples=[ActionDataSample() for _ in range(2)]))])
     torch.testing.assert_close(wrapped, expected, rtol=1e-5, atol=1e-6)
+
+
+DIFF_BGR = {'model.backbone.input_encoding': 'diff', 'model.backbone.diff_gain': 4.0,
+            'model.data_preprocessor.to_rgb': True}
+
+
+def test_input_projection_is_the_normalisation_then_the_encoding(api_models, tmp_path):
+    """One 1x1 conv computes the preprocessor's BGR->RGB, mean and std, then the stem's diff
+    encoding: every exported value stays the model's, the model itself is left as it was."""
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu', DIFF_BGR)
+    wrapper = ExportWrapper(model).eval()
+    projection = wrapper.input_projection
+    assert (projection.in_channels, projection.out_channels, projection.kernel_size) == (9, 9,
+                                                                                       (1, 1))
+    assert model.backbone.input_encoding == 'diff'  # the folded copy is the wrapper's own
+    assert wrapper.model.backbone.input_encoding == 'frames'
+    # encoded slot 1, red = 4 * (frame 1 - frame 0) of the normalised red, which BGR input
+    # holds in channel 2 of each frame: +4/std on channel 5, -4/std on channel 2, 0 elsewhere
+    std_red = 58.395
+    row = projection.weight[3, :, 0, 0]
+    assert row[5].item() == pytest.approx(4 / std_red, rel=1e-6)
+    assert row[2].item() == pytest.approx(-4 / std_red, rel=1e-6)
+    assert torch.count_nonzero(row) == 2
+    # the centre frame's red: raw channel 5 (frame 1, BGR), (x - 123.675) / 58.395
+    assert projection.weight[0, 5, 0, 0].item() == pytest.approx(1 / std_red, rel=1e-6)
+    assert projection.bias[0].item() == pytest.approx(-123.675 / std_red, rel=1e-6)
+    assert projection.bias[3].item() == pytest.approx(0.0, abs=1e-6)  # differences: no mean
+    pixels = random_pixels(tuple(example_inputs(model.cfg, (48, 64)).shape), 3)
+    with torch.no_grad():
+        unfolded = ExportWrapper(model, fold_input=False).eval()(pixels)
+        assert torch.allclose(wrapper(pixels), unfolded, atol=1e-6)
+    path = export_onnx(model, tmp_path / 'diff_bgr.onnx', pixels)
+    assert check_parity(model, path, pixels) <= 1e-5
+    # the passes the projection replaces: mean (Sub), per-frame differences (Sub), gain (Mul),
+    # mean and std tiled over the frames (Tile)
+    passes = {'Sub', 'Mul', 'Tile'}
+    assert not _op_types(path) & passes
+    unfolded_path = tmp_path / 'unfolded.onnx'
+    torch.onnx.export(ExportWrapper(model, fold_input=False).eval(), (pixels, ),
+                      str(unfolded_path), dynamo=False)
+    assert _op_types(unfolded_path) >= passes
+
+
+def _op_types(path):
+    import onnx
+    return {node.op_type for node in onnx.load(str(path)).graph.node}
+
+
+def test_input_is_not_folded_where_the_stem_reads_the_frames_themselves(api_models):
+    """Frame attention and motion products read the normalised frames, two streams have two
+    stems' inputs, mmaction2's preprocessor has no affine form: the graph keeps the passes."""
+    single, ckpt = api_models['single'], api_models['single_ckpt']
+    for option in ('frame_attention', 'motion_products'):
+        model = init_recognizer(single, None, 'cpu', {f'model.backbone.{option}': True})
+        assert fold_input_projection(model) is None
+        assert ExportWrapper(model).input_projection is None
+    two_streams = init_recognizer(api_models['fast_slow'], api_models['fast_slow_ckpt'], 'cpu')
+    assert fold_input_projection(two_streams) is None
+    assert fold_input_projection(init_recognizer(single, ckpt, 'cpu')) is not None

@@ -23,7 +23,7 @@ from mmengine.model import BaseModule
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
-from .encoding import change_kernel_basis, check_encoding, encode_frames
+from .encoding import change_kernel_basis, check_encoding, encode_frames, encoding_matrix
 from .frame_attention import FrameAttention
 from .inflate import reinflate_conv_weight, set_conv_weight
 from .motion_products import MotionProducts
@@ -201,6 +201,13 @@ class HyperframeStem(BaseModule):
         return conv_stem.activate(out) if conv_stem.with_activation else out
 
     # -------------------------------------------------------------- kernels and frames
+    def encoding_map(self) -> torch.Tensor:
+        """The input encoding as one ``[C*T, C*T]`` float64 matrix on a pixel's channel vector
+        (frame-major channels): :meth:`encode` is ``x -> M x`` at every pixel."""
+        return torch.kron(
+            encoding_matrix(self.num_frames, self.input_encoding, self.diff_gain),
+            torch.eye(self.channels_per_frame, dtype=torch.float64))
+
     def to_encoding(self, weight: torch.Tensor, to_encoded: bool) -> torch.Tensor:
         """A first-conv kernel moved to (or, ``to_encoded=False``, from) the input encoding's
         basis; the network computes the same function with either kernel in its basis."""

@@ -55,23 +55,46 @@ class HyperframeDataPreprocessor(BaseDataPreprocessor):
 
     def _normalise(self, batch: torch.Tensor) -> torch.Tensor:
         """``[..., 3T, H, W]`` -> float32, RGB-ordered, normalised per frame."""
-        channels = batch.shape[-3]
+        order, mean, std = self._per_channel(batch.shape[-3], batch.device)
+        batch = batch.float()
+        if order is not None:
+            batch = batch[..., order, :, :]
+        if mean is None:
+            return batch
+        return (batch - mean.view(-1, 1, 1)) / std.view(-1, 1, 1)
+
+    def _per_channel(self, channels: int, device=None) -> Tuple:
+        """For ``channels`` input channels: the channel order that ``to_rgb`` reads them in
+        (None: as they are) and the mean and std tiled to them (None, None: no normalisation).
+        """
         if channels % self.channels_per_frame:
             raise ValueError(f'HyperframeDataPreprocessor: inputs have {channels} channels, not a '
                              f'multiple of channels_per_frame={self.channels_per_frame}')
-        batch = batch.float()
+        order = None
         if self.to_rgb:
-            order = torch.arange(channels, device=batch.device).view(-1, self.channels_per_frame)
-            batch = batch[..., order.flip(1).reshape(-1), :, :]
+            order = torch.arange(channels, device=device).view(-1, self.channels_per_frame)
+            order = order.flip(1).reshape(-1)
         if not self._enable_normalize:
-            return batch
+            return order, None, None
         if channels % len(self.mean):
             raise ValueError(f'HyperframeDataPreprocessor: mean/std have {len(self.mean)} values, '
                              f'which does not divide the {channels} input channels')
         repeats = channels // len(self.mean)
-        mean = self.mean.repeat(repeats).view(-1, 1, 1)
-        std = self.std.repeat(repeats).view(-1, 1, 1)
-        return (batch - mean) / std
+        return order, self.mean.repeat(repeats), self.std.repeat(repeats)
+
+    def affine(self, channels: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The normalisation of ``channels`` input channels as ``x -> A x + b`` on each pixel's
+        channel vector, ``A`` ``[channels, channels]`` and ``b`` ``[channels]`` in float64: what
+        an exported graph can fold into one 1x1 convolution (:mod:`hyperframes_mm.deploy.export`).
+        """
+        order, mean, std = self._per_channel(channels)
+        matrix = torch.eye(channels, dtype=torch.float64)
+        if order is not None:
+            matrix = matrix[order.cpu()]
+        if mean is None:
+            return matrix, torch.zeros(channels, dtype=torch.float64)
+        scale = 1 / std.cpu().double()
+        return scale[:, None] * matrix, -mean.cpu().double() * scale
 
     def preprocess(self, inputs: Union[List[torch.Tensor], List[Dict[str, torch.Tensor]]],
                    data_samples: SampleList,

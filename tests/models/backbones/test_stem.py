@@ -87,3 +87,15 @@ def test_load_inflated_checkpoint_inflates_a_widened_torchvision_network(tmp_pat
         load_inflated_checkpoint(widened, path)
     with pytest.raises(ValueError, match="HyperResNet's first conv is 'conv1.conv', not 'conv1'"):
         load_inflated_checkpoint(HyperResNet(18, num_frames=T), path, first_conv='conv1')
+
+
+@pytest.mark.parametrize('encoding', ['frames', 'diff'])
+def test_encoding_map_is_encode_at_every_pixel(encoding):
+    stem = HyperframeStem(3, 'test', input_encoding=encoding, diff_gain=2.5)
+    frames = torch.randn(2, 9, 4, 5)
+    mapped = torch.einsum('oc,nchw->nohw', stem.encoding_map().float(), frames)
+    assert torch.allclose(mapped, stem.encode(frames), atol=1e-6)
+    if encoding == 'diff':  # slot 2, channel 0: 2.5 * (frame 2 - frame 1)
+        assert stem.encoding_map()[6].tolist() == [0, 0, 0, -2.5, 0, 0, 2.5, 0, 0]
+    else:
+        assert torch.equal(stem.encoding_map(), torch.eye(9, dtype=torch.float64))
