@@ -54,7 +54,7 @@ def parse_args(argv=None):
 def read_video_list(cfg, split: str):
     """``[(path, label)]`` of the config's ``<split>_dataloader`` (a VideoDataset list)."""
     dataset = cfg[f'{split}_dataloader']['dataset']
-    if dataset.get('type') not in ('VideoDataset', 'GuardedDataset'):
+    if dataset.get('type') not in ('VideoDataset', 'CheckedVideoDataset', 'GuardedDataset'):
         raise ValueError(f'{split}_dataloader: expected a VideoDataset, got {dataset.get("type")}')
     dataset = dataset.get('dataset', dataset)
     prefix = Path(dataset.get('data_prefix', {}).get('video', ''))

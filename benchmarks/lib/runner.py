@@ -106,17 +106,24 @@ def test(config, checkpoint: str, work_dir: Path, log: Path, options: Sequence[s
 #: ``backend_args`` and keeps no best copy, which changes how a file is written, never what is
 #: trained: a run of it is keyed as that runtime's, so it finds the recorded runs.
 RECORDED_CHECKPOINT_WRITING = dict(type='CheckpointHook', save_best='auto')
+#: the dataset type the recorded runs read their lists with: ``CheckedVideoDataset`` checks a
+#: list before it loads exactly the samples ``VideoDataset`` loads, so a run of it is keyed as
+#: the plain dataset's
+RECORDED_DATASET = {'CheckedVideoDataset': 'VideoDataset'}
 
 
 def run_identity(cfg: Dict, key: str):
     """``cfg[key]`` without what decides only how a missing frame cache entry is handled
     (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``) and with ``SafeCheckpointHook``
-    written as the recorded runs' hook (:data:`RECORDED_CHECKPOINT_WRITING`): the
-    benchmarks build every entry before they train, so a run reads the same frames either way,
-    a run trains the same weights whichever hook saves them, and runs trained before those
-    settings changed still count."""
+    and ``CheckedVideoDataset`` written as the recorded runs' hook and dataset
+    (:data:`RECORDED_CHECKPOINT_WRITING`, :data:`RECORDED_DATASET`): the benchmarks build every
+    entry before they train, so a run reads the same frames either way, a run trains the same
+    weights whichever hook saves them and on the same samples whether its list was checked,
+    and runs trained before those settings changed still count."""
     def strip(value):
         if isinstance(value, dict):
+            if value.get('type') in RECORDED_DATASET:
+                value = dict(value, type=RECORDED_DATASET[value['type']])
             if value.get('type') == 'SafeCheckpointHook':
                 value = dict({name: item for name, item in value.items()
                               if name != 'backend_args'}, **RECORDED_CHECKPOINT_WRITING)

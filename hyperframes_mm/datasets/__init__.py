@@ -1,4 +1,4 @@
 from .frame_label_dataset import FrameLabelVideoDataset
 from .transforms import *  # noqa: F401,F403
-from .bad_video import (AnnotationError, BadVideoError, GuardedDataset, SafeDecordInit,
-                        validate_video_annotations)
+from .bad_video import (AnnotationError, BadVideoError, CheckedVideoDataset, GuardedDataset,
+                        SafeDecordInit, validate_video_annotations)

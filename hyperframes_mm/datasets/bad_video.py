@@ -14,6 +14,10 @@ provides:
   opens local files by path. mmaction2's ``DecordInit`` hands decord an in-memory copy of the
   file, and decord 0.6.0 then crashes the process (SIGSEGV, uncatchable) on a truncated AVI;
   opened by path, the same file yields its intact frames.
+* :class:`CheckedVideoDataset` (DATASETS): mmaction2's ``VideoDataset`` that checks its list
+  with :func:`validate_video_annotations` as it reads it, so a malformed line stops the run
+  when the dataset is built, naming ``file:line``, in configs that cannot wrap their dataset
+  (the frame-cache families, whose leaves and benchmarks set ``dataset.ann_file``).
 * :class:`GuardedDataset` (DATASETS): wraps any dataset; a sample whose loading fails raises
   :class:`BadVideoError` naming the file and sample index (``on_bad_video='raise'``), or is
   replaced by another sample, counted and logged (``on_bad_video='skip'``), so an epoch
@@ -25,6 +29,7 @@ import os.path as osp
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
+from mmaction.datasets import VideoDataset
 from mmaction.registry import DATASETS, TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.dataset import BaseDataset
@@ -184,6 +189,27 @@ class SafeDecordInit(BaseTransform):
 
 
 @DATASETS.register_module()
+class CheckedVideoDataset(VideoDataset):
+    """mmaction2's ``VideoDataset``, its list checked line by line before it is parsed.
+
+    Upstream parses a list line with ``int(label)`` and tuple unpacking, so a bad label or a
+    missing field stops the run with ``ValueError: invalid literal for int()`` naming neither
+    the list nor the line; here :func:`validate_video_annotations` reads it first and raises
+    :class:`AnnotationError` naming ``file:line`` and what is wrong. A line with a path only is
+    accepted in test mode (mmaction2's inference lists, label -1) and refused in training.
+    Missing videos are not looked up here: opening one raises :class:`BadVideoError` naming it,
+    and :class:`GuardedDataset` around this dataset lists them up front or skips them. Takes
+    ``VideoDataset``'s arguments and loads exactly its samples.
+    """
+
+    def load_data_list(self) -> List[dict]:
+        validate_video_annotations(self.ann_file, delimiter=self.delimiter,
+                                   multi_class=self.multi_class, num_classes=self.num_classes,
+                                   allow_unlabelled=self.test_mode, check_paths=False)
+        return super().load_data_list()
+
+
+@DATASETS.register_module()
 class GuardedDataset:
     """Wrap a dataset so a bad video names itself, or is skipped and counted.
 
@@ -254,11 +280,10 @@ class GuardedDataset:
             self.full_init()
 
     def _validate(self, cfg: dict, num_classes: Optional[int]) -> None:
-        from mmaction.datasets import VideoDataset
         dataset_type = cfg.get('type')
         if not isinstance(dataset_type, type):
             dataset_type = DATASETS.get(dataset_type)
-        if dataset_type is not VideoDataset:
+        if not (isinstance(dataset_type, type) and issubclass(dataset_type, VideoDataset)):
             return
         ann_file = cfg['ann_file']
         prefix = (cfg.get('data_prefix') or {}).get('video') or ''

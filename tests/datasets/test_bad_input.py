@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from mmaction.datasets.transforms import DecordDecode, DecordInit, PyAVDecode, PyAVInit
+from mmaction.registry import DATASETS
 
 from hyperframes_mm.datasets.bad_video import (AnnotationError, BadVideoError, GuardedDataset,
                                                SafeDecordInit, validate_video_annotations)
@@ -305,6 +306,33 @@ def test_guarded_dataset_refuses_missing_paths_with_file_and_line(videos):
     with pytest.raises(AnnotationError, match=r"missing\.txt:1: label 'x'"):
         GuardedDataset(video_dataset(videos['root'], write_list(videos['root'], 'missing.txt',
                                                                 ['good.mp4 x'])))
+
+
+def test_checked_video_dataset_names_the_bad_line_where_upstream_does_not(videos):
+    """The frame-cache families' dataset: a bad label stops the build naming list and line;
+    mmaction2's own VideoDataset fails on the same list with int()'s message alone."""
+    root = videos['root']
+    bad = write_list(root, 'bad_label.txt', ['good.mp4 0', 'good.mp4 two'])
+    with pytest.raises(ValueError, match=r"^invalid literal for int\(\) with base 10: 'two'$"):
+        DATASETS.build(video_dataset(root, bad))
+    with pytest.raises(AnnotationError, match=r"bad_label\.txt:2: label 'two' is not an integer"):
+        DATASETS.build(dict(video_dataset(root, bad), type='CheckedVideoDataset'))
+    unlabelled = write_list(root, 'unlabelled.txt', ['good.mp4 0', 'good.mp4'])
+    with pytest.raises(AnnotationError, match=r'unlabelled\.txt:2: missing label'):
+        DATASETS.build(dict(video_dataset(root, unlabelled), type='CheckedVideoDataset'))
+    # an inference list: a path alone is label -1, as upstream; missing videos are not looked
+    # up here (decoding one names it)
+    tested = DATASETS.build(dict(video_dataset(root, unlabelled), type='CheckedVideoDataset',
+                                 test_mode=True))
+    assert [tested.get_data_info(i)['label'] for i in range(2)] == [0, -1]
+    good = write_list(root, 'good_and_gone.txt', ['good.mp4 0', 'gone.mp4 3'])
+    checked = DATASETS.build(dict(video_dataset(root, good), type='CheckedVideoDataset'))
+    plain = DATASETS.build(video_dataset(root, good))
+    assert [checked.get_data_info(i) for i in range(2)] == [plain.get_data_info(i)
+                                                            for i in range(2)]
+    # wrapped, it gets GuardedDataset's look-up of the paths
+    with pytest.raises(AnnotationError, match=r'good_and_gone\.txt: 1 video\(s\) do not exist'):
+        GuardedDataset(dict(video_dataset(root, good), type='CheckedVideoDataset'))
 
 
 # --- GuardedDataset at load time ---------------------------------------------------------------
