@@ -24,7 +24,7 @@ from torch import nn
 
 from ..datasets.transforms.pipeline_info import (LOADING_TRANSFORMS, SAMPLER_TRANSFORMS,
                                                  stream_key, transform_type)
-from ..engine.checkpoint import CheckpointRefusedError, load_verified
+from ..engine.checkpoint import CheckpointRefusedError, load_verified, mismatch_error
 
 ConfigLike = Union[str, Path, Config]
 
@@ -84,9 +84,9 @@ def init_recognizer(config: ConfigLike,
 
     Raises:
         FileNotFoundError: the config or the checkpoint does not exist.
-        RuntimeError: the checkpoint does not fit the model (names the file and the keys);
-            :class:`~hyperframes_mm.engine.CheckpointRefusedError` when it is damaged or holds
-            more than weights.
+        CheckpointRefusedError: the checkpoint does not fit the model
+            (:class:`~hyperframes_mm.engine.CheckpointMismatchError`, naming the file and the
+            keys), is damaged or holds more than weights.
     """
     from mmaction.registry import MODELS
     from mmengine.runner.checkpoint import _load_checkpoint_to_model
@@ -108,8 +108,7 @@ def init_recognizer(config: ConfigLike,
         except CheckpointRefusedError:
             raise  # already names the file and says why
         except RuntimeError as error:
-            raise RuntimeError(f'{checkpoint} does not fit the model of the config: '
-                               f'{error}') from error
+            raise mismatch_error(checkpoint, error) from error
     elif init_weights:
         model.init_weights()
     model.cfg = cfg

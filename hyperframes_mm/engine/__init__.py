@@ -3,9 +3,10 @@ a resume that survives a kill and CPU multi-process training (``runner_type``), 
 checkpoint files (``backend_args``), a checkpoint hook that saves before it prunes, exact resume
 of the data order, the frame cache built before a run."""
 from .cache_hook import BuildFrameCacheHook
-from .checkpoint import (AtomicLocalBackend, CheckpointCorruptError, CheckpointNotFiniteError,
-                         CheckpointRefusedError, atomic_write_bytes, check_finite, load_verified,
-                         mmengine_checkpoint_globals, verify_checkpoint_file)
+from .checkpoint import (AtomicLocalBackend, CheckpointCorruptError, CheckpointMismatchError,
+                         CheckpointNotFiniteError, CheckpointRefusedError, atomic_write_bytes,
+                         check_finite, load_verified, mmengine_checkpoint_globals,
+                         verify_checkpoint_file)
 from .distributed import main_process_first
 from .hooks import EpochSeedHook, SafeCheckpointHook, epoch_seed
 from .runner import HyperframeRunner
@@ -13,6 +14,7 @@ from .sync_bn import CPUSyncBatchNorm
 
 __all__ = [
     'AtomicLocalBackend', 'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError',
+    'CheckpointMismatchError',
     'CheckpointNotFiniteError', 'CheckpointRefusedError', 'EpochSeedHook', 'HyperframeRunner',
     'SafeCheckpointHook', 'atomic_write_bytes', 'check_finite', 'epoch_seed', 'load_verified',
     'main_process_first', 'mmengine_checkpoint_globals', 'verify_checkpoint_file'

@@ -68,6 +68,38 @@ class CheckpointNotFiniteError(CheckpointRefusedError):
     its weights would train or predict garbage without any error of their own."""
 
 
+class CheckpointMismatchError(CheckpointRefusedError):
+    """A checkpoint that is not the model's: it lacks some of the model's weights, holds others,
+    or holds them in other shapes. Loaded anyway, the model would predict with the missing ones
+    at their initial values."""
+
+
+#: keys named per kind (missing, unexpected) in a :class:`CheckpointMismatchError`
+_KEYS_SHOWN = 5
+
+
+def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchError:
+    """The error of a strict load of ``filename`` that failed with mmengine's ``error``, naming
+    the file, with its lists of missing and unexpected keys cut to their first few and counted
+    (a checkpoint of another network misses every key, hundreds of them)."""
+    lines, sizes = [], 0
+    for line in str(error).splitlines():
+        head, colon, keys = line.partition(': ')
+        names = keys.split(', ')
+        if colon and head.startswith(('missing keys', 'unexpected key')) and \
+                len(names) > _KEYS_SHOWN:
+            line = f'{head}: {", ".join(names[:_KEYS_SHOWN])}, ... ({len(names)} in all)'
+        if line.startswith('size mismatch'):  # one line per tensor
+            sizes += 1
+            if sizes > _KEYS_SHOWN:
+                continue
+        lines.append(line)
+    if sizes > _KEYS_SHOWN:
+        lines.append(f'... ({sizes} size mismatches in all)')
+    return CheckpointMismatchError(f'{filename} does not fit the model of the config: '
+                                   + '\n'.join(lines).strip())
+
+
 def atomic_write_bytes(data: bytes, path: Union[str, os.PathLike]) -> None:
     """Write ``data`` to ``path`` so that ``path`` holds its old content or all of ``data``.
 

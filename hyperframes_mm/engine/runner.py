@@ -14,7 +14,8 @@ from mmengine.runner import Runner, find_latest_checkpoint
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
 from mmaction.registry import RUNNERS
-from .checkpoint import load_verified, newest_intact_checkpoint, verify_checkpoint_file
+from .checkpoint import (load_verified, mismatch_error, newest_intact_checkpoint,
+                         verify_checkpoint_file)
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
 
 
@@ -27,6 +28,12 @@ class HyperframeRunner(Runner):
       damaged file, a file that weights-only loading refuses (a code payload) and one holding
       NaN or Inf are refused with an error naming the file; the globals of mmengine's own
       checkpoints are allowed for that load only.
+    - When it only evaluates (``tools/test.py``: :meth:`test`, :meth:`val`), the checkpoint
+      must be the model's: a file that lacks some of the model's weights or holds others raises
+      :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` naming it. mmengine
+      loads non-strictly, which fine-tuning needs (``load_from`` a file with another head) and
+      keeps here for training, but which would score a network that is partly its initial
+      weights, with no more than a warning in the log.
     - ``--resume`` without a path resumes from the file ``last_checkpoint`` names, or, when that
       file is missing or damaged (a run killed while saving), from the newest intact checkpoint
       of the work dir, saying so in the log.
@@ -37,6 +44,22 @@ class HyperframeRunner(Runner):
 
     Every argument is ``Runner``'s.
     """
+
+    #: load checkpoints strictly: set while the runner only evaluates
+    _evaluating = False
+
+    def test(self) -> dict:
+        return self._evaluate(super().test)
+
+    def val(self) -> dict:
+        return self._evaluate(super().val)
+
+    def _evaluate(self, run: Callable[[], dict]) -> dict:
+        self._evaluating = True
+        try:
+            return run()
+        finally:
+            self._evaluating = False
 
     def setup_env(self, env_cfg: dict) -> None:
         # mmengine's init_dist calls torch.cuda.set_device; starting the group first makes
@@ -67,8 +90,14 @@ class HyperframeRunner(Runner):
         checkpoint = load_verified(filename, map_location=map_location)
         self.call_hook('after_load_checkpoint', checkpoint=checkpoint)
         model = self.model.module if is_model_wrapper(self.model) else self.model
-        checkpoint = _load_checkpoint_to_model(model, checkpoint, strict,
-                                               revise_keys=revise_keys)
+        strict = strict or self._evaluating
+        try:
+            checkpoint = _load_checkpoint_to_model(model, checkpoint, strict,
+                                                   revise_keys=revise_keys)
+        except RuntimeError as error:
+            if not strict:
+                raise
+            raise mismatch_error(filename, error) from error
         self._has_loaded = True
         self.logger.info(f'Load checkpoint from {filename}')
         return checkpoint

@@ -231,3 +231,45 @@ def test_pretrained_backbone_refuses_non_finite_checkpoint(tmp_path):
     with pytest.raises(checkpoint.CheckpointNotFiniteError,
                        match=r'resnet18_nan\.pth: 1 tensor\(s\) .*\(layer1\.0\.conv1\.conv\.weight\)'):
         model.init_weights()
+
+
+def test_evaluation_refuses_a_checkpoint_that_is_not_the_models(tmp_path, tiny_dataset,
+                                                                monkeypatch):
+    """tools/test.py's load is strict: a file missing the head (or of another network) is
+    refused by name rather than scored with the missing weights at their initial values;
+    loading it to fine-tune (load_from, then train) stays mmengine's non-strict load."""
+    from mmengine.config import Config
+    from mmengine.registry import RUNNERS
+    from ..conftest import TINY_CONFIG
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    cfg.work_dir = str(tmp_path / 'work')
+    runner = RUNNERS.build(cfg)
+    headless = {key: value for key, value in runner.model.state_dict().items()
+                if not key.startswith('cls_head.')}
+    path = tmp_path / 'headless.pth'
+    torch.save(dict(state_dict=headless), path)
+    runner.load_checkpoint(str(path))  # fine-tuning: the head stays as initialised
+    runner = RUNNERS.build(cfg)
+    runner._load_from = str(path)
+    with pytest.raises(checkpoint.CheckpointMismatchError,
+                       match=r'headless\.pth does not fit the model of the config: .*\n+'
+                             r'missing keys in source state_dict: cls_head\.fc_cls\.weight, '
+                             r'cls_head\.fc_cls\.bias$'):
+        runner.test()
+    assert not runner._evaluating  # a later train() loads non-strictly again
+
+
+def test_mismatch_error_shortens_key_lists_and_counts_them():
+    missing = ', '.join(f'm{i}' for i in range(12))
+    sizes = [f'size mismatch for s{i}: copying a param with shape torch.Size([1, 2]) from '
+             'checkpoint, the shape in current model is torch.Size([3])' for i in range(7)]
+    error = RuntimeError('\n'.join(['The model and loaded state dict do not match exactly',
+                                    '', *sizes, 'unexpected key in source state_dict: u0, u1',
+                                    f'missing keys in source state_dict: {missing}']))
+    message = str(checkpoint.mismatch_error('net.pth', error))
+    assert message.splitlines() == [
+        'net.pth does not fit the model of the config: The model and loaded state dict do not '
+        'match exactly', '', *sizes[:5], 'unexpected key in source state_dict: u0, u1',
+        'missing keys in source state_dict: m0, m1, m2, m3, m4, ... (12 in all)',
+        '... (7 size mismatches in all)']
