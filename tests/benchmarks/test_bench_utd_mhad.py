@@ -158,6 +158,12 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     assert bench.finished(args, row, 0) == result
     config.write_text(ran.replace("type='FrameCacheInit'", "type='DecordInit'"))
     assert bench.finished(args, row, 0) is None
+    # a list read unchecked loads the same samples (runs from before CheckedVideoDataset count)
+    assert "type='CheckedVideoDataset'" in ran
+    config.write_text(ran.replace("type='CheckedVideoDataset'", "type='VideoDataset'"))
+    assert bench.finished(args, row, 0) == result
+    config.write_text(ran.replace("type='CheckedVideoDataset'", "type='RawframeDataset'"))
+    assert bench.finished(args, row, 0) is None
     config.write_text(ran)
     # another row's config in that folder (here: raw frames, no motion products) is not this run
     other = bench.run_config(ROWS['plain stacked frames'], 0, args, tmp_path)

@@ -6,9 +6,10 @@
 # benchmarks/README.md). BuildFrameCacheHook builds the entries before the run
 # (tools/build_frame_cache.py does it beforehand, in parallel). Validation and test (and
 # inference on other videos) decode the videos. A dataset base adds its lists, videos and
-# pipelines.
+# pipelines. The lists are read by CheckedVideoDataset (mmaction2's VideoDataset, each line
+# checked first), so a bad line stops the run naming its file and line.
 _base_ = ['./hyperframe_steps.py']
-dataset_type = 'VideoDataset'
+dataset_type = 'CheckedVideoDataset'
 custom_hooks = [dict(type='BuildFrameCacheHook')]
 train_init = dict(type='FrameCacheInit', on_stale='decode')
 frame_cache_decode = dict(type='FrameCacheDecode')
