@@ -6,7 +6,6 @@ takes what the test pipeline gives the model, before normalisation. For a single
 hyperframe model the normalisation and the stem's input encoding run as one 1x1 convolution
 (:func:`fold_input_projection`): the same function, in one pass over the input.
 
-
 * input ``imgs`` (single-stream) or one input per stream (``imgs_fast``, ``imgs_slow``):
   ``[B, K, 3T, H, W]`` raw RGB pixels in 0..255, frame-major channels (channels 3t..3t+2 are
   frame t) as ``HyperframeStack`` stacks them; float32, or uint8 with ``input_dtype='uint8'``;
@@ -29,7 +28,7 @@ from ..apis.inference import stream_keys
 from ..apis.onnx_recognizer import onnx_session
 
 INPUT_DTYPES = ('float32', 'uint8')
-#: the wrapper's attribute holding the folded input projection; its graph nodes are named
+#: the name of ``ExportWrapper.input_projection``: its graph nodes are named
 #: ``/input_projection/...``, which is how the int8 quantiser finds them
 INPUT_PROJECTION = 'input_projection'
 
@@ -61,13 +60,11 @@ class ExportWrapper(nn.Module):
                             f'in {ACTION_FORMATS}')
         self.keys = stream_keys(model)
         folded = fold_input_projection(model) if fold_input else None
-        self.model, projection = folded or (model, None)
-        setattr(self, INPUT_PROJECTION, projection)
+        self.model, self.input_projection = folded or (model, None)
 
     def _normalise(self, pixels: torch.Tensor) -> torch.Tensor:
-        projection = getattr(self, INPUT_PROJECTION)
-        if projection is not None:
-            return projection(pixels.float().flatten(0, -4)).view(pixels.shape)
+        if self.input_projection is not None:
+            return self.input_projection(pixels.float().flatten(0, -4)).view(pixels.shape)
         preprocessor = self.model.data_preprocessor
         if hasattr(preprocessor, '_normalise'):
             return preprocessor._normalise(pixels)
