@@ -1,7 +1,7 @@
 """Reliability of training runs, chosen by the config: a runner with checked checkpoint loads,
 a resume that survives a kill and CPU multi-process training (``runner_type``), atomic
 checkpoint files (``backend_args``), a checkpoint hook that saves before it prunes, exact resume
-of the data order, the frame cache built before a run."""
+of the data order, the frame cache built before a run, int8-aware fine-tuning."""
 from .cache_hook import BuildFrameCacheHook
 from .checkpoint import (AtomicLocalBackend, CheckpointCorruptError, CheckpointMismatchError,
                          CheckpointNotFiniteError, CheckpointRefusedError, atomic_write_bytes,
@@ -9,6 +9,7 @@ from .checkpoint import (AtomicLocalBackend, CheckpointCorruptError, CheckpointM
                          verify_checkpoint_file)
 from .distributed import main_process_first
 from .hooks import EpochSeedHook, SafeCheckpointHook, epoch_seed
+from .int8_aware import Int8AwareHook, Int8Rounding
 from .runner import HyperframeRunner
 from .sync_bn import CPUSyncBatchNorm
 
@@ -16,6 +17,7 @@ __all__ = [
     'AtomicLocalBackend', 'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError',
     'CheckpointMismatchError',
     'CheckpointNotFiniteError', 'CheckpointRefusedError', 'EpochSeedHook', 'HyperframeRunner',
+    'Int8AwareHook', 'Int8Rounding',
     'SafeCheckpointHook', 'atomic_write_bytes', 'check_finite', 'epoch_seed', 'load_verified',
     'main_process_first', 'mmengine_checkpoint_globals', 'verify_checkpoint_file'
 ]
