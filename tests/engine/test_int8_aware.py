@@ -121,3 +121,36 @@ def test_hook_refuses_to_start_without_a_trained_model_and_cleans_up():
     hook.after_train(FakeRunner(net))
     assert not net[0]._forward_pre_hooks and not net[0]._forward_hooks
     Int8AwareHook(require_load_from=False).before_train(FakeRunner(small_net()))
+
+
+def test_mmaction2_train_tool_fine_tunes_a_checkpoint_int8_aware(tiny_work_dir, tiny_dataset,
+                                                                 tmp_path):
+    """Through mmaction2's own tools/train.py: the hook refuses a run without load_from, and
+    with one it trains through the rounding and writes a checkpoint with the float model's
+    names that loads strictly."""
+    from hyperframes_mm.utils import upstream_tool_path
+
+    from ..conftest import TINY_CONFIG, run_tool
+    config = tmp_path / 'int8aware.py'
+    config.write_text(f"_base_ = ['{TINY_CONFIG}']\ncustom_hooks = [dict(type='Int8AwareHook')]\n")
+    train = upstream_tool_path('train')
+    refused = run_tool([train, config, '--work-dir', tmp_path / 'refused'], tiny_dataset,
+                       check=False)
+    assert refused.returncode != 0
+    assert 'Int8AwareHook fine-tunes a trained float model' in refused.stdout + refused.stderr
+    float_path = tiny_work_dir / 'epoch_1.pth'
+    work = tmp_path / 'run'
+    run_tool([train, config, '--work-dir', work, '--cfg-options', f'load_from={float_path}',
+              'train_cfg.max_epochs=1'], tiny_dataset)
+    log = next(work.glob('*/*.log')).read_text()
+    # ResNet-18: 20 convolutions (3 of them shortcuts) and the head's linear layer
+    assert 'Int8AwareHook: 21 layers train through int8 rounding, 20 batch norms frozen' in log
+    tuned = torch.load(work / 'epoch_1.pth', map_location='cpu', weights_only=False)
+    before = torch.load(float_path, map_location='cpu', weights_only=False)
+    assert list(tuned['state_dict']) == list(before['state_dict'])
+    # frozen norms: their statistics are the loaded ones; the weights moved
+    stats = [key for key in before['state_dict'] if key.endswith('running_mean')]
+    assert stats and all(torch.equal(tuned['state_dict'][key], before['state_dict'][key])
+                         for key in stats)
+    assert not torch.equal(tuned['state_dict']['backbone.conv1.conv.weight'],
+                           before['state_dict']['backbone.conv1.conv.weight'])
