@@ -1,0 +1,73 @@
+"""benchmarks/bench_deploy.py: the int8-aware option is read from validation, the int8 target
+from the int8-aware row against the float model before fine-tuning, and the fine-tuning runs
+the family's int8-aware config."""
+from mmengine.config import Config
+
+from benchmarks import bench_deploy as bench
+
+
+def parity(top1_float, top1_int8, agreement=1.0):
+    return dict(clips=108, top1_float=top1_float, top1_int8=top1_int8, agreement=agreement)
+
+
+def fold(post, *options):
+    return dict(checkpoint='x.pth', scores={
+        bench.POST_TRAINING: parity(*post),
+        **{option: parity(*scores) for option, scores in zip(bench.INT8_AWARE_OPTIONS, options)}})
+
+
+def test_the_option_with_the_best_mean_int8_top1_is_chosen_and_a_tie_goes_to_the_first():
+    first, _, third = bench.INT8_AWARE_OPTIONS
+    # int8 top-1 in binary fractions, so that the means tie exactly
+    record = dict(s5=fold((0.75, 0.5), (0.75, 0.625), (0.75, 0.75), (0.75, 0.5)),
+                  s7=fold((0.75, 0.5), (0.75, 0.625), (0.75, 0.375), (0.75, 0.75)))
+    # means: 0.625, 0.5625, 0.625: the first and the third tie
+    assert bench.chosen_option(record) == first
+    record['s7']['scores'][third] = parity(0.75, 0.875)
+    assert bench.chosen_option(record) == third
+    page = bench.validation_page(record)
+    assert f'**{third}**; the config trains with {first}: change it.' in page
+    assert '| none (post-training quantisation) | 0.750 / 0.500 / 1.000 | 0.750 / 0.500 / ' \
+        '1.000 | 0.500 |' in page
+
+
+def test_the_int8_target_reads_the_int8_aware_model_against_the_float_one_before_it():
+    t5, tsm = 'hyperframe T=5', bench.TSM
+    rows = {t5: dict(parity=parity(0.826, 0.812))}
+    latency = {1: {t5: {'onnxruntime int8 QDQ': 8.0, 'PyTorch float': 24.0},
+                   tsm: {'onnxruntime int8 QDQ': 32.0}}}
+    streams = {(t5, bench.SOURCES[0]): 12.0}
+    post = bench.targets(rows, None, latency, streams)
+    assert post[0] == ['int8 T=5 within 1 point of float top-1', '+1.4 points', 'missed']
+    assert post[2][1:] == ['0.25x', 'met'] and post[1][1:] == ['0.33x', 'met']
+    aware = dict(parity=parity(0.830, 0.821))
+    goal = bench.targets(rows, aware, latency, streams)[0]
+    # 0.826 - 0.821: the float model is the one before fine-tuning, not the fine-tuned 0.830
+    assert goal[1:] == ['+0.5 points int8-aware (+1.4 post-training)', 'met']
+
+
+def test_fine_tuning_starts_from_the_checkpoint_with_the_options_asked(tmp_path, monkeypatch):
+    from benchmarks.lib import runner
+    calls = []
+
+    def train(config, work_dir, log, options, env):
+        calls.append((config, options, env.get('HF_UTD_VAL_SUBJECT')))
+        (work_dir / 'epoch_10.pth').write_bytes(b'x')
+
+    monkeypatch.setattr(runner, 'train', train)
+    work = tmp_path / 'run'
+    work.mkdir()
+    option = list(bench.INT8_AWARE_OPTIONS)[2]  # lr / 10, 10 epochs
+    assert bench.fine_tune_int8_aware(tmp_path / 'float.pth', option, work, 7) == \
+        work / 'epoch_10.pth'
+    config, options, subject = calls[0]
+    cfg = Config.fromfile(str(config))
+    assert cfg.custom_hooks[-1] == dict(type='Int8AwareHook') and subject == '7'
+    assert options[0] == f'load_from={tmp_path / "float.pth"}'
+    assert f'optim_wrapper.optimizer.lr={cfg.optim_wrapper.optimizer.lr!r}' in options
+    assert {'train_cfg.max_epochs=10', 'param_scheduler.0.T_max=10'} <= set(options)
+    # the same options again: the finished run is reused, not trained again
+    bench.fine_tune_int8_aware(tmp_path / 'float.pth', option, work, 7)
+    assert len(calls) == 1
+    bench.fine_tune_int8_aware(tmp_path / 'other.pth', option, work, 7)
+    assert len(calls) == 2
