@@ -160,9 +160,9 @@ class Int8AwareHook(Hook):
                              'require_load_from=False')
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         self.rounding = Int8Rounding(model)
+        frozen = freeze_norms(model)
         print_log(f'Int8AwareHook: {len(self.rounding.layers)} layers train through int8 '
-                  f'rounding, {freeze_norms(model)} batch norms frozen', logger='current',
-                  level=logging.INFO)
+                  f'rounding, {frozen} batch norms frozen', logger='current', level=logging.INFO)
 
     def before_train_iter(self, runner, batch_idx: int, data_batch=None) -> None:
         # the loop puts the whole model in training mode at each epoch's start

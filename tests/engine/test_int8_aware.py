@@ -66,6 +66,8 @@ def test_rounding_changes_the_output_not_the_model_and_comes_off_exactly():
     assert all('weight' not in module.__dict__ for _, module in rounding.layers)
     rounding.remove()
     assert torch.equal(net(x), before)
+    with pytest.raises(ValueError, match='ReLU has no convolution or linear layer'):
+        Int8Rounding(nn.ReLU())
 
 
 def test_gradients_pass_the_rounding_and_the_layer_computes_with_rounded_weights():
