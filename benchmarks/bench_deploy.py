@@ -134,8 +134,14 @@ def checkpoint_of(name: str, args) -> Optional[Path]:
     if args.checkpoint_dir:
         path = args.checkpoint_dir / f'{slug(name)}.pth'
         return path if path.is_file() else None
-    runs = json.loads(RECORD.read_text())['results'].get(name, []) if RECORD.is_file() else []
-    present = [REPO / run['checkpoint'] for run in runs if (REPO / run['checkpoint']).is_file()]
+    return recorded_checkpoint(RECORD, name)
+
+
+def recorded_checkpoint(record: Path, key: str) -> Optional[Path]:
+    """The first run of ``key`` in a run record whose checkpoint is on this machine, or None."""
+    runs = json.loads(record.read_text())['results'].get(key, []) if record.is_file() else []
+    present = [REPO / run['checkpoint'] for run in runs
+               if run.get('checkpoint') and (REPO / run['checkpoint']).is_file()]
     return present[0] if present else None
 
 
@@ -184,27 +190,34 @@ def fine_tune_int8_aware(float_checkpoint: Path, option: str, work_dir: Path,
                          subject: Optional[int] = None) -> Path:
     """The int8-aware config trained from ``float_checkpoint`` with one of
     :data:`INT8_AWARE_OPTIONS` through mmaction2's ``tools/train.py`` (``subject``: on the other
-    training subjects); a finished run of the same options in ``work_dir`` is reused."""
-    from mmengine.config import Config
+    training subjects); a finished run of the same config in ``work_dir`` (every setting the
+    runner reads, ``benchmarks.lib.runner.same_config``) is reused."""
+    from mmengine.config import Config, DictAction
 
     from benchmarks.lib import runner
     config = config_of(INT8_AWARE_CONFIG)
     cfg = Config.fromfile(str(config))
     lr_factor, epochs = INT8_AWARE_OPTIONS[option]
     epochs = epochs or cfg.train_cfg.max_epochs
+    # randomness in full, as tools/train.py writes it into the config it dumps
     options = [f'load_from={float_checkpoint}', 'randomness.seed=0',
+               'randomness.deterministic=False', 'randomness.diff_rank_seed=False',
                f'optim_wrapper.optimizer.lr={cfg.optim_wrapper.optimizer.lr * lr_factor!r}',
                f'train_cfg.max_epochs={epochs}', f'param_scheduler.0.T_max={epochs}',
                f'param_scheduler.0.end={epochs}', f'default_hooks.checkpoint.interval={epochs}']
     done = work_dir / f'epoch_{epochs}.pth'
-    asked = work_dir / 'options.json'
-    if done.is_file() and asked.is_file() and json.loads(asked.read_text()) == options:
-        return done
+    # the config tools/train.py will run, to compare with the one it dumped in a finished run
+    cfg.merge_from_dict({key: DictAction._parse_iterable(value) for key, value in
+                         (option.split('=', 1) for option in options)})
+    with tempfile.TemporaryDirectory() as tmp:
+        expected = Path(tmp) / config.name
+        cfg.dump(str(expected))
+        if done.is_file() and runner.same_config(work_dir / config.name, expected):
+            return done
     env = runner.tool_env(**({'HF_UTD_VAL_SUBJECT': str(subject)} if subject else {}))
     print(f'[bench_deploy] {option}: fine-tuning {float_checkpoint} ({work_dir}/train.log)',
           flush=True)
     runner.train(config, work_dir, work_dir / 'train.log', options, env=env)
-    asked.write_text(json.dumps(options))
     return done
 
 
@@ -234,11 +247,8 @@ def validate(args) -> int:
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.utils import slug
     subject, t5 = args.validate_on, 'hyperframe T=5'
-    runs = (json.loads(VAL_RECORD.read_text())['results'].get(f'{t5} | s{subject}', [])
-            if VAL_RECORD.is_file() else [])
-    present = [REPO / run['checkpoint'] for run in runs
-               if run.get('checkpoint') and (REPO / run['checkpoint']).is_file()]
-    if not present:
+    float_checkpoint = recorded_checkpoint(VAL_RECORD, f'{t5} | s{subject}')
+    if float_checkpoint is None:
         print(f'error: no validation checkpoint of {t5} for subject {subject} here: python '
               f'benchmarks/bench_utd_mhad_imagenet.py --rows "{t5}" --validate-on {subject} '
               'trains one', file=sys.stderr)
@@ -248,11 +258,12 @@ def validate(args) -> int:
     os.environ['HF_UTD_VAL_SUBJECT'] = str(subject)
     scores = {}
     with tempfile.TemporaryDirectory() as tmp:
-        model = init_recognizer(config_of(ROWS[t5]), str(present[0]), 'cpu', init_weights=False)
+        model = init_recognizer(config_of(ROWS[t5]), str(float_checkpoint), 'cpu',
+                                init_weights=False)
         calibration, samples = labelled_samples(model.cfg, model.cfg.val_dataloader, args)
         scores[POST_TRAINING] = int8_parity(model, Path(tmp) / 'post', calibration, samples)
         for index, option in enumerate(INT8_AWARE_OPTIONS):
-            checkpoint = fine_tune_int8_aware(present[0], option,
+            checkpoint = fine_tune_int8_aware(float_checkpoint, option,
                                               WORK_DIR / f'val-s{subject}' / slug(option),
                                               subject)
             tuned = init_recognizer(config_of(INT8_AWARE_CONFIG), str(checkpoint), 'cpu',
@@ -260,7 +271,7 @@ def validate(args) -> int:
             scores[option] = int8_parity(tuned, Path(tmp) / str(index), calibration, samples)
     record_path = args.out.with_suffix('.json')
     record = json.loads(record_path.read_text()) if record_path.is_file() else {}
-    record[f's{subject}'] = dict(checkpoint=recorded_path(str(present[0])), scores=scores)
+    record[f's{subject}'] = dict(checkpoint=recorded_path(str(float_checkpoint)), scores=scores)
     record = dict(sorted(record.items()))
     record_path.write_text(json.dumps(record, indent=1) + '\n')
     print_and_write(validation_page(record), args.out)

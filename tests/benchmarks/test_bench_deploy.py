@@ -1,7 +1,7 @@
 """benchmarks/bench_deploy.py: the int8-aware option is read from validation, the int8 target
 from the int8-aware row against the float model before fine-tuning, and the fine-tuning runs
 the family's int8-aware config."""
-from mmengine.config import Config
+from mmengine.config import Config, DictAction
 
 from benchmarks import bench_deploy as bench
 
@@ -51,7 +51,12 @@ def test_fine_tuning_starts_from_the_checkpoint_with_the_options_asked(tmp_path,
     calls = []
 
     def train(config, work_dir, log, options, env):
+        """tools/train.py's traces: the config it ran, dumped, and the last checkpoint."""
         calls.append((config, options, env.get('HF_UTD_VAL_SUBJECT')))
+        cfg = Config.fromfile(str(config))
+        cfg.merge_from_dict({key: DictAction._parse_iterable(value)
+                             for key, value in (option.split('=', 1) for option in options)})
+        cfg.dump(str(work_dir / config.name))
         (work_dir / 'epoch_10.pth').write_bytes(b'x')
 
     monkeypatch.setattr(runner, 'train', train)
