@@ -12,14 +12,18 @@ quantised with ``hyperframes_mm.deploy.quantize_int8`` (per-channel int8 weights
 interleaved rounds (``interleaved_timing``), batch 1, one test sample (all its clips), at each
 thread count. Latency does not depend on the weights, so a row without a trained checkpoint keeps
 its initial weights, is calibrated on random pixels and reads "not trained here" in the top-1
-columns. A row's checkpoint is ``--checkpoint-dir/<row slug>.pth``, else the first run record
-of ``benchmarks/results/utd_mhad_imagenet.json`` whose checkpoint is on this machine; with one
-(and the family's data), the int8 model is calibrated on training clips and the quantisation
-tool's parity report gives top-1 of both on the test list (``--max-test`` caps it).
+columns. A row's checkpoints are its finished runs in ``--checkpoint-dir``, a work dir of
+``bench_utd_mhad_imagenet.py`` (``--work-dir DIR --train-only``: ``<row slug>/seed<N>``), else
+the runs of ``benchmarks/results/utd_mhad_imagenet.json`` whose checkpoint is on this machine.
+With them (and the family's data), each seed's int8 model is calibrated on training clips and
+the quantisation tool's parity report gives top-1 of both on the test list (``--max-test`` caps
+it); the top-1 table and the first target are means over the seeds, each seed's int8 model read
+against its own float one, since the seed-to-seed spread of top-1 is as large as int8's loss.
 
 The T=5 row is also fine-tuned through its int8 rounding (``Int8AwareHook``, the family's
-``hyperframe-int8aware_*`` config, from the T=5 checkpoint, in ``work_dirs/bench_deploy``) and
-quantised the same way: a top-1 row of its own, and the int8 model of the first target. Its
+``hyperframe-int8aware_*`` config, from each seed's T=5 checkpoint, in
+``work_dirs/bench_deploy``) and quantised the same way: a top-1 row of its own, and the int8
+model of the first target. Its
 options were read with ``--validate-on S``: the T=5 row's validation checkpoint of training
 subject S (``bench_utd_mhad_imagenet.py --validate-on S``) fine-tuned under each option and
 scored, with the post-training model, on subject S.
@@ -53,7 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.lib.costing import load_average, machine_line
-from benchmarks.lib.tables import heading, markdown_table, print_and_write
+from benchmarks.lib.tables import heading, markdown_table, mean_sd, print_and_write
 
 RESULTS = REPO / 'benchmarks' / 'results' / 'deploy.md'
 GPU_RESULTS = RESULTS.with_name('deploy.gpu.md')
@@ -108,8 +112,9 @@ def parse_args(argv=None):
     parser.add_argument('--calib-clips', type=int, default=CALIBRATION_CLIPS)
     parser.add_argument('--max-test', type=int, help='test clips of the top-1 columns (all)')
     parser.add_argument('--checkpoint-dir', type=Path,
-                        help='trained <row slug>.pth files (default: the run records\' ones '
-                        'present here, else initial weights)')
+                        help='a work dir of bench_utd_mhad_imagenet.py whose finished '
+                        '<row slug>/seed<N> runs give the checkpoints (default: the run '
+                        'records\' ones present here, else initial weights)')
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'],
                         help='cuda: the GPU columns instead of the CPU ones')
     parser.add_argument('--out', type=Path,
@@ -127,31 +132,48 @@ def config_of(prefix: str) -> Path:
     return path
 
 
-def checkpoint_of(name: str, args) -> Optional[Path]:
-    """The row's trained checkpoint on this machine: ``--checkpoint-dir``'s, else the first of
-    the family's run records that is present, else None."""
+def checkpoints_of(name: str, args) -> Dict[int, Path]:
+    """The row's trained checkpoints on this machine by seed: the finished runs of
+    ``--checkpoint-dir`` (:func:`run_folder_checkpoints`), else the family's run records whose
+    checkpoint is present; empty where the row is not trained here."""
     from hyperframes_mm.utils import slug
     if args.checkpoint_dir:
-        path = args.checkpoint_dir / f'{slug(name)}.pth'
-        return path if path.is_file() else None
-    return recorded_checkpoint(RECORD, name)
+        return run_folder_checkpoints(args.checkpoint_dir / slug(name))
+    return recorded_checkpoints(RECORD, name)
 
 
-def recorded_checkpoint(record: Path, key: str) -> Optional[Path]:
-    """The first run of ``key`` in a run record whose checkpoint is on this machine, or None."""
+def run_folder_checkpoints(folder: Path) -> Dict[int, Path]:
+    """The checkpoints of the finished runs under ``folder``, one ``seed<N>`` folder per seed
+    as ``bench_utd_mhad_imagenet.py --work-dir`` writes them: a run is finished when its
+    ``result.json`` is written, after its tests, and its checkpoint is the one that names,
+    read in the run's own folder so that the folder can move."""
+    found = {}
+    for result in sorted(folder.glob('seed*/result.json')):
+        seed = result.parent.name[len('seed'):]
+        checkpoint = result.parent / Path(json.loads(result.read_text())['checkpoint']).name
+        if seed.isdigit() and checkpoint.is_file():
+            found[int(seed)] = checkpoint
+    return dict(sorted(found.items()))
+
+
+def recorded_checkpoints(record: Path, key: str) -> Dict[int, Path]:
+    """The runs of ``key`` in a run record whose checkpoint is on this machine, by seed."""
     runs = json.loads(record.read_text())['results'].get(key, []) if record.is_file() else []
-    present = [REPO / run['checkpoint'] for run in runs
-               if run.get('checkpoint') and (REPO / run['checkpoint']).is_file()]
-    return present[0] if present else None
+    return {run['seed']: REPO / run['checkpoint'] for run in runs
+            if run.get('checkpoint') and (REPO / run['checkpoint']).is_file()}
 
 
-def recorded_path(checkpoint: Optional[str]) -> Optional[str]:
+def recorded_path(checkpoint: Path) -> str:
     """A checkpoint as the record names it, the same on every machine: relative to the
-    repository, or (from ``--checkpoint-dir`` elsewhere) its file name, the row's slug."""
-    if checkpoint is None:
-        return None
+    repository, or (from ``--checkpoint-dir`` elsewhere) from its row's folder,
+    ``<row slug>/seed<N>/<file>``."""
     path = Path(checkpoint).resolve()
-    return path.relative_to(REPO).as_posix() if path.is_relative_to(REPO) else path.name
+    return (path.relative_to(REPO).as_posix() if path.is_relative_to(REPO)
+            else '/'.join(path.parts[-3:]))
+
+
+def recorded_paths(checkpoints: Dict[int, Path]) -> Dict[int, str]:
+    return {seed: recorded_path(path) for seed, path in checkpoints.items()}
 
 
 def first(batch):
@@ -187,11 +209,12 @@ def int8_parity(model, folder: Path, calibration, samples) -> Dict:
 
 
 def fine_tune_int8_aware(float_checkpoint: Path, option: str, work_dir: Path,
-                         subject: Optional[int] = None) -> Path:
+                         subject: Optional[int] = None, seed: int = 0) -> Path:
     """The int8-aware config trained from ``float_checkpoint`` with one of
     :data:`INT8_AWARE_OPTIONS` through mmaction2's ``tools/train.py`` (``subject``: on the other
-    training subjects); a finished run of the same config in ``work_dir`` (every setting the
-    runner reads, ``benchmarks.lib.runner.same_config``) is reused."""
+    training subjects; ``seed``: its randomness, the float run's seed); a finished run of the
+    same config in ``work_dir`` (every setting the runner reads,
+    ``benchmarks.lib.runner.same_config``) is reused."""
     from mmengine.config import Config, DictAction
 
     from benchmarks.lib import runner
@@ -200,7 +223,7 @@ def fine_tune_int8_aware(float_checkpoint: Path, option: str, work_dir: Path,
     lr_factor, epochs = INT8_AWARE_OPTIONS[option]
     epochs = epochs or cfg.train_cfg.max_epochs
     # randomness in full, as tools/train.py writes it into the config it dumps
-    options = [f'load_from={float_checkpoint}', 'randomness.seed=0',
+    options = [f'load_from={float_checkpoint}', f'randomness.seed={seed}',
                'randomness.deterministic=False', 'randomness.diff_rank_seed=False',
                f'optim_wrapper.optimizer.lr={cfg.optim_wrapper.optimizer.lr * lr_factor!r}',
                f'train_cfg.max_epochs={epochs}', f'param_scheduler.0.T_max={epochs}',
@@ -222,20 +245,25 @@ def fine_tune_int8_aware(float_checkpoint: Path, option: str, work_dir: Path,
 
 
 def int8_aware_row(base: Dict, folder: Path, args) -> Optional[Dict]:
-    """The T=5 row fine-tuned int8-aware (the config's own options) from its checkpoint, with
-    its parity report on the test list; None when the T=5 row is not trained here."""
+    """The T=5 row fine-tuned int8-aware (the config's own options) from each seed's
+    checkpoint, with the same seed, and the parity reports on the test list; None when the T=5
+    row is not trained here."""
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.utils import slug
-    if base['checkpoint'] is None:
+    if not base['checkpoints']:
         return None
     option = next(iter(INT8_AWARE_OPTIONS))
-    checkpoint = fine_tune_int8_aware(Path(base['checkpoint']), option,
-                                      WORK_DIR / slug(INT8_AWARE_ROW))
-    model = init_recognizer(config_of(INT8_AWARE_CONFIG), str(checkpoint), 'cpu',
-                            init_weights=False)
-    calibration, test = labelled_samples(model.cfg, model.cfg.test_dataloader, args)
-    return dict(checkpoint=str(checkpoint),
-                parity=int8_parity(model, folder, calibration, test))
+    row = dict(checkpoints={}, parity={})
+    for seed, float_checkpoint in base['checkpoints'].items():
+        checkpoint = fine_tune_int8_aware(float_checkpoint, option,
+                                          WORK_DIR / slug(INT8_AWARE_ROW) / f'seed{seed}',
+                                          seed=seed)
+        model = init_recognizer(config_of(INT8_AWARE_CONFIG), str(checkpoint), 'cpu',
+                                init_weights=False)
+        calibration, test = labelled_samples(model.cfg, model.cfg.test_dataloader, args)
+        row['checkpoints'][seed] = checkpoint
+        row['parity'][seed] = int8_parity(model, folder / f'seed{seed}', calibration, test)
+    return row
 
 
 def validate(args) -> int:
@@ -247,8 +275,8 @@ def validate(args) -> int:
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.utils import slug
     subject, t5 = args.validate_on, 'hyperframe T=5'
-    float_checkpoint = recorded_checkpoint(VAL_RECORD, f'{t5} | s{subject}')
-    if float_checkpoint is None:
+    present = recorded_checkpoints(VAL_RECORD, f'{t5} | s{subject}')
+    if not present:
         print(f'error: no validation checkpoint of {t5} for subject {subject} here: python '
               f'benchmarks/bench_utd_mhad_imagenet.py --rows "{t5}" --validate-on {subject} '
               'trains one', file=sys.stderr)
@@ -256,6 +284,7 @@ def validate(args) -> int:
     # the family's configs read it when they load: train on the other training subjects, and
     # the validation list is subject S
     os.environ['HF_UTD_VAL_SUBJECT'] = str(subject)
+    float_checkpoint = next(iter(present.values()))
     scores = {}
     with tempfile.TemporaryDirectory() as tmp:
         model = init_recognizer(config_of(ROWS[t5]), str(float_checkpoint), 'cpu',
@@ -271,7 +300,7 @@ def validate(args) -> int:
             scores[option] = int8_parity(tuned, Path(tmp) / str(index), calibration, samples)
     record_path = args.out.with_suffix('.json')
     record = json.loads(record_path.read_text()) if record_path.is_file() else {}
-    record[f's{subject}'] = dict(checkpoint=recorded_path(str(float_checkpoint)), scores=scores)
+    record[f's{subject}'] = dict(checkpoint=recorded_path(float_checkpoint), scores=scores)
     record = dict(sorted(record.items()))
     record_path.write_text(json.dumps(record, indent=1) + '\n')
     print_and_write(validation_page(record), args.out)
@@ -324,7 +353,9 @@ def build_row(name: str, folder: Path, args) -> Dict:
     from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
     from hyperframes_mm.deploy.export import export_onnx, random_pixels
     from hyperframes_mm.deploy.quantize import parity_report, quantize_int8
-    checkpoint = checkpoint_of(name, args)
+    checkpoints = checkpoints_of(name, args)
+    # the graphs timed are the first seed's: latency does not depend on the weights
+    checkpoint = next(iter(checkpoints.values()), None)
     model = init_recognizer(config_of(ROWS[name]), str(checkpoint) if checkpoint else None,
                             'cpu', init_weights=False)
     example = example_inputs(model.cfg, (128, 128))
@@ -346,10 +377,17 @@ def build_row(name: str, folder: Path, args) -> Dict:
                                            quant_format)['float_operators']
         graphs[f'onnxruntime int8 {quant_format}'] = path
     onnx = {key: OnnxRecognizer(path, model.cfg) for key, path in graphs.items()}
-    parity = (parity_report(onnx['onnxruntime float'], onnx['onnxruntime int8 QDQ'], test)
-              if checkpoint else None)
+    parity = {}
+    for seed, path in checkpoints.items():
+        if path == checkpoint:
+            parity[seed] = parity_report(onnx['onnxruntime float'],
+                                         onnx['onnxruntime int8 QDQ'], test)
+        else:  # every other seed exported and quantised on the same clips
+            parity[seed] = int8_parity(
+                init_recognizer(config_of(ROWS[name]), str(path), 'cpu', init_weights=False),
+                folder / f'seed{seed}', calibration, test)
     return dict(model=model, pixels=pixels, sample=sample, graphs=graphs, kept=kept,
-                checkpoint=str(checkpoint) if checkpoint else None, parity=parity, onnx=onnx)
+                checkpoints=checkpoints, parity=parity, onnx=onnx)
 
 
 def time_rows(rows: Dict[str, Dict], threads: int, args) -> Dict[str, Dict[str, float]]:
@@ -489,27 +527,43 @@ def gpu_page(result: Dict) -> str:
     return '\n'.join(text) + '\n'
 
 
-def top1_cells(row: Dict) -> list:
-    """Float and int8 top-1 and their agreement on the test list, or why they are absent."""
-    parity = row['parity']
-    if parity is None:
-        return [NOT_TRAINED] * 3
-    return [f'{parity["top1_float"]:.3f}', f'{parity["top1_int8"]:.3f}',
-            f'{parity["agreement"]:.3f}']
+def top1_cells(parity: Dict[int, Dict], float_parity: Optional[Dict[int, Dict]] = None
+               ) -> list:
+    """The seeds, float and int8 top-1 and their agreement on the test list (mean ± spread over
+    the seeds), and each seed's int8 top-1 against its float model (``float_parity``'s where
+    given: the model before fine-tuning), or why they are absent."""
+    if not parity:
+        return ['0', *[NOT_TRAINED] * 4]
+    runs = list(parity.values())
+    drops = drops_by_seed(parity, float_parity or parity)
+    return [str(len(runs)), *[mean_sd(runs, key) for key in
+                              ('top1_float', 'top1_int8', 'agreement')],
+            ' / '.join(f'{drop:+.1f}' for drop in drops.values())]
+
+
+def drops_by_seed(int8: Dict[int, Dict], float_: Dict[int, Dict]) -> Dict[int, float]:
+    """Points of top-1 lost in int8, seed by seed: ``float_``'s float top-1 less ``int8``'s int8
+    top-1, for the seeds both have."""
+    return {seed: 100 * (float_[seed]['top1_float'] - int8[seed]['top1_int8'])
+            for seed in int8 if seed in float_}
 
 
 def targets(rows: Dict, aware: Optional[Dict], latency: Dict, streams: Dict) -> list:
     """The issue's four targets, each read from the tables: (target, measured, met or not). The
-    int8 model of the first is the int8-aware one where it was trained, against the float T=5
-    row (the model before fine-tuning)."""
+    first is the mean over seeds of each seed's loss; its int8 model is the int8-aware one where
+    it was trained, against the float T=5 row of the same seed (the model before
+    fine-tuning)."""
     t5, one = 'hyperframe T=5', latency[min(latency)]
     parity = rows[t5]['parity']
-    drop = (None if parity is None else 100 * (parity['top1_float'] - parity['top1_int8']))
-    measured = NOT_TRAINED if drop is None else f'{drop:+.1f} points'
+    post = drops_by_seed(parity, parity)
+    drop = float(np.mean(list(post.values()))) if post else None
+    seeds = f'mean of {len(post)} seed{"s" if len(post) > 1 else ""}'
+    measured = NOT_TRAINED if drop is None else f'{drop:+.1f} points ({seeds})'
     if aware:
-        drop_post = drop
-        drop = 100 * (parity['top1_float'] - aware['parity']['top1_int8'])
-        measured = (f'{drop:+.1f} points int8-aware ({drop_post:+.1f} post-training)')
+        tuned = drops_by_seed(aware['parity'], parity)
+        drop_post, drop = drop, float(np.mean(list(tuned.values())))
+        measured = (f'{drop:+.1f} points int8-aware ({drop_post:+.1f} post-training; '
+                    f'{seeds})')
     int8 = one[t5]['onnxruntime int8 QDQ']
     ratio_pytorch = int8 / one[t5]['PyTorch float']
     ratio_tsm = int8 / one[TSM]['onnxruntime int8 QDQ']
@@ -568,12 +622,14 @@ def main(argv=None) -> int:
             table.append([name, str(threads), *[f'{ms[runtime]:.2f}' for runtime in RUNTIMES],
                           f'{int8 / ms["PyTorch float"]:.2f}x',
                           f'{int8 / by_row[TSM]["onnxruntime int8 QDQ"]:.2f}x'])
-    accuracy_header = ['model', 'top-1 float', 'top-1 int8 QDQ', 'top-1 agreement',
-                       'operators kept in float (QDQ)']
-    accuracy = [[name, *top1_cells(row), ', '.join(row['kept']['QDQ']) or 'none']
+    accuracy_header = ['model', 'seeds', 'top-1 float', 'top-1 int8 QDQ', 'top-1 agreement',
+                       'int8 - float by seed (points)', 'operators kept in float (QDQ)']
+    accuracy = [[name, *top1_cells(row['parity']), ', '.join(row['kept']['QDQ']) or 'none']
                 for name, row in rows.items()]
     if aware:
-        accuracy.append([INT8_AWARE_ROW, *top1_cells(aware), 'as hyperframe T=5'])
+        accuracy.append([INT8_AWARE_ROW,
+                         *top1_cells(aware['parity'], rows['hyperframe T=5']['parity']),
+                         'as hyperframe T=5'])
     streams_header = ['model', *[f'{w}x{h}: streams per core' for w, h in SOURCES],
                       *[f'{w}x{h}: decode / pipeline / model (ms per second of video)'
                         for w, h in SOURCES], 'limited by']
@@ -593,7 +649,7 @@ def main(argv=None) -> int:
         largest = max(zip(costs[SOURCES[0]], ('decode', 'pipeline (Python)', 'model')))[1]
         streams.append([name, *cells, *shares, largest])
     goals = targets(rows, aware, latency, per_core)
-    trained = [name for name, row in rows.items() if row['checkpoint']]
+    trained = [name for name, row in rows.items() if row['checkpoints']]
     text = heading(
         'Int8 deployment on a CPU',
         machine_line(f'onnxruntime {onnxruntime.__version__}', 'batch 1, one test sample',
@@ -619,7 +675,7 @@ def main(argv=None) -> int:
                  f'options chosen on training subjects: [{VAL_RESULTS.name}]({VAL_RESULTS.name})),'
                  ' then exported and quantised as every row; the same graph as hyperframe T=5, '
                  'so the same latency.', '']
-    text += markdown_table(accuracy_header, 'lrrrl', accuracy)
+    text += markdown_table(accuracy_header, 'lrrrrrl', accuracy)
     text += ['', '## Camera streams per core', '',
              f'At {DECISIONS_PER_SECOND} decisions a second, {SOURCE_FPS} fps sources decoded in '
              'full, the int8 QDQ model on one thread; the three costs say what limits it '
@@ -636,10 +692,10 @@ def main(argv=None) -> int:
         pipeline_ms={f'{name} {w}x{h}': ms for (name, (w, h)), ms in prepare.items()},
         streams_per_core={f'{name} {w}x{h}': value
                           for (name, (w, h)), value in per_core.items()},
-        rows={name: dict(checkpoint=recorded_path(row['checkpoint']), parity=row['parity'],
+        rows={name: dict(checkpoints=recorded_paths(row['checkpoints']), parity=row['parity'],
                          float_operators=row['kept']) for name, row in rows.items()},
-        int8_aware=(dict(checkpoint=recorded_path(aware['checkpoint']), parity=aware['parity'])
-                    if aware else None),
+        int8_aware=(dict(checkpoints=recorded_paths(aware['checkpoints']),
+                         parity=aware['parity']) if aware else None),
         targets=goals)
     args.out.with_suffix('.json').write_text(json.dumps(record, indent=1) + '\n')
     return 0
