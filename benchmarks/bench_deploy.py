@@ -3,7 +3,8 @@ onnxruntime int8 (QDQ and QOperator), side by side, and camera streams per core.
 
     python benchmarks/bench_deploy.py [--threads 1 2] [--repeats 30] [--checkpoint-dir DIR]
     python benchmarks/bench_deploy.py --device cuda   # the GPU columns, results/deploy.gpu.md
-    python benchmarks/bench_deploy.py --validate-on 7 # int8-aware options, results/deploy_val.md
+    python benchmarks/bench_deploy.py --validate-on 7 --seeds 0 1 2  # results/deploy_val.md
+    python benchmarks/bench_deploy.py --report-only   # the page again from deploy.json
 
 Rows: the UTD-MHAD ImageNet family's single frame, hyperframe T=5 and T=8, fast/slow T=5+5 and
 mmaction2's TSM-MobileNetV2-5, each exported with ``hyperframes_mm.deploy.export_onnx`` and
@@ -115,6 +116,9 @@ def parse_args(argv=None):
                         help='a work dir of bench_utd_mhad_imagenet.py whose finished '
                         '<row slug>/seed<N> runs give the checkpoints (default: the run '
                         'records\' ones present here, else initial weights)')
+    parser.add_argument('--report-only', action='store_true',
+                        help='write the page again from its record (deploy.json) and the '
+                        'validation record, measuring nothing')
     parser.add_argument('--device', default='cpu', choices=['cpu', 'cuda'],
                         help='cuda: the GPU columns instead of the CPU ones')
     parser.add_argument('--out', type=Path,
@@ -124,6 +128,10 @@ def parse_args(argv=None):
                         help='instead of the tables: score the int8-aware fine-tuning options '
                         'on this training subject, from the T=5 row\'s validation checkpoint '
                         f'(results/{VAL_RESULTS.name}); the test subjects are not read')
+    parser.add_argument('--seeds', type=int, nargs='+', default=[0],
+                        help='with --validate-on: fine-tune each option with these seeds (its '
+                        'data order and augmentation), since one fine-tuning\'s top-1 varies '
+                        'with them by more than the options differ')
     return parser.parse_args(argv)
 
 
@@ -268,8 +276,9 @@ def int8_aware_row(base: Dict, folder: Path, args) -> Optional[Dict]:
 
 def validate(args) -> int:
     """``--validate-on S``: the T=5 row's validation checkpoint (trained on the other training
-    subjects) quantised as it is and after each int8-aware option, every model scored on
-    subject S; writes :data:`VAL_RESULTS` with every subject validated so far."""
+    subjects) quantised as it is and after each int8-aware option fine-tuned with each of
+    ``--seeds``, every model scored on subject S; writes :data:`VAL_RESULTS` with every subject
+    validated so far."""
     import os
 
     from hyperframes_mm.apis import init_recognizer
@@ -290,14 +299,18 @@ def validate(args) -> int:
         model = init_recognizer(config_of(ROWS[t5]), str(float_checkpoint), 'cpu',
                                 init_weights=False)
         calibration, samples = labelled_samples(model.cfg, model.cfg.val_dataloader, args)
-        scores[POST_TRAINING] = int8_parity(model, Path(tmp) / 'post', calibration, samples)
+        scores[POST_TRAINING] = {'-': int8_parity(model, Path(tmp) / 'post', calibration,
+                                                  samples)}
         for index, option in enumerate(INT8_AWARE_OPTIONS):
-            checkpoint = fine_tune_int8_aware(float_checkpoint, option,
-                                              WORK_DIR / f'val-s{subject}' / slug(option),
-                                              subject)
-            tuned = init_recognizer(config_of(INT8_AWARE_CONFIG), str(checkpoint), 'cpu',
-                                    init_weights=False)
-            scores[option] = int8_parity(tuned, Path(tmp) / str(index), calibration, samples)
+            scores[option] = {}
+            for seed in args.seeds:
+                checkpoint = fine_tune_int8_aware(
+                    float_checkpoint, option,
+                    WORK_DIR / f'val-s{subject}' / slug(option) / f'seed{seed}', subject, seed)
+                tuned = init_recognizer(config_of(INT8_AWARE_CONFIG), str(checkpoint), 'cpu',
+                                        init_weights=False)
+                scores[option][str(seed)] = int8_parity(tuned, Path(tmp) / f'{index}_{seed}',
+                                                        calibration, samples)
     record_path = args.out.with_suffix('.json')
     record = json.loads(record_path.read_text()) if record_path.is_file() else {}
     record[f's{subject}'] = dict(checkpoint=recorded_path(float_checkpoint), scores=scores)
@@ -307,28 +320,39 @@ def validate(args) -> int:
     return 0
 
 
+def fold_means(record: Dict, option: str, key: str) -> Dict[str, float]:
+    """Each validated subject's mean of ``key`` over the fine-tuning seeds of ``option``."""
+    return {fold: float(np.mean([run[key] for run in record[fold]['scores'][option].values()]))
+            for fold in record}
+
+
 def chosen_option(record: Dict) -> str:
-    """The option with the best int8 top-1, averaged over the validated subjects (the first of
-    :data:`INT8_AWARE_OPTIONS` on a tie)."""
-    def mean_int8(option):
-        return float(np.mean([fold['scores'][option]['top1_int8'] for fold in record.values()]))
-    return max(INT8_AWARE_OPTIONS, key=mean_int8)
+    """The fine-tuning with the best int8 top-1, averaged over the validated subjects and the
+    fine-tuning seeds: post-training quantisation or one of :data:`INT8_AWARE_OPTIONS` (on a
+    tie the earlier: post-training first, then the config's own)."""
+    return max((POST_TRAINING, *INT8_AWARE_OPTIONS),
+               key=lambda option: np.mean(list(fold_means(record, option, 'top1_int8')
+                                               .values())))
 
 
 def validation_page(record: Dict) -> str:
     """The validation page, from :func:`validate`'s record."""
     folds = list(record)
-    header = ['fine-tuning', *[f'{fold}: top-1 float / int8 / agreement' for fold in folds],
+    header = ['fine-tuning', 'seeds',
+              *[f'{fold}: top-1 float / int8 / agreement' for fold in folds],
               'int8 top-1, mean']
     table = []
     for option in (POST_TRAINING, *INT8_AWARE_OPTIONS):
-        cells = [record[fold]['scores'][option] for fold in folds]
-        table.append([option, *[f'{c["top1_float"]:.3f} / {c["top1_int8"]:.3f} / '
-                                f'{c["agreement"]:.3f}' for c in cells],
-                      f'{np.mean([c["top1_int8"] for c in cells]):.3f}'])
+        means = {key: fold_means(record, option, key)
+                 for key in ('top1_float', 'top1_int8', 'agreement')}
+        seeds = sorted({seed for fold in folds for seed in record[fold]['scores'][option]})
+        table.append([option, ', '.join(seeds),
+                      *[' / '.join(f'{means[key][fold]:.3f}' for key in means)
+                        for fold in folds],
+                      f'{np.mean(list(means["top1_int8"].values())):.3f}'])
     chosen = chosen_option(record)
     first_option = next(iter(INT8_AWARE_OPTIONS))
-    clips = ', '.join(f'{fold} {record[fold]["scores"][POST_TRAINING]["clips"]}'
+    clips = ', '.join(f'{fold} {record[fold]["scores"][POST_TRAINING]["-"]["clips"]}'
                       for fold in folds)
     text = heading(
         'Int8-aware fine-tuning, chosen on training subjects',
@@ -336,14 +360,20 @@ def validation_page(record: Dict) -> str:
         'training subjects; `bench_utd_mhad_imagenet.py --validate-on S`), quantised as '
         '`tools/deployment/quantize_int8.py` does, as it is (post-training) and after '
         f'fine-tuning with `{INT8_AWARE_CONFIG}_utd-mhad-depth.py` (`Int8AwareHook`) under each '
-        'option, seed 0; every model scored on the held-out subject with the test views, '
-        f'calibrated on the other subjects\' clips (scored clips: {clips}; one clip of 108 is '
-        '0.9 points). Regenerate a subject with `python benchmarks/bench_deploy.py '
-        '--validate-on S`.')
-    text += markdown_table(header, 'l' + 'r' * (len(header) - 1), table)
-    text += ['', f'Chosen (best mean int8 top-1, a tie to the first option): **{chosen}**; '
-             + ('the config trains with it.' if chosen == first_option else
-                f'the config trains with {first_option}: change it.')]
+        'option with each seed listed (a cell is the mean over them); every model scored on '
+        'the held-out subject with the test views, calibrated on the other subjects\' clips '
+        f'(scored clips: {clips}; one clip of 108 is 0.9 points). Regenerate a subject with '
+        '`python benchmarks/bench_deploy.py --validate-on S --seeds 0 1 2`.')
+    text += markdown_table(header, 'll' + 'r' * (len(header) - 2), table)
+    if chosen == POST_TRAINING:
+        verdict = ('int8-aware fine-tuning does not pay: `bench_deploy.py` reads the first '
+                   'target from post-training quantisation.')
+    elif chosen == first_option:
+        verdict = 'the config trains with it.'
+    else:
+        verdict = f'the config trains with {first_option}: change it.'
+    text += ['', f'Chosen (best mean int8 top-1, a tie to the earlier row): **{chosen}**; '
+             + verdict]
     return '\n'.join(text) + '\n'
 
 
@@ -548,22 +578,29 @@ def drops_by_seed(int8: Dict[int, Dict], float_: Dict[int, Dict]) -> Dict[int, f
             for seed in int8 if seed in float_}
 
 
-def targets(rows: Dict, aware: Optional[Dict], latency: Dict, streams: Dict) -> list:
+def targets(rows: Dict, aware: Optional[Dict], latency: Dict, streams: Dict,
+            chosen: str = POST_TRAINING) -> list:
     """The issue's four targets, each read from the tables: (target, measured, met or not). The
-    first is the mean over seeds of each seed's loss; its int8 model is the int8-aware one where
-    it was trained, against the float T=5 row of the same seed (the model before
-    fine-tuning)."""
+    first is the mean over seeds of each seed's loss against the float T=5 row of the same seed
+    (the model before any fine-tuning), for the int8 model ``chosen`` on validation
+    (:func:`chosen_option`): post-training, or the int8-aware row where it was trained; the
+    other is shown beside it."""
     t5, one = 'hyperframe T=5', latency[min(latency)]
     parity = rows[t5]['parity']
     post = drops_by_seed(parity, parity)
     drop = float(np.mean(list(post.values()))) if post else None
     seeds = f'mean of {len(post)} seed{"s" if len(post) > 1 else ""}'
     measured = NOT_TRAINED if drop is None else f'{drop:+.1f} points ({seeds})'
-    if aware:
-        tuned = drops_by_seed(aware['parity'], parity)
-        drop_post, drop = drop, float(np.mean(list(tuned.values())))
-        measured = (f'{drop:+.1f} points int8-aware ({drop_post:+.1f} post-training; '
-                    f'{seeds})')
+    if aware and drop is not None:
+        drop_post = drop
+        drop_aware = float(np.mean(list(drops_by_seed(aware['parity'], parity).values())))
+        if chosen == POST_TRAINING:
+            measured = (f'{drop_post:+.1f} points post-training, chosen on validation '
+                        f'({drop_aware:+.1f} int8-aware; {seeds})')
+        else:
+            drop = drop_aware
+            measured = (f'{drop_aware:+.1f} points int8-aware, chosen on validation '
+                        f'({drop_post:+.1f} post-training; {seeds})')
     int8 = one[t5]['onnxruntime int8 QDQ']
     ratio_pytorch = int8 / one[t5]['PyTorch float']
     ratio_tsm = int8 / one[TSM]['onnxruntime int8 QDQ']
@@ -580,25 +617,10 @@ def targets(rows: Dict, aware: Optional[Dict], latency: Dict, streams: Dict) -> 
     ]
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    args.out = args.out or (GPU_RESULTS if args.device == 'cuda' else
-                            VAL_RESULTS if args.validate_on else RESULTS)
-    import hyperframes_mm  # noqa: F401
+def measure(args) -> Dict:
+    """Build, score and time every row (and the int8-aware one): the record :func:`page` reads,
+    in JSON's types (seeds, thread counts and sources as strings)."""
     import onnxruntime
-    from mmengine.logging import MMLogger
-    MMLogger.get_current_instance().setLevel(logging.WARNING)
-    if args.device == 'cuda':
-        if not torch.cuda.is_available():
-            print('error: bench_deploy --device cuda: no CUDA device (torch.cuda.is_available() '
-                  'is False)', file=sys.stderr)
-            return 1
-        result = time_gpu(args)
-        print_and_write(gpu_page(result), args.out)
-        args.out.with_suffix('.json').write_text(json.dumps(result, indent=1) + '\n')
-        return 0
-    if args.validate_on:
-        return validate(args)
     load = load_average()
     with tempfile.TemporaryDirectory() as tmp:
         rows = {}
@@ -613,18 +635,61 @@ def main(argv=None) -> int:
                    for size in SOURCES}
         # after the timings: its fine-tuning would load the machine they run on
         aware = int8_aware_row(rows['hyperframe T=5'], Path(tmp) / 'int8_aware', args)
+    record = dict(
+        machine=machine_line(f'onnxruntime {onnxruntime.__version__}',
+                             'batch 1, one test sample', threads=args.threads,
+                             load_at_start=load),
+        onnxruntime=onnxruntime.__version__, torch=torch.__version__, threads=args.threads,
+        repeats=args.repeats, load_at_start=load,
+        latency_ms={str(threads): by_row for threads, by_row in latency.items()},
+        decode_ms_per_frame={source_key(size): ms for size, ms in decode.items()},
+        pipeline_ms={f'{name} {source_key(size)}': ms for (name, size), ms in prepare.items()},
+        rows={name: dict(checkpoints=recorded_paths(row['checkpoints']), parity=row['parity'],
+                         float_operators=row['kept']) for name, row in rows.items()},
+        int8_aware=(dict(checkpoints=recorded_paths(aware['checkpoints']),
+                         parity=aware['parity']) if aware else None))
+    # JSON's types, so that a page from a fresh measurement and one from the record are the same
+    return json.loads(json.dumps(record))
+
+
+def source_key(size) -> str:
+    return f'{size[0]}x{size[1]}'
+
+
+def streams_per_core(record: Dict) -> Dict[str, Dict]:
+    """Each row's camera streams per core at each source size, and the three costs behind it
+    (ms per second of one stream: decode, pipeline, model), from the record's timings."""
+    one = record['latency_ms'][str(min(record['threads']))]
+    result = {}
+    for name in record['rows']:
+        model_ms = one[name]['onnxruntime int8 QDQ']
+        for size in SOURCES:
+            key = source_key(size)
+            parts = (SOURCE_FPS * record['decode_ms_per_frame'][key],
+                     DECISIONS_PER_SECOND * record['pipeline_ms'][f'{name} {key}'],
+                     DECISIONS_PER_SECOND * model_ms)
+            result[f'{name} {key}'] = dict(streams=1e3 / sum(parts), costs=parts)
+    return result
+
+
+def page(record: Dict) -> str:
+    """The results page from :func:`measure`'s record and the choice read on validation
+    (``chosen_on_validation``)."""
+    latency, rows, aware = record['latency_ms'], record['rows'], record['int8_aware']
+    chosen = record['chosen_on_validation']
     header = ['model', 'threads', *[f'{runtime} (ms)' for runtime in RUNTIMES],
               'int8 QDQ / PyTorch float', 'int8 QDQ / TSM int8 QDQ']
     table = []
     for threads, by_row in latency.items():
         for name, ms in by_row.items():
             int8 = ms['onnxruntime int8 QDQ']
-            table.append([name, str(threads), *[f'{ms[runtime]:.2f}' for runtime in RUNTIMES],
+            table.append([name, threads, *[f'{ms[runtime]:.2f}' for runtime in RUNTIMES],
                           f'{int8 / ms["PyTorch float"]:.2f}x',
                           f'{int8 / by_row[TSM]["onnxruntime int8 QDQ"]:.2f}x'])
     accuracy_header = ['model', 'seeds', 'top-1 float', 'top-1 int8 QDQ', 'top-1 agreement',
                        'int8 - float by seed (points)', 'operators kept in float (QDQ)']
-    accuracy = [[name, *top1_cells(row['parity']), ', '.join(row['kept']['QDQ']) or 'none']
+    accuracy = [[name, *top1_cells(row['parity']),
+                 ', '.join(row['float_operators']['QDQ']) or 'none']
                 for name, row in rows.items()]
     if aware:
         accuracy.append([INT8_AWARE_ROW,
@@ -633,48 +698,41 @@ def main(argv=None) -> int:
     streams_header = ['model', *[f'{w}x{h}: streams per core' for w, h in SOURCES],
                       *[f'{w}x{h}: decode / pipeline / model (ms per second of video)'
                         for w, h in SOURCES], 'limited by']
-    streams, per_core = [], {}
-    one = latency[min(latency)]
+    per_source = streams_per_core(record)
+    streams = []
     for name in rows:
-        model_ms = one[name]['onnxruntime int8 QDQ']
-        cells, shares, costs = [], [], {}
-        for size in SOURCES:
-            parts = (SOURCE_FPS * decode[size], DECISIONS_PER_SECOND * prepare[(name, size)],
-                     DECISIONS_PER_SECOND * model_ms)
-            per_core[(name, size)] = 1e3 / sum(parts)
-            costs[size] = parts
-            cells.append(f'{per_core[(name, size)]:.1f}')
-            shares.append(' / '.join(f'{part:.0f}' for part in parts))
+        cells = [per_source[f'{name} {source_key(size)}'] for size in SOURCES]
         # the largest cost at the smaller source; the pipeline's cost is its Python transforms
-        largest = max(zip(costs[SOURCES[0]], ('decode', 'pipeline (Python)', 'model')))[1]
-        streams.append([name, *cells, *shares, largest])
-    goals = targets(rows, aware, latency, per_core)
-    trained = [name for name, row in rows.items() if row['checkpoints']]
+        largest = max(zip(cells[0]['costs'], ('decode', 'pipeline (Python)', 'model')))[1]
+        streams.append([name, *[f'{cell["streams"]:.1f}' for cell in cells],
+                        *[' / '.join(f'{part:.0f}' for part in cell['costs'])
+                          for cell in cells], largest])
+    trained = [name for name, row in rows.items() if row['parity']]
     text = heading(
-        'Int8 deployment on a CPU',
-        machine_line(f'onnxruntime {onnxruntime.__version__}', 'batch 1, one test sample',
-                     threads=args.threads, load_at_start=load),
+        'Int8 deployment on a CPU', record['machine'],
         'Every model of the UTD-MHAD ImageNet family at its trained input (112x112), exported '
         'and quantised (per-channel int8 weights in 7-bit range, uint8 activations) as '
         '`tools/deployment/quantize_int8.py` does; every runtime of every row timed in the same '
-        f'interleaved rounds ({args.repeats} kept), median ms per decision. Latency and streams '
-        'do not depend on the weights: '
+        f'interleaved rounds ({record["repeats"]} kept), median ms per decision. Latency and '
+        'streams do not depend on the weights: '
         + ('rows without a trained checkpoint here keep their initial weights (calibrated on '
            'random pixels) and read "not trained here" in the top-1 table; '
            '`tools/deployment/quantize_int8.py` or `--checkpoint-dir` measure it.'
            if len(trained) < len(rows) else 'every row is trained (top-1 on the test list).'))
     text += ['## Targets', '']
-    text += markdown_table(['target', 'measured', ''], 'lrl', goals)
+    text += markdown_table(['target', 'measured', ''], 'lrl', record_targets(record))
     text += ['', '## Latency', '', f'The GPU columns of these rows: [{GPU_RESULTS.name}]'
              f'({GPU_RESULTS.name}) (`bash tools/gpu_bench.sh run deploy` on a lent GPU).', '']
     text += markdown_table(header, 'l' + 'r' * (len(header) - 1), table)
     text += ['', '## Top-1 on the test list', '']
     if aware:
-        text += [f'"{INT8_AWARE_ROW}" is the T=5 row\'s checkpoint fine-tuned through its int8 '
-                 f'rounding (`{INT8_AWARE_CONFIG}_utd-mhad-depth.py`, `Int8AwareHook`; its '
-                 f'options chosen on training subjects: [{VAL_RESULTS.name}]({VAL_RESULTS.name})),'
-                 ' then exported and quantised as every row; the same graph as hyperframe T=5, '
-                 'so the same latency.', '']
+        text += [f'"{INT8_AWARE_ROW}" is each seed\'s T=5 checkpoint fine-tuned through its '
+                 f'int8 rounding (`{INT8_AWARE_CONFIG}_utd-mhad-depth.py`, `Int8AwareHook`, '
+                 'with the same seed), then exported and quantised as every row; the same graph '
+                 'as hyperframe T=5, so the same latency; its int8 loss is read against the '
+                 'float T=5 model of its seed. Whether to fine-tune, and how, was read on '
+                 f'training subjects ([{VAL_RESULTS.name}]({VAL_RESULTS.name})): **{chosen}**, '
+                 'the int8 model of the first target.', '']
     text += markdown_table(accuracy_header, 'lrrrrrl', accuracy)
     text += ['', '## Camera streams per core', '',
              f'At {DECISIONS_PER_SECOND} decisions a second, {SOURCE_FPS} fps sources decoded in '
@@ -683,21 +741,50 @@ def main(argv=None) -> int:
              'row).', '']
     text += markdown_table(streams_header, 'l' + 'r' * (len(streams_header) - 2) + 'l',
                            streams)
-    print_and_write('\n'.join(text) + '\n', args.out)
-    record = dict(
-        onnxruntime=onnxruntime.__version__, torch=torch.__version__, threads=args.threads,
-        repeats=args.repeats, load_at_start=load,
-        latency_ms={str(threads): by_row for threads, by_row in latency.items()},
-        decode_ms_per_frame={f'{w}x{h}': ms for (w, h), ms in decode.items()},
-        pipeline_ms={f'{name} {w}x{h}': ms for (name, (w, h)), ms in prepare.items()},
-        streams_per_core={f'{name} {w}x{h}': value
-                          for (name, (w, h)), value in per_core.items()},
-        rows={name: dict(checkpoints=recorded_paths(row['checkpoints']), parity=row['parity'],
-                         float_operators=row['kept']) for name, row in rows.items()},
-        int8_aware=(dict(checkpoints=recorded_paths(aware['checkpoints']),
-                         parity=aware['parity']) if aware else None),
-        targets=goals)
-    args.out.with_suffix('.json').write_text(json.dumps(record, indent=1) + '\n')
+    return '\n'.join(text) + '\n'
+
+
+def record_targets(record: Dict) -> list:
+    """:func:`targets` of a record."""
+    per_source = streams_per_core(record)
+    streams = {(name, size): per_source[f'{name} {source_key(size)}']['streams']
+               for name in record['rows'] for size in SOURCES}
+    latency = {int(threads): by_row for threads, by_row in record['latency_ms'].items()}
+    return targets(record['rows'], record['int8_aware'], latency, streams,
+                   record['chosen_on_validation'])
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    args.out = args.out or (GPU_RESULTS if args.device == 'cuda' else
+                            VAL_RESULTS if args.validate_on else RESULTS)
+    import hyperframes_mm  # noqa: F401
+    from mmengine.logging import MMLogger
+    MMLogger.get_current_instance().setLevel(logging.WARNING)
+    if args.device == 'cuda':
+        if not torch.cuda.is_available():
+            print('error: bench_deploy --device cuda: no CUDA device (torch.cuda.is_available() '
+                  'is False)', file=sys.stderr)
+            return 1
+        result = time_gpu(args)
+        print_and_write(gpu_page(result), args.out)
+        args.out.with_suffix('.json').write_text(json.dumps(result, indent=1) + '\n')
+        return 0
+    if args.validate_on:
+        return validate(args)
+    record_path = args.out.with_suffix('.json')
+    if args.report_only and not record_path.is_file():
+        print(f'error: bench_deploy --report-only: no record {record_path}', file=sys.stderr)
+        return 1
+    record = json.loads(record_path.read_text()) if args.report_only else measure(args)
+    # post-training or int8-aware, as read on training subjects (--validate-on); without that
+    # reading, the model that needs no fine-tuning
+    val_record = VAL_RESULTS.with_suffix('.json')
+    record['chosen_on_validation'] = (chosen_option(json.loads(val_record.read_text()))
+                                      if val_record.is_file() else POST_TRAINING)
+    record['targets'] = record_targets(record)
+    print_and_write(page(record), args.out)
+    record_path.write_text(json.dumps(record, indent=1) + '\n')
     return 0
 
 

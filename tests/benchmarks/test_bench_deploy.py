@@ -11,24 +11,38 @@ def parity(top1_float, top1_int8, agreement=1.0):
 
 
 def fold(post, *options):
+    """A validated subject: post-training's scores, then each option's, one pair per
+    fine-tuning seed."""
     return dict(checkpoint='x.pth', scores={
-        bench.POST_TRAINING: parity(*post),
-        **{option: parity(*scores) for option, scores in zip(bench.INT8_AWARE_OPTIONS, options)}})
+        bench.POST_TRAINING: {'-': parity(*post)},
+        **{option: {str(seed): parity(*pair) for seed, pair in enumerate(pairs)}
+           for option, pairs in zip(bench.INT8_AWARE_OPTIONS, options)}})
 
 
-def test_the_option_with_the_best_mean_int8_top1_is_chosen_and_a_tie_goes_to_the_first():
-    first, _, third = bench.INT8_AWARE_OPTIONS
-    # int8 top-1 in binary fractions, so that the means tie exactly
-    record = dict(s5=fold((0.75, 0.5), (0.75, 0.625), (0.75, 0.75), (0.75, 0.5)),
-                  s7=fold((0.75, 0.5), (0.75, 0.625), (0.75, 0.375), (0.75, 0.75)))
-    # means: 0.625, 0.5625, 0.625: the first and the third tie
-    assert bench.chosen_option(record) == first
-    record['s7']['scores'][third] = parity(0.75, 0.875)
+def test_the_choice_is_the_best_int8_top1_over_subjects_and_fine_tuning_seeds():
+    first, second, third = bench.INT8_AWARE_OPTIONS
+    # int8 top-1 in binary fractions, so that the means tie exactly; each option fine-tuned
+    # with two seeds
+    record = dict(s5=fold((0.75, 0.5), [(0.75, 0.75), (0.75, 0.5)], [(0.75, 0.25)] * 2,
+                          [(0.75, 0.5)] * 2),
+                  s7=fold((0.75, 0.75), [(0.75, 0.75), (0.75, 0.5)], [(0.75, 0.25)] * 2,
+                          [(0.75, 0.875)] * 2))
+    # means over subjects and seeds: post-training 0.625, first 0.625, second 0.25, third
+    # 0.6875: the best is the third, and post-training ties the first
     assert bench.chosen_option(record) == third
     page = bench.validation_page(record)
     assert f'**{third}**; the config trains with {first}: change it.' in page
-    assert '| none (post-training quantisation) | 0.750 / 0.500 / 1.000 | 0.750 / 0.500 / ' \
-        '1.000 | 0.500 |' in page
+    assert f'| {first} | 0, 1 | 0.750 / 0.625 / 1.000 | 0.750 / 0.625 / 1.000 | 0.625 |' in page
+    assert '| none (post-training quantisation) | - | 0.750 / 0.500 / 1.000 | ' \
+        '0.750 / 0.750 / 1.000 | 0.625 |' in page
+    # a tie goes to the earlier row: post-training before any fine-tuning
+    record['s7']['scores'][third] = {'0': parity(0.75, 0.75)}
+    assert bench.chosen_option(record) == bench.POST_TRAINING
+    assert 'does not pay: `bench_deploy.py` reads the first target from post-training' in \
+        bench.validation_page(record)
+    record['s5']['scores'][first]['1'] = parity(0.75, 0.75)
+    assert bench.chosen_option(record) == first
+    assert f'**{first}**; the config trains with it.' in bench.validation_page(record)
 
 
 def test_the_int8_target_is_a_mean_over_seeds_of_each_int8_model_against_its_float_one():
@@ -47,8 +61,15 @@ def test_the_int8_target_is_a_mean_over_seeds_of_each_int8_model_against_its_flo
     # 0.821, 0.816), not against its own float top-1: 0.5, -0.2 and 1.0 points
     aware = dict(parity={0: parity(0.830, 0.821), 1: parity(0.820, 0.823),
                          2: parity(0.810, 0.806)})
-    goal = bench.targets(rows, aware, latency, streams)[0]
-    assert goal[1:] == ['+0.4 points int8-aware (+0.8 post-training; mean of 3 seeds)', 'met']
+    option = next(iter(bench.INT8_AWARE_OPTIONS))
+    goal = bench.targets(rows, aware, latency, streams, option)[0]
+    assert goal[1:] == ['+0.4 points int8-aware, chosen on validation (+0.8 post-training; '
+                        'mean of 3 seeds)', 'met']
+    # validation chose post-training: the target reads it, the int8-aware model beside it
+    worse = dict(parity={**aware['parity'], 2: parity(0.810, 0.756)})  # 6.0: a mean of 2.1
+    goal = bench.targets(rows, worse, latency, streams, bench.POST_TRAINING)[0]
+    assert goal[1:] == ['+0.8 points post-training, chosen on validation (+2.1 int8-aware; '
+                        'mean of 3 seeds)', 'met']
     assert bench.top1_cells(aware['parity'], rows[t5]['parity']) == [
         '3', '0.820 ± 0.010', '0.817 ± 0.009', '1.000 ± 0.000', '+0.5 / -0.2 / +1.0']
     assert bench.top1_cells(rows[t5]['parity'])[-1] == '+1.4 / +0.0 / +1.1'
@@ -107,3 +128,41 @@ def test_fine_tuning_starts_from_the_checkpoint_with_the_options_asked(tmp_path,
     assert len(calls) == 1
     bench.fine_tune_int8_aware(tmp_path / 'other.pth', option, work, 7)
     assert len(calls) == 2
+
+
+def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch):
+    import json
+    t5, tsm = 'hyperframe T=5', bench.TSM
+    ms = dict(zip(bench.RUNTIMES, (24.0, 10.0, 8.0, 7.0)))
+    record = dict(
+        machine='Machine: a test.', repeats=5, threads=[1],
+        latency_ms={'1': {t5: ms, tsm: dict(ms, **{'onnxruntime int8 QDQ': 32.0})}},
+        decode_ms_per_frame={'320x240': 0.5, '640x480': 1.0},
+        pipeline_ms={f'{name} {size}': 1.0 for name in (t5, tsm)
+                     for size in ('320x240', '640x480')},
+        rows={t5: dict(checkpoints={'0': 'a.pth'}, parity={'0': parity(0.826, 0.812)},
+                       float_operators={'QDQ': {'Add': ['/a']}}),
+              tsm: dict(checkpoints={}, parity={}, float_operators={'QDQ': {}})},
+        int8_aware=None)
+    (tmp_path / 'deploy.json').write_text(json.dumps(record))
+    # no validation record: the first target reads post-training quantisation
+    monkeypatch.setattr(bench, 'VAL_RESULTS', tmp_path / 'none.md')
+    out = tmp_path / 'deploy.md'
+    assert bench.main(['--report-only', '--out', str(out)]) == 0
+    text = out.read_text()
+    # a stream of the T=5 row: 30 frames x 0.5 ms decoding, 5 x 1 ms pipeline, 5 x 8 ms model
+    assert '| >= 10 camera streams per core at 5 decisions/s, 320x240 (T=5) | 16.7 | met |' \
+        in text
+    assert '| int8 T=5 within 1 point of float top-1 | +1.4 points (mean of 1 seed) | missed |' \
+        in text
+    assert f'| {tsm} | 0 | not trained here |' in text and text.startswith(
+        '# Int8 deployment on a CPU\n\nMachine: a test.\n')
+    written = json.loads((tmp_path / 'deploy.json').read_text())
+    assert written['chosen_on_validation'] == bench.POST_TRAINING
+    assert written['targets'][2] == ['int8 T=5 <= 1/4 of int8 TSM-MobileNetV2-5 latency, '
+                                     '1 thread', '0.25x', 'met']
+    # the page again from the record it wrote: the same bytes
+    assert bench.main(['--report-only', '--out', str(out)]) == 0
+    assert out.read_text() == text
+    (tmp_path / 'deploy.json').unlink()
+    assert bench.main(['--report-only', '--out', str(out)]) == 1
