@@ -1,6 +1,7 @@
 """benchmarks/bench_deploy.py: the int8-aware option is read from validation, the int8 target
 is a mean over seeds of each int8-aware model against its float model before fine-tuning, and
 the fine-tuning runs the family's int8-aware config."""
+import pytest
 from mmengine.config import Config, DictAction
 
 from benchmarks import bench_deploy as bench
@@ -130,7 +131,17 @@ def test_fine_tuning_starts_from_the_checkpoint_with_the_options_asked(tmp_path,
     assert len(calls) == 2
 
 
-def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch):
+@pytest.fixture
+def logger_level():
+    """The script's main quiets mmengine's current logger; later tests read its INFO lines."""
+    from mmengine.logging import MMLogger
+    logger = MMLogger.get_current_instance()
+    level = logger.level
+    yield
+    logger.setLevel(level)
+
+
+def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch, logger_level):
     import json
     t5, tsm = 'hyperframe T=5', bench.TSM
     ms = dict(zip(bench.RUNTIMES, (24.0, 10.0, 8.0, 7.0)))
