@@ -269,7 +269,8 @@ class RowBenchmark:
         else:
             moved = runner.set_aside(work_dir)
             if moved is not None:
-                self.log(f'{what}: the earlier run there is not this config\'s; moved to {moved}')
+                self.log(f'{what}: the earlier run there cannot be resumed (another config\'s, '
+                         f'or stopped before its first checkpoint); moved to {moved}')
             work_dir.mkdir(parents=True)
             config = self.run_config(row, seed, args, work_dir)
         self.log(f'{what}: training ({work_dir / "train.log"})')
