@@ -261,14 +261,16 @@ def int8_aware_row(base: Dict, folder: Path, args) -> Optional[Dict]:
     if not base['checkpoints']:
         return None
     option = next(iter(INT8_AWARE_OPTIONS))
-    row = dict(checkpoints={}, parity={})
+    row, samples = dict(checkpoints={}, parity={}), None
     for seed, float_checkpoint in base['checkpoints'].items():
         checkpoint = fine_tune_int8_aware(float_checkpoint, option,
                                           WORK_DIR / slug(INT8_AWARE_ROW) / f'seed{seed}',
                                           seed=seed)
         model = init_recognizer(config_of(INT8_AWARE_CONFIG), str(checkpoint), 'cpu',
                                 init_weights=False)
-        calibration, test = labelled_samples(model.cfg, model.cfg.test_dataloader, args)
+        # one config, so the same clips for every seed: decoded once
+        samples = samples or labelled_samples(model.cfg, model.cfg.test_dataloader, args)
+        calibration, test = samples
         row['checkpoints'][seed] = checkpoint
         row['parity'][seed] = int8_parity(model, folder / f'seed{seed}', calibration, test)
     return row
