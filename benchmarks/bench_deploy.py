@@ -675,8 +675,9 @@ def streams_per_core(record: Dict) -> Dict[str, Dict]:
 
 
 def page(record: Dict) -> str:
-    """The results page from :func:`measure`'s record and the choice read on validation
-    (``chosen_on_validation``)."""
+    """The results page from :func:`measure`'s record, with the choice read on validation
+    (``chosen_on_validation``) and the targets read from both (``targets``:
+    :func:`record_targets`), which :func:`main` adds."""
     latency, rows, aware = record['latency_ms'], record['rows'], record['int8_aware']
     chosen = record['chosen_on_validation']
     header = ['model', 'threads', *[f'{runtime} (ms)' for runtime in RUNTIMES],
@@ -722,7 +723,7 @@ def page(record: Dict) -> str:
            '`tools/deployment/quantize_int8.py` or `--checkpoint-dir` measure it.'
            if len(trained) < len(rows) else 'every row is trained (top-1 on the test list).'))
     text += ['## Targets', '']
-    text += markdown_table(['target', 'measured', ''], 'lrl', record_targets(record))
+    text += markdown_table(['target', 'measured', ''], 'lrl', record['targets'])
     text += ['', '## Latency', '', f'The GPU columns of these rows: [{GPU_RESULTS.name}]'
              f'({GPU_RESULTS.name}) (`bash tools/gpu_bench.sh run deploy` on a lent GPU).', '']
     text += markdown_table(header, 'l' + 'r' * (len(header) - 1), table)
