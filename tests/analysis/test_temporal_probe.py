@@ -207,8 +207,11 @@ def test_trained_model_uses_time(trained_report):
     report = trained_report
     original = report.condition('original')
     assert original.accuracy >= 0.4  # chance is 0.25
-    assert report.condition('reversed').accuracy <= original.accuracy - 0.3
-    assert report.condition('static').accuracy <= original.accuracy - 0.25
+    # accuracies are fractions of the probe's clips: a drop of exactly the bound (6 of 24 clips
+    # for 0.25) meets it, though float subtraction can leave it a rounding error short
+    exact = 1e-9
+    assert report.condition('reversed').accuracy <= original.accuracy - 0.3 + exact
+    assert report.condition('static').accuracy <= original.accuracy - 0.25 + exact
     assert report.uses_time is True
     assert report.verdict.startswith('The model uses time')
     assert report.num_frames == dict(imgs=5)
