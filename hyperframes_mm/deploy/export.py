@@ -3,8 +3,10 @@
 The exported graph is the whole test-time model: the data preprocessor's normalisation (mean
 and std tiled over the T frames), the backbone(s), the head and its clip averaging. So ONNX
 takes what the test pipeline gives the model, before normalisation. For a single-stream
-hyperframe model the normalisation and the stem's input encoding run as one 1x1 convolution
-(:func:`fold_input_projection`): the same function, in one pass over the input.
+hyperframe model the normalisation and the stem's input encoding are folded: into the stem's
+first conv where its input size is known (:func:`fold_input_into_stem`: raw pixels go straight
+into that conv), else into one 1x1 convolution (:func:`fold_input_projection`); the same
+function either way, with fewer passes over the input.
 
 * input ``imgs`` (single-stream) or one input per stream (``imgs_fast``, ``imgs_slow``):
   ``[B, K, 3T, H, W]`` raw RGB pixels in 0..255, frame-major channels (channels 3t..3t+2 are
@@ -21,8 +23,11 @@ from typing import Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
+import torch.nn.functional as F
+from mmcv.cnn import ConvModule
 from mmengine.logging import print_log
 from torch import nn
+from torch.nn.modules.batchnorm import _BatchNorm
 
 from ..apis.inference import stream_keys
 from ..apis.onnx_recognizer import onnx_session
@@ -44,12 +49,16 @@ class ExportWrapper(nn.Module):
             own models with its ``ActionDataPreprocessor``: 2D (TSN, TSM:
             ``format_shape='NCHW'``, K is then the segments) or 3D (I3D, X3D:
             ``'NCTHW'``, inputs ``[B, K, 3, T, H, W]``), so that baselines are measured alike.
-        fold_input (bool): run normalisation and input encoding as one 1x1 convolution where
-            :func:`fold_input_projection` can (``model`` itself is left as it is). Defaults to
-            True.
+        fold_input (bool): fold normalisation and input encoding where the model allows
+            (``model`` itself is left as it is): into the stem's first conv when
+            ``input_size`` is given and :func:`fold_input_into_stem` can, else into one 1x1
+            convolution where :func:`fold_input_projection` can. Defaults to True.
+        input_size (tuple[int, int], optional): the ``(H, W)`` the wrapper will be called
+            with, which the stem fold is exact for (an export fixes it). Defaults to None.
     """
 
-    def __init__(self, model: nn.Module, fold_input: bool = True) -> None:
+    def __init__(self, model: nn.Module, fold_input: bool = True,
+                 input_size: Optional[Tuple[int, int]] = None) -> None:
         super().__init__()
         preprocessor = getattr(model, 'data_preprocessor', None)
         if not (hasattr(preprocessor, '_normalise') or _is_action_preprocessor(preprocessor)):
@@ -59,10 +68,19 @@ class ExportWrapper(nn.Module):
                             'or mmaction2\'s ActionDataPreprocessor with format_shape '
                             f'in {ACTION_FORMATS}')
         self.keys = stream_keys(model)
-        folded = fold_input_projection(model) if fold_input else None
-        self.model, self.input_projection = folded or (model, None)
+        self.input_projection = None
+        in_stem = (fold_input_into_stem(model, input_size)
+                   if fold_input and input_size is not None else None)
+        self.input_in_stem = in_stem is not None
+        if in_stem is not None:
+            self.model = in_stem
+        else:
+            folded = fold_input_projection(model) if fold_input else None
+            self.model, self.input_projection = folded or (model, None)
 
     def _normalise(self, pixels: torch.Tensor) -> torch.Tensor:
+        if self.input_in_stem:
+            return pixels.float()
         if self.input_projection is not None:
             return self.input_projection(pixels.float().flatten(0, -4)).view(pixels.shape)
         preprocessor = self.model.data_preprocessor
@@ -87,26 +105,18 @@ class ExportWrapper(nn.Module):
         return self.model.cls_head.average_clip(scores, num_segs=scores.shape[0] // batch)
 
 
-def fold_input_projection(model: nn.Module) -> Optional[Tuple[nn.Module, nn.Conv2d]]:
-    """A single-stream hyperframe model's normalisation and input encoding as one 1x1 conv.
+def input_affine(model: nn.Module) -> Optional[Tuple[torch.Tensor, torch.Tensor]]:
+    """A single-stream hyperframe model's normalisation and input encoding as one affine map
+    ``x -> A x + b`` of each pixel's ``C*T`` raw channel values (float64 ``A``, ``b``).
 
-    At every pixel both are affine maps of the ``C*T`` channel values: the data preprocessor's
-    channel order, mean and std (:meth:`HyperframeDataPreprocessor.affine`), then the stem's
-    encoding (centre frame and gained differences, :meth:`HyperframeStem.encoding_map`). As
-    written they are a chain of passes over the full-resolution input (gather, subtract,
-    divide, slices, subtract, multiply, concatenate) whose memory traffic, not arithmetic, is
-    their cost, and which an int8 graph keeps in float; one 1x1 convolution computes the same
-    values in one pass. The first conv keeps its kernel in the encoded basis: folding the
-    encoding into that kernel instead would be exact too, but its weights would then form the
-    small frame differences from large, nearly cancelling terms, which int8 weights cannot
-    hold.
+    At every pixel both are affine: the data preprocessor's channel order, mean and std
+    (:meth:`HyperframeDataPreprocessor.affine`), then the stem's encoding (centre frame and
+    gained differences, :meth:`HyperframeStem.encoding_map`).
 
     Returns:
-        tuple | None: a copy of ``model`` whose stem reads its input as given (the encoding
-        moved into the projection), and the projection; None where the input cannot be
-        folded: several streams, mmaction2's own data preprocessor, a backbone without a
-        hyperframe stem, or a stem whose frame attention or motion products read the
-        normalised frames themselves.
+        tuple | None: ``(A, b)``, or None where the input has no such form: several streams,
+        mmaction2's own data preprocessor, a backbone without a hyperframe stem, or a stem
+        whose frame attention or motion products read the normalised frames themselves.
     """
     preprocessor = getattr(model, 'data_preprocessor', None)
     stem = getattr(getattr(model, 'backbone', None), 'hyperframe_stem', None)
@@ -115,13 +125,136 @@ def fold_input_projection(model: nn.Module) -> Optional[Tuple[nn.Module, nn.Conv
         return None
     matrix, offset = preprocessor.affine(stem.in_channels)
     encoding = stem.encoding_map()
-    projection = nn.Conv2d(stem.in_channels, stem.in_channels, 1)
+    return encoding @ matrix, encoding @ offset
+
+
+def fold_input_projection(model: nn.Module) -> Optional[Tuple[nn.Module, nn.Conv2d]]:
+    """A single-stream hyperframe model's normalisation and input encoding
+    (:func:`input_affine`) as one 1x1 conv.
+
+    As written they are a chain of passes over the full-resolution input (gather, subtract,
+    divide, slices, subtract, multiply, concatenate) whose memory traffic, not arithmetic, is
+    their cost, and which an int8 graph keeps in float; one 1x1 convolution computes the same
+    values in one pass. :func:`fold_input_into_stem` goes further where the stem allows.
+
+    Returns:
+        tuple | None: a copy of ``model`` whose stem reads its input as given (the encoding
+        moved into the projection), and the projection; None where :func:`input_affine` is.
+    """
+    affine = input_affine(model)
+    if affine is None:
+        return None
+    channels = affine[0].shape[0]
+    projection = nn.Conv2d(channels, channels, 1)
     with torch.no_grad():
-        projection.weight.copy_((encoding @ matrix)[:, :, None, None])
-        projection.bias.copy_(encoding @ offset)
+        projection.weight.copy_(affine[0][:, :, None, None])
+        projection.bias.copy_(affine[1])
     folded = copy.deepcopy(model)
     folded.backbone.hyperframe_stem.input_encoding = 'frames'
     return folded, projection.to(next(model.parameters()).device)
+
+
+def foldable_stem(model: nn.Module) -> Optional[ConvModule]:
+    """The stem :func:`fold_input_into_stem` folds the input into: a plain conv -> batch norm
+    (-> activation) ``ConvModule`` around an ungrouped, zero-padded conv, reading an input
+    :func:`input_affine` describes; None otherwise (``extra_bn`` sits between conv and norm;
+    the timm stems of ``InflatedBackbone`` are not ``ConvModule`` s)."""
+    if input_affine(model) is None or model.backbone.hyperframe_stem.extra_bn is not None:
+        return None
+    stem = getattr(model.backbone, 'conv_stem', None)
+    if (not isinstance(stem, ConvModule) or tuple(stem.order) != ('conv', 'norm', 'act')
+            or not stem.with_norm or not isinstance(stem.norm, _BatchNorm)
+            or stem.with_explicit_padding or not isinstance(stem.conv, nn.Conv2d)
+            or stem.conv.groups != 1 or stem.conv.padding_mode != 'zeros'
+            or not isinstance(stem.conv.padding, tuple)):
+        return None
+    return stem
+
+
+class FoldedStemConv(nn.Module):
+    """A hyperframe stem's first conv and its eval-mode norm with the normalisation and the
+    input encoding folded in (:func:`fold_input_into_stem`): raw pixels in, the norm's output
+    out.
+
+    The original conv pads the *normalised, encoded* input with zeros; padding the raw pixels
+    with zeros instead would feed the border taps the encoding of a black pixel. ``border``
+    puts back what those taps miss: it is zero inside, non-zero only on the output rows and
+    columns whose window reaches the padding, and exact for one input size.
+    """
+
+    def __init__(self, conv: nn.Conv2d, weight: torch.Tensor, bias: torch.Tensor,
+                 border: torch.Tensor) -> None:
+        super().__init__()
+        self.stride, self.padding, self.dilation = conv.stride, conv.padding, conv.dilation
+        self.weight = nn.Parameter(weight, requires_grad=False)
+        self.bias = nn.Parameter(bias, requires_grad=False)
+        self.register_buffer('border', border)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation)
+        if out.shape[-2:] != self.border.shape[-2:]:
+            raise ValueError(f'FoldedStemConv: folded for a {tuple(self.border.shape[-2:])} '
+                             f'output, got input {tuple(x.shape[-2:])}')
+        return out + self.border
+
+
+def padding_response(conv: nn.Conv2d, weight: torch.Tensor, offset: torch.Tensor,
+                     input_size: Tuple[int, int]) -> torch.Tensor:
+    """``[O, H', W']``: what the taps of ``conv`` (with ``weight``) that land on its zero padding
+    would add if the padding held ``offset`` at every pixel; exactly zero at every output whose
+    window lies inside the input.
+
+    A per-pixel offset ``b`` of the conv's input reaches its output as ``sum(W) b`` inside and
+    ``sum(W) b - padding_response`` where the window reaches the padding."""
+    pad_h, pad_w = conv.padding
+    canvas = F.pad(torch.zeros(1, 1, *input_size, dtype=weight.dtype, device=weight.device),
+                   (pad_w, pad_w, pad_h, pad_h), value=1.0)
+    return F.conv2d(canvas * offset.to(weight)[None, :, None, None], weight, None, conv.stride,
+                    0, conv.dilation)[0]
+
+
+def fold_input_into_stem(model: nn.Module, input_size: Tuple[int, int]
+                         ) -> Optional[nn.Module]:
+    """A copy of a single-stream hyperframe model whose stem's first conv reads raw pixels: the
+    normalisation and the input encoding (:func:`input_affine`) and the conv's eval-mode batch
+    norm folded into one conv with bias (:class:`FoldedStemConv`).
+
+    Against the 1x1 projection this removes a float pass over the full-resolution input, and
+    in an int8 graph it changes what is rounded: the conv's input is the raw 0..255 pixels,
+    which uint8 holds exactly, where the encoded input put the centre frame and the amplified
+    differences under one per-tensor scale set by the differences' range.
+
+    Args:
+        model (nn.Module): the recognizer (not modified).
+        input_size (tuple[int, int]): the ``(H, W)`` the copy will be fed (the border
+            correction is exact for it).
+
+    Returns:
+        nn.Module | None: the copy, or None where :func:`foldable_stem` finds no stem to fold
+        into.
+    """
+    if foldable_stem(model) is None:
+        return None
+    matrix, offset = input_affine(model)
+    model = copy.deepcopy(model)
+    model.backbone.hyperframe_stem.input_encoding = 'frames'
+    stem = model.backbone.conv_stem
+    conv, norm = stem.conv, stem.norm
+    with torch.no_grad():
+        # in float64: the folded kernel sums products the unfolded graph never forms
+        weight = conv.weight.double()
+        scale = norm.weight.double() / (norm.running_var.double() + norm.eps).sqrt()
+        shift = norm.bias.double() - norm.running_mean.double() * scale
+        if conv.bias is not None:
+            shift = shift + conv.bias.double() * scale
+        folded_weight = torch.einsum('oihw,ij->ojhw', weight, matrix) * scale[:, None, None, None]
+        bias = (weight.sum((2, 3)) @ offset) * scale + shift
+        border = -padding_response(conv, weight, offset, input_size) * scale[:, None, None]
+    device = conv.weight.device
+    stem.conv = FoldedStemConv(conv, folded_weight.float().to(device), bias.float().to(device),
+                               border[None].float().to(device))
+    setattr(stem, stem.norm_name, nn.Identity())
+    return model
 
 
 #: the layouts of mmaction2's ActionDataPreprocessor the wrapper normalises like it
@@ -169,9 +302,10 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
                          f'{input_dtype!r}')
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    wrapper = ExportWrapper(model.cpu().eval()).eval()
     dtype = torch.uint8 if input_dtype == 'uint8' else torch.float32
     example = tuple(tensor.to(dtype) for tensor in as_tuple(model, inputs))
+    wrapper = ExportWrapper(model.cpu().eval(),
+                            input_size=tuple(example[0].shape[-2:])).eval()
     names = wrapper.keys
     axes = {name: {0: 'batch'} for name in names + ['scores']} if dynamic_batch else None
     with torch.no_grad(), warnings.catch_warnings():

@@ -25,6 +25,8 @@ from .export import INPUT_PROJECTION
 #: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
 #: around float operators, fused by the runtime) or QOperator (QLinearConv & co.)
 QUANT_FORMATS = ('QDQ', 'QOperator')
+#: the values of an exported graph's pixel inputs (export.ExportWrapper)
+PIXEL_RANGE = (0.0, 255.0)
 #: training clips whose activations set the int8 ranges, by default: spread over the list, so
 #: every class of a sorted list is seen
 CALIBRATION_CLIPS = 64
@@ -117,6 +119,14 @@ def float_operators(path: Union[str, Path], quant_format: str) -> Dict[str, List
     return dict(sorted(kept.items()))
 
 
+def pixel_ranges(inputs: Sequence) -> Dict[str, List[Dict[str, float]]]:
+    """onnxruntime tensor overrides that quantise the graph's float pixel inputs over 0..255:
+    scale 1, zero point 0, so a conv reading raw pixels (:func:`fold_input_into_stem`) gets
+    them exactly, whatever range the calibration clips happen to span."""
+    return {meta.name: [dict(rmin=np.float32(PIXEL_RANGE[0]), rmax=np.float32(PIXEL_RANGE[1]))]
+            for meta in inputs if meta.type == 'tensor(float)'}
+
+
 def projection_nodes(path: Union[str, Path]) -> List[str]:
     """The nodes of the graph at ``path`` that compute the exported input projection."""
     import onnx
@@ -164,10 +174,11 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         # shape inference and graph optimisation first, as onnxruntime recommends: the
         # quantiser then sees fused Conv+BN and the shapes of every tensor
         quant_pre_process(str(float_path), str(prepared))
-        # The folded input projection (export.fold_input_projection) stays in float: in int8
-        # it would quantise the raw pixels and run a 3T-channel conv at full resolution, which
-        # onnxruntime's int8 kernels do slower than its float ones; its output is quantised for
-        # the first conv as the unfolded graph's encoded input was.
+        # A 1x1 input projection (export.fold_input_projection, where the input could not be
+        # folded into the stem conv) stays in float: in int8 it would quantise the raw pixels
+        # and run a 3T-channel conv at full resolution, which onnxruntime's int8 kernels do
+        # slower than its float ones; its output is quantised for the first conv as the
+        # unfolded graph's encoded input was.
         exclude_nodes = list(exclude_nodes) + projection_nodes(prepared)
         quantize_static(
             str(prepared), str(partial), ClipCalibration(inputs, calibration),
@@ -178,7 +189,8 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             # then scores far below its float model there and not on a VNNI CPU. With reduced
             # range no sum can saturate, so the file computes the same on every x86 CPU.
             reduce_range=True,
-            calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes)
+            calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
+            extra_options=dict(TensorQuantOverrides=pixel_ranges(inputs)))
         # read on the graph the quantiser saw (batch norms folded into their convs)
         kept = float_operators(prepared, quant_format)
         os.replace(partial, out_path)

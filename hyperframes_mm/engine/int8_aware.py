@@ -14,6 +14,11 @@ per-channel weight rounding is then exactly the one trained through (per-channel
 rounding does not change, up to float rounding, when a batch norm's scale is folded into the
 kernel).
 
+Where the export folds the normalisation and the input encoding into the stem's first conv
+(:func:`hyperframes_mm.deploy.export.fold_input_into_stem`), that conv's int8 file reads the raw
+pixels, which uint8 holds exactly, through the folded kernel: here its input is not rounded and
+its kernel is rounded in the folded basis, then moved back to the encoded one.
+
 Batch norms keep their running statistics frozen: a few epochs of small batches would otherwise
 move the statistics that the int8 graph folds into its kernels. Not modelled: the int8 graph
 also rounds a convolution's output where it feeds an operator that stays in float (a residual
@@ -88,7 +93,14 @@ class Int8Rounding:
                              'linear layer to round')
         self.inputs: Dict[str, nn.Module] = {}
         self.handles = []
+        # imported here: hyperframes_mm.deploy imports the apis, which import this engine
+        from ..deploy.export import foldable_stem, input_affine
+        stem = foldable_stem(model)
+        folded = stem.conv if stem is not None else None
         for name, module in self.layers:
+            if module is folded:
+                self._round_folded(module, *input_affine(model))
+                continue
             weight = module.weight
             quantizer = activation_quantizer().to(weight.device)
             self.inputs[name] = quantizer
@@ -103,6 +115,35 @@ class Int8Rounding:
             return (quantizer(args[0]), *args[1:])
 
         return round_inputs_and_weight
+
+    def _round_folded(self, conv: nn.Conv2d, matrix: torch.Tensor, offset: torch.Tensor) -> None:
+        """Round the stem conv as its folded int8 kernel: ``W A`` per output channel, where
+        ``A``, ``b`` (:func:`input_affine`) map raw pixels to the conv's input. With ``W~`` the
+        rounded kernel moved back (``Q(W A) A^-1``), the conv on ``A p + b`` gives
+        ``Q(W A) * p + W~ * b``; the int8 graph adds ``W * b`` in float (the folded bias and
+        border), so the forward hook adds ``(W - W~) * b``."""
+        from ..deploy.export import padding_response
+        to_folded = matrix.to(conv.weight)
+        from_folded = torch.linalg.inv(matrix).to(conv.weight)
+        offset = offset.to(conv.weight)
+
+        def round_weight(module, args):
+            weight = module._parameters['weight']
+            folded = torch.einsum('oihw,ij->ojhw', weight, to_folded)
+            module.__dict__['weight'] = torch.einsum('ojhw,ji->oihw',
+                                                     fake_quantize_weight(folded), from_folded)
+
+        def add_offset_rounding(module, args, output):
+            rounded = module.__dict__.pop('weight', None)
+            if rounded is None:
+                return output
+            error = module._parameters['weight'] - rounded
+            through = error.sum((2, 3)) @ offset
+            return (output + through[:, None, None]
+                    - padding_response(module, error, offset, args[0].shape[-2:]))
+
+        self.handles.append(conv.register_forward_pre_hook(round_weight))
+        self.handles.append(conv.register_forward_hook(add_offset_rounding, always_call=True))
 
     @staticmethod
     def _restore(module, args, output) -> None:

@@ -5,7 +5,8 @@ import torch
 
 from hyperframes_mm.apis import example_inputs, init_recognizer
 from hyperframes_mm.deploy import ModelStage, StreamEngine
-from hyperframes_mm.deploy.export import (ExportWrapper, check_parity, export_onnx,
+from hyperframes_mm.deploy.export import (ExportWrapper, FoldedStemConv, check_parity,
+                                        export_onnx, fold_input_into_stem,
                                         fold_input_projection, onnx_session, pytorch_scores,
                                         random_pixels, run_onnx)
 
@@ -174,10 +175,58 @@ def test_input_projection_is_the_normalisation_then_the_encoding(api_models, tmp
     # mean and std tiled over the frames (Tile)
     passes = {'Sub', 'Mul', 'Tile'}
     assert not _op_types(path) & passes
+    projection_path = tmp_path / 'projection.onnx'
+    torch.onnx.export(wrapper, (pixels, ), str(projection_path), dynamo=False)
+    assert not _op_types(projection_path) & passes
     unfolded_path = tmp_path / 'unfolded.onnx'
     torch.onnx.export(ExportWrapper(model, fold_input=False).eval(), (pixels, ),
                       str(unfolded_path), dynamo=False)
     assert _op_types(unfolded_path) >= passes
+
+
+def test_input_folds_into_the_stem_conv_which_then_reads_raw_pixels(api_models, tmp_path):
+    """With the input size known, normalisation, encoding and the stem's eval-mode norm become
+    the first conv's kernel and bias, and a border term makes the raw pixels' zero padding act
+    as the encoded input's: every score stays the model's."""
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu', DIFF_BGR)
+    with torch.no_grad():  # a stem norm that is not the identity, so its fold is exercised
+        model.backbone.conv1.bn.running_mean.uniform_(-1, 1)
+        model.backbone.conv1.bn.running_var.uniform_(0.5, 2)
+    pixels = random_pixels(tuple(example_inputs(model.cfg, (48, 64)).shape), 3)
+    wrapper = ExportWrapper(model, input_size=(32, 32)).eval()
+    assert wrapper.input_in_stem and wrapper.input_projection is None
+    assert model.backbone.input_encoding == 'diff'  # the model itself is left as it was
+    conv = wrapper.model.backbone.conv1.conv
+    assert isinstance(conv, FoldedStemConv) and conv.weight.shape == (64, 9, 7, 7)
+    assert isinstance(wrapper.model.backbone.conv1.bn, torch.nn.Identity)
+    # ResNet's 7x7 stride-2 conv, padding 3, on 32x32: output rows/columns 0, 1 and 15 read
+    # the padding, the others lie inside, where the border term is exactly zero
+    border = conv.border[0]
+    assert border.shape == (64, 16, 16)
+    assert torch.count_nonzero(border[:, 2:15, 2:15]) == 0
+    for edge in (border[:, 0], border[:, 1], border[:, 15], border[:, :, 0], border[:, :, 15]):
+        assert edge.abs().amax() > 0
+    with torch.no_grad():
+        unfolded = ExportWrapper(model, fold_input=False).eval()(pixels)
+        assert torch.allclose(wrapper(pixels), unfolded, atol=1e-6)
+        with pytest.raises(ValueError, match=r'folded for a \(16, 16\) output, got input'):
+            wrapper(random_pixels((1, 2, 9, 48, 48), 1))
+    # export folds for the example's size: the graph's first conv reads the pixels
+    path = export_onnx(model, tmp_path / 'in_stem.onnx', pixels)
+    assert check_parity(model, path, pixels) <= 1e-5
+    import onnx
+    graph = onnx.load(str(path)).graph
+    assert not [node.name for node in graph.node if 'input_projection' in node.name]
+    assert sum(node.op_type == 'Conv' for node in graph.node) == 20  # ResNet-18's 20 convs
+
+
+def test_input_is_not_folded_into_a_stem_with_extra_bn(api_models):
+    """extra_bn sits between the conv and its norm: the stem is not a conv -> norm pair, so
+    only the 1x1 projection folds."""
+    model = init_recognizer(api_models['single'], None, 'cpu', {'model.backbone.extra_bn': True})
+    assert fold_input_into_stem(model, (32, 32)) is None
+    wrapper = ExportWrapper(model, input_size=(32, 32))
+    assert not wrapper.input_in_stem and wrapper.input_projection is not None
 
 
 def _op_types(path):

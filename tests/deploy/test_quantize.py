@@ -45,14 +45,20 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     assert 0 <= report['top1_int8'] <= 1 and 0 <= report['agreement'] <= 1
     assert set(report['float_operators']) <= set(float_operators(report['float_model'], 'QDQ'))
     assert 'Conv' not in report['float_operators']
-    # the folded input projection (export.fold_input_projection) stays in float, the first
-    # conv after it does not
-    assert report['excluded'] == ['/input_projection/Conv']
+    # the input is folded into the stem conv (export.fold_input_into_stem): every conv is int8,
+    # nothing is kept out, and the raw pixels are quantised exactly (scale 1, zero point 0)
+    assert report['excluded'] == []
     weights = {init.name: init.data_type for init in graph.initializer}
-    convs = {node.name: node for node in graph.node if node.op_type == 'Conv'}
-    float_weights = [name for name, node in convs.items()
-                     if weights.get(node.input[1]) == onnx.TensorProto.FLOAT]
-    assert float_weights == ['/input_projection/Conv'] and len(convs) > 1
+    convs = [node for node in graph.node if node.op_type == 'Conv']
+    assert convs and not [node.name for node in convs
+                          if weights.get(node.input[1]) == onnx.TensorProto.FLOAT]
+    arrays = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
+    producers = {out: node for node in graph.node for out in node.output}
+    quantised = producers[convs[0].input[0]]
+    assert quantised.op_type == 'DequantizeLinear'
+    quantise = producers[quantised.input[0]]
+    assert quantise.op_type == 'QuantizeLinear'
+    assert (arrays[quantise.input[1]], arrays[quantise.input[2]]) == (1.0, 0)
 
 
 def test_int8_scores_stay_close_to_float_and_run_where_a_checkpoint_runs(int8_model,

@@ -156,3 +156,32 @@ def test_mmaction2_train_tool_fine_tunes_a_checkpoint_int8_aware(tiny_work_dir, 
                          for key in stats)
     assert not torch.equal(tuned['state_dict']['backbone.conv1.conv.weight'],
                            before['state_dict']['backbone.conv1.conv.weight'])
+
+
+def test_the_stem_conv_rounds_as_the_int8_file_folds_it(api_models):
+    """Where the export folds normalisation and encoding into the stem conv, the int8 file
+    holds that folded kernel, rounded, and reads exact pixels: the hooked stem computes what
+    such a file computes, float bias and border included, and its input is not rounded."""
+    from hyperframes_mm.apis import init_recognizer
+    from hyperframes_mm.deploy.export import fold_input_into_stem, random_pixels
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu',
+                            {'model.backbone.input_encoding': 'diff'}).eval()
+    with torch.no_grad():  # frames weighted unequally, as training leaves them
+        model.backbone.conv1.conv.weight.add_(
+            torch.randn(model.backbone.conv1.conv.weight.shape,
+                        generator=torch.Generator().manual_seed(0)) * 0.05)
+    pixels = random_pixels((1, 9, 32, 32), 2)
+    deployed = fold_input_into_stem(model, (32, 32))
+    stem = deployed.backbone.conv1
+    with torch.no_grad():
+        stem.conv.weight.copy_(fake_quantize_weight(stem.conv.weight))
+        expected = stem(pixels)
+        rounding = Int8Rounding(model)
+        assert 'backbone.conv1.conv' not in rounding.inputs
+        assert 'backbone.layer1.0.conv1.conv' in rounding.inputs
+        encoded = model.data_preprocessor._normalise(pixels)
+        hooked = model.backbone.hyperframe_stem(encoded, model.backbone.conv1)
+        rounding.remove()
+        unrounded = model.backbone.hyperframe_stem(encoded, model.backbone.conv1)
+    assert (hooked - unrounded).abs().max() > 1e-3  # the rounding is there...
+    torch.testing.assert_close(hooked, expected, rtol=0, atol=1e-4)  # ...and it is the file's
