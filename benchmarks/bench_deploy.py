@@ -383,7 +383,7 @@ def build_row(name: str, folder: Path, args) -> Dict:
     """The row's model, its pixels, its float and int8 graphs and, trained, its parity report."""
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
-    from hyperframes_mm.deploy.export import export_onnx, random_pixels
+    from hyperframes_mm.deploy.export import ExportWrapper, export_onnx, random_pixels
     from hyperframes_mm.deploy.quantize import parity_report, quantize_int8
     checkpoints = checkpoints_of(name, args)
     # the graphs timed are the first seed's: latency does not depend on the weights
@@ -396,6 +396,11 @@ def build_row(name: str, folder: Path, args) -> Dict:
     pixels = random_pixels(shapes, 1)
     sample = first(pixels)
     float_path = export_onnx(model, folder / 'float.onnx', pixels)
+    # where the graph's normalisation and input encoding went (export_onnx folds the same way)
+    wrapper = ExportWrapper(model, input_size=tuple(first(pixels).shape[-2:]) if not
+                            isinstance(pixels, dict) else None)
+    folded = ('into the stem conv' if wrapper.input_in_stem else
+              '1x1 projection' if wrapper.input_projection is not None else 'not folded')
     if checkpoint:
         calibration, test = labelled_samples(model.cfg, model.cfg.test_dataloader, args)
     else:
@@ -419,7 +424,7 @@ def build_row(name: str, folder: Path, args) -> Dict:
                 init_recognizer(config_of(ROWS[name]), str(path), 'cpu', init_weights=False),
                 folder / f'seed{seed}', calibration, test)
     return dict(model=model, pixels=pixels, sample=sample, graphs=graphs, kept=kept,
-                checkpoints=checkpoints, parity=parity, onnx=onnx)
+                checkpoints=checkpoints, parity=parity, onnx=onnx, input=folded)
 
 
 def time_rows(rows: Dict[str, Dict], threads: int, args) -> Dict[str, Dict[str, float]]:
@@ -647,7 +652,8 @@ def measure(args) -> Dict:
         decode_ms_per_frame={source_key(size): ms for size, ms in decode.items()},
         pipeline_ms={f'{name} {source_key(size)}': ms for (name, size), ms in prepare.items()},
         rows={name: dict(checkpoints=recorded_paths(row['checkpoints']), parity=row['parity'],
-                         float_operators=row['kept']) for name, row in rows.items()},
+                         float_operators=row['kept'], input=row['input'])
+              for name, row in rows.items()},
         int8_aware=(dict(checkpoints=recorded_paths(aware['checkpoints']),
                          parity=aware['parity']) if aware else None))
     # JSON's types, so that a page from a fresh measurement and one from the record are the same
@@ -690,14 +696,15 @@ def page(record: Dict) -> str:
                           f'{int8 / ms["PyTorch float"]:.2f}x',
                           f'{int8 / by_row[TSM]["onnxruntime int8 QDQ"]:.2f}x'])
     accuracy_header = ['model', 'seeds', 'top-1 float', 'top-1 int8 QDQ', 'top-1 agreement',
-                       'int8 - float by seed (points)', 'operators kept in float (QDQ)']
-    accuracy = [[name, *top1_cells(row['parity']),
+                       'int8 - float by seed (points)', 'normalisation and input encoding',
+                       'operators kept in float (QDQ)']
+    accuracy = [[name, *top1_cells(row['parity']), row['input'],
                  ', '.join(row['float_operators']['QDQ']) or 'none']
                 for name, row in rows.items()]
     if aware:
         accuracy.append([INT8_AWARE_ROW,
                          *top1_cells(aware['parity'], rows['hyperframe T=5']['parity']),
-                         'as hyperframe T=5'])
+                         'as hyperframe T=5', 'as hyperframe T=5'])
     streams_header = ['model', *[f'{w}x{h}: streams per core' for w, h in SOURCES],
                       *[f'{w}x{h}: decode / pipeline / model (ms per second of video)'
                         for w, h in SOURCES], 'limited by']
@@ -736,7 +743,11 @@ def page(record: Dict) -> str:
                  'float T=5 model of its seed. Whether to fine-tune, and how, was read on '
                  f'training subjects ([{VAL_RESULTS.name}]({VAL_RESULTS.name})): **{chosen}**, '
                  'the int8 model of the first target.', '']
-    text += markdown_table(accuracy_header, 'lrrrrrl', accuracy)
+    text += ['The "normalisation and input encoding" column says where the graph computes them '
+             '([deployment.md](../../docs/deployment.md#onnx-export)): folded into the stem conv, '
+             'whose int8 kernel then reads the raw pixels exactly; in a float 1x1 projection; '
+             'or as the model writes them.', '']
+    text += markdown_table(accuracy_header, 'lrrrrrll', accuracy)
     text += ['', '## Camera streams per core', '',
              f'At {DECISIONS_PER_SECOND} decisions a second, {SOURCE_FPS} fps sources decoded in '
              'full, the int8 QDQ model on one thread; the three costs say what limits it '

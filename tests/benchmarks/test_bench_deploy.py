@@ -152,8 +152,9 @@ def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch
         pipeline_ms={f'{name} {size}': 1.0 for name in (t5, tsm)
                      for size in ('320x240', '640x480')},
         rows={t5: dict(checkpoints={'0': 'a.pth'}, parity={'0': parity(0.826, 0.812)},
-                       float_operators={'QDQ': {'Add': ['/a']}}),
-              tsm: dict(checkpoints={}, parity={}, float_operators={'QDQ': {}})},
+                       float_operators={'QDQ': {'Add': ['/a']}}, input='into the stem conv'),
+              tsm: dict(checkpoints={}, parity={}, float_operators={'QDQ': {}},
+                        input='not folded')},
         int8_aware=None)
     (tmp_path / 'deploy.json').write_text(json.dumps(record))
     # no validation record: the first target reads post-training quantisation
@@ -166,6 +167,8 @@ def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch
         in text
     assert '| int8 T=5 within 1 point of float top-1 | +1.4 points (mean of 1 seed) | missed |' \
         in text
+    assert f'| {tsm} | 0 |{" not trained here |" * 4} not folded | none |' in text
+    assert '| +1.4 | into the stem conv | Add |' in text
     assert f'| {tsm} | 0 | not trained here |' in text and text.startswith(
         '# Int8 deployment on a CPU\n\nMachine: a test.\n')
     written = json.loads((tmp_path / 'deploy.json').read_text())
