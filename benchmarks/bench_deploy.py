@@ -114,8 +114,9 @@ def parse_args(argv=None):
     parser.add_argument('--max-test', type=int, help='test clips of the top-1 columns (all)')
     parser.add_argument('--checkpoint-dir', type=Path,
                         help='a work dir of bench_utd_mhad_imagenet.py whose finished '
-                        '<row slug>/seed<N> runs give the checkpoints (default: the run '
-                        'records\' ones present here, else initial weights)')
+                        '<row slug>/seed<N> runs give the checkpoints (with --validate-on S: '
+                        'its val-s<S>/<row slug>/seed<N> runs; default: the run records\' '
+                        'ones present here, else initial weights)')
     parser.add_argument('--report-only', action='store_true',
                         help='write the page again from its record (deploy.json) and the '
                         'validation record, measuring nothing')
@@ -286,7 +287,9 @@ def validate(args) -> int:
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.utils import slug
     subject, t5 = args.validate_on, 'hyperframe T=5'
-    present = recorded_checkpoints(VAL_RECORD, f'{t5} | s{subject}')
+    # bench_utd_mhad_imagenet.py --validate-on S --work-dir DIR trains into DIR/val-s<S>
+    present = (run_folder_checkpoints(args.checkpoint_dir / f'val-s{subject}' / slug(t5))
+               if args.checkpoint_dir else recorded_checkpoints(VAL_RECORD, f'{t5} | s{subject}'))
     if not present:
         print(f'error: no validation checkpoint of {t5} for subject {subject} here: python '
               f'benchmarks/bench_utd_mhad_imagenet.py --rows "{t5}" --validate-on {subject} '
