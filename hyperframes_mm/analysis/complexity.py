@@ -108,7 +108,7 @@ def model_complexity(config: ConfigLike, video_size: Tuple[int, int] = (256, 340
         model = init_recognizer(config, None, 'cpu', cfg_options)
     inputs = example_inputs(model.cfg, video_size, fps=fps)
     # the model as mmaction2 runs it: the model zoo's FLOPs and latency are of that model, not
-    # of the exported graph's folded input (export.fold_input_projection)
+    # of the exported graph's folded input (export.fold_input_into_stem, fold_input_projection)
     wrapper = ExportWrapper(model, fold_input=False).eval()
     tensors = tuple(tensor.float() for tensor in as_tuple(model, inputs))
     with torch.no_grad():
