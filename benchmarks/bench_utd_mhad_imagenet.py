@@ -87,6 +87,7 @@ SCRATCH = family_config('hyperframe_scratch-mobilenetv2_')
 SCRATCH_SGD_ROWS = ('from scratch, SGD 30e', 'from scratch, SGD 60e',
                     'from scratch, SGD 60e, lr 4x')
 T8 = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e')
+SHIFT_ROW = 'two T=5 hyperframes, shifted'
 #: test clips a sample for the T=8 row: the views its latency, which grows with the clips, can
 #: buy within half of TSM's (the best row's target; the ablation table measures it)
 T8_TEST_CLIPS = 6
@@ -182,6 +183,11 @@ ABLATION_ROWS = [
         'of 112x112', HEADLINE_SEEDS, edits=(input_size(160), ), cost=2.4),
     Row('TSM-MobileNetV2-5, input 160', TSM, 'TSM at 160x160 instead of 112x112',
         edits=(input_size(160), ), cost=8.0),
+    # time mixed deeper than conv1 (the held-out sets' question): two passes a clip, 2 test clips
+    Row(SHIFT_ROW, family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_'),
+        'two T=5 hyperframes of a clip (its halves), features shifted between them in the '
+        'residual blocks (TemporalShift where MobileNetV2TSM puts it), 2 test clips',
+        HEADLINE_SEEDS, cost=2.0),
     # the control with the ImageNet rows' optimiser (SGD, their learning rate, weight decay and
     # clipping), so that the ImageNet gain is one of initialisation; its schedule is chosen on
     # the training subjects among these (SCRATCH_SGD_ROWS)

@@ -32,7 +32,8 @@ from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
 from ..datasets.annotations import read_list_lines
-from ..datasets.transforms.pipeline_info import fuses_streams, transform_type
+from ..datasets.transforms.pipeline_info import (fuses_streams, stacked_segments,
+                                                  transform_type)
 from .config_utils import model_streams, sampler_spec, unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
@@ -246,14 +247,18 @@ def check_flip_labels(cfg: Config) -> List[Finding]:
 def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
     """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline; for
     a pipeline that stacks its streams into one hyperframe (``HyperframeStack(fuse_streams=True)``,
-    early fusion) their total against the one backbone's."""
+    early fusion) their total against the one backbone's; for one that splits each clip into S
+    hyperframes (``HyperframeStack(segments=S)``) the sampled T over S."""
     findings = []
     for where, _, pipeline in unique_pipelines(cfg):
         spec = sampler_spec(pipeline)
         if spec is None:
             continue
         place = f'{where}.pipeline[{spec.index}]'
-        sampled = {stream.name: stream.num_frames for stream in spec.streams}
+        segments = stacked_segments(pipeline)
+        # a frame count S does not divide stays a fraction, which no backbone T equals
+        sampled = {stream.name: (stream.num_frames // segments if stream.num_frames % segments == 0
+                                 else stream.num_frames / segments) for stream in spec.streams}
         fused = fuses_streams(pipeline) and None not in sampled
         if fused and set(streams) == {None}:
             total, expected = sum(sampled.values()), streams[None].num_frames

@@ -81,6 +81,19 @@ def test_config_triggers_exactly_its_finding(tiny_root, name, expected, text):
     assert any(text in f.message + f.fix for f in findings)
 
 
+def test_a_clip_split_into_segments_reads_t_per_segment(tiny_root):
+    """HyperframeStack(segments=2) makes two hyperframes of a clip's 10 picks: the backbone's T
+    is 5, so the sound config stays clean, and without the split the 10 picks are an error."""
+    ten = {'train_dataloader.dataset.pipeline.1.num_frames': 10}
+    split = dict(ten, **{'train_dataloader.dataset.pipeline.4.segments': 2})
+    assert problems(run('good', **split)) == []
+    findings = run('good', **ten)
+    assert problems(findings) == [('error', 'num-frames')]
+    error = next(f for f in findings if f.code == 'num-frames')
+    assert 'samples T=10 frames but the backbone takes num_frames=5 (15 channels)' in \
+        error.message
+
+
 @pytest.mark.parametrize('name,expected,text', [
     ('span', [('warning', 'span')],
      'has 30 frames for a 31-frame span; picks past its end loop back to the start'),

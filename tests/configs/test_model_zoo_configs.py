@@ -10,7 +10,7 @@ from mmengine.optim import build_optim_wrapper
 from mmengine.runner import Runner
 
 from hyperframes_mm.analysis.config_utils import dataloader_datasets, sampler_spec
-from hyperframes_mm.datasets.transforms.pipeline_info import fuses_streams
+from hyperframes_mm.datasets.transforms.pipeline_info import fuses_streams, stacked_segments
 from hyperframes_mm.models.backbones.encoding import change_kernel_basis
 from hyperframes_mm.models.backbones.hyperframe_backbone import HyperframeBackboneMixin
 from .conftest import CONFIG_ROOT, FAMILIES
@@ -74,8 +74,11 @@ def test_config_builds_its_model(path):
         # the streams stacked into one hyperframe: their total T is the one backbone's
         assert len(sampled) == 2 and sum(sampled) == backbones[0].num_frames
         return
-    # each stream's T (sampler) must be the backbone's T: 3T input channels
-    assert sampled == [backbone.num_frames for backbone in backbones]
+    # each stream's T (sampler) must be the backbone's T: 3T input channels; a clip split into
+    # S hyperframes samples S x T
+    segments = stacked_segments(_train_pipeline(cfg))
+    assert segments == getattr(backbones[0], 'num_segments', 1)
+    assert sampled == [segments * backbone.num_frames for backbone in backbones]
 
 
 @pytest.mark.parametrize('path', ALL_CONFIGS, ids=_id)

@@ -10,7 +10,7 @@ import pytest
 from mmengine.config import Config
 
 from hyperframes_mm.analysis.config_utils import sampler_spec
-from hyperframes_mm.datasets.transforms.pipeline_info import fuses_streams
+from hyperframes_mm.datasets.transforms.pipeline_info import fuses_streams, stacked_segments
 from ..conftest import REPO
 from .conftest import CONFIG_ROOT
 
@@ -161,8 +161,10 @@ def check_frames(config: Path, cfg: Config, frames: int) -> None:
         if is_segments(pipeline):
             assert spec.num_clips == frames, f'{config.name}: {split}'
         else:
+            # a clip split into S hyperframes samples S x T
+            segments = stacked_segments(pipeline)
             assert [stream.num_frames for stream in spec.streams] == \
-                [stream_frames(cfg, stream, frames) for stream in spec.streams], \
+                [segments * stream_frames(cfg, stream, frames) for stream in spec.streams], \
                 f'{config.name}: {split}'
     backbone = cfg.model.backbone
     streams = sampler_spec(pipelines(cfg)['train']).streams
@@ -180,9 +182,13 @@ def test_num_frames_reach_every_pipeline_and_the_backbone(family, tmp_path):
     for config in family_configs(family):
         cfg = load_with(config, 'num_frames', frames, tmp_path)
         check_frames(config, cfg, frames)
+        # TSM's segments are its frames; a hyperframe model's are the hyperframes each clip is
+        # split into, which T does not change
+        segments = (stacked_segments(pipelines(cfg)['train'])
+                    if 'num_frames' in cfg.model.backbone else frames)
         for part in (cfg.model.backbone, cfg.model.cls_head):
             if 'num_segments' in part:
-                assert part.num_segments == frames, config.name
+                assert part.num_segments == segments, config.name
 
 
 #: a stream's own T where a config sets one, and the value the test gives it

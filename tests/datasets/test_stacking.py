@@ -45,6 +45,26 @@ def test_clips_become_hyperframes_in_order():
         assert_hyperframe(results['imgs'][k], frames[2 * k:2 * k + 2])
 
 
+def test_segments_split_each_clip_in_time_order():
+    """segments=2: each clip's 4 frames become 2 consecutive hyperframes of 2 frames, clip by
+    clip, so that a shift over 2 segments pairs a clip's early half with its late half."""
+    frames = numbered_frames(8)  # 2 clips of 4
+    results = HyperframeStack(segments=2)(dict(imgs=frames, clip_len=4, num_clips=2))
+    assert results['imgs'].shape == (4, 6, 6, 8) and results['num_hyperframes'] == 4
+    for k in range(4):
+        assert_hyperframe(results['imgs'][k], frames[2 * k:2 * k + 2])
+    with pytest.raises(ValueError, match='3 frames a clip cannot be split into 2 segments'):
+        HyperframeStack(segments=2)(dict(imgs=frames[:6], clip_len=3, num_clips=2))
+    streams = [dict(name='fast', clip_len=4, num_clips=1), dict(name='slow', clip_len=4,
+                                                                  num_clips=1)]
+    with pytest.raises(ValueError, match=r"single-stream sample; this one has streams "
+                       r"\['fast', 'slow'\]"):
+        HyperframeStack(segments=2)(dict(imgs=frames, clip_len=4, num_clips=1,
+                                         hyperframe_streams=streams))
+    with pytest.raises(ValueError, match='segments must be a positive int, got 0'):
+        HyperframeStack(segments=0)
+
+
 def test_two_streams_give_one_array_each():
     frames = numbered_frames(4 + 2 * 2)  # fast: 1 clip of 4, slow: 2 clips of 2
     streams = [dict(name='fast', clip_len=4, num_clips=1), dict(name='slow', clip_len=2,
@@ -142,7 +162,9 @@ def test_fused_streams_equal_the_streams_stacked_in_stream_order():
     one = dict(imgs=frames[:4], clip_len=4, num_clips=1)
     np.testing.assert_array_equal(HyperframeStack(fuse_streams=True)(dict(one))['imgs'],
                                   HyperframeStack()(dict(one))['imgs'])
-    assert repr(HyperframeStack(fuse_streams=True)) == 'HyperframeStack(fuse_streams=True)'
+    assert repr(HyperframeStack(fuse_streams=True)) == \
+        'HyperframeStack(fuse_streams=True, segments=1)'
+    assert repr(HyperframeStack(segments=2)) == 'HyperframeStack(fuse_streams=False, segments=2)'
 
 
 def test_fusing_needs_as_many_hyperframes_per_stream():

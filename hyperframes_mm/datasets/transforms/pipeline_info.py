@@ -5,7 +5,8 @@ inference, analysis and tools look steps up.
 * :data:`LOADING_TRANSFORMS`, :data:`SAMPLER_TRANSFORMS`: the steps that open or decode a
   video, and those that choose frame indices;
 * :func:`stream_key`: where a stream's hyperframes are in the results and the model's inputs;
-* :func:`fuses_streams`: whether a pipeline stacks its streams into one hyperframe.
+* :func:`fuses_streams`: whether a pipeline stacks its streams into one hyperframe;
+* :func:`stacked_segments`: how many hyperframes it splits each clip into.
 """
 from typing import Dict, Optional, Sequence
 
@@ -44,3 +45,11 @@ def fuses_streams(pipeline: Sequence[Dict]) -> bool:
     is the streams' total."""
     return any(transform_type(step) == 'HyperframeStack' and step.get('fuse_streams', False)
                for step in pipeline)
+
+
+def stacked_segments(pipeline: Sequence[Dict]) -> int:
+    """How many hyperframes the pipeline's ``HyperframeStack`` splits each clip's frames into
+    (``segments=S``, for a backbone that shifts features between them): the backbone's T is
+    the sampled frames over S. 1 without that option."""
+    return next((int(step.get('segments', 1)) for step in pipeline
+                 if transform_type(step) == 'HyperframeStack'), 1)

@@ -67,9 +67,16 @@ class HyperframeStack(BaseTransform):
     (:func:`fuse_streams`: early fusion, for ``Recognizer2D`` and a backbone whose T is the
     streams' total).
 
+    With ``segments=S`` each clip's T sampled frames become S consecutive hyperframes of T / S
+    frames (early part of the clip first), the segments a temporal shift exchanges features
+    between (``HyperMobileNetV2(num_segments=S)`` with mmaction2's ``TSMHead``): sample T = S x
+    the hyperframe's frames, e.g. 10 uniform picks for two 5-frame segments.
+
     Args:
         fuse_streams (bool): stack a multi-stream sample's streams into one hyperframe under
             ``imgs``. Defaults to False.
+        segments (int): hyperframes each clip's frames are split into, in time order; single
+            stream only. Defaults to 1.
 
     Required Keys:
 
@@ -81,7 +88,7 @@ class HyperframeStack(BaseTransform):
 
     Modified Keys:
 
-        - imgs: ``[crops * K, 3T, H, W]`` for a single-stream sample; for a multi-stream sample
+        - imgs: ``[crops * K * S, 3T / S, H, W]`` for a single-stream sample; for a multi-stream sample
           with ``fuse_streams``, ``[crops * K, 3 * (T_1 + ... + T_S), H, W]``, else removed.
 
     Added Keys:
@@ -93,8 +100,11 @@ class HyperframeStack(BaseTransform):
         - input_shape (tuple): shape of the ``imgs`` array (the first stream's, unfused).
     """
 
-    def __init__(self, fuse_streams: bool = False) -> None:
-        self.fuse_streams = fuse_streams
+    def __init__(self, fuse_streams: bool = False, segments: int = 1) -> None:
+        if not isinstance(segments, int) or segments < 1:
+            raise ValueError(f'HyperframeStack: segments must be a positive int, got '
+                             f'{segments!r}')
+        self.fuse_streams, self.segments = fuse_streams, segments
 
     def transform(self, results: Dict) -> Dict:
         """Replace the frame list by hyperframes (per stream for multi-stream samples)."""
@@ -114,6 +124,14 @@ class HyperframeStack(BaseTransform):
             frames = frames[..., None]
         streams = results.get('hyperframe_streams') or [
             dict(name=None, clip_len=results['clip_len'], num_clips=results['num_clips'])]
+        if self.segments > 1:
+            if streams[0]['name'] is not None:
+                raise ValueError('HyperframeStack: segments splits a single-stream sample; '
+                                 f'this one has streams {[s["name"] for s in streams]}')
+            if streams[0]['clip_len'] % self.segments:
+                raise ValueError(f'HyperframeStack: {streams[0]["clip_len"]} frames a clip '
+                                 f'cannot be split into {self.segments} segments; sample a '
+                                 'multiple of segments')
         per_crop = sum(s['clip_len'] * s['num_clips'] for s in streams)
         if len(frames) % per_crop:
             raise ValueError(
@@ -125,7 +143,7 @@ class HyperframeStack(BaseTransform):
         for stream in streams:
             size = stream['clip_len'] * stream['num_clips']
             chunk = crops[:, start:start + size].reshape((-1, ) + frames.shape[1:])
-            stacked.append(stack_hyperframes(chunk, stream['clip_len']))
+            stacked.append(stack_hyperframes(chunk, stream['clip_len'] // self.segments))
             start += size
         if streams[0]['name'] is None:
             results['imgs'] = stacked[0]
@@ -141,5 +159,6 @@ class HyperframeStack(BaseTransform):
         return results
 
     def __repr__(self) -> str:
-        return f'{self.__class__.__name__}(fuse_streams={self.fuse_streams})'
+        return (f'{self.__class__.__name__}(fuse_streams={self.fuse_streams}, '
+                f'segments={self.segments})')
 

@@ -7,13 +7,20 @@ file strictly) read one ImageNet file: ``conv1.conv.weight``, ``conv1.bn.*``, ``
 builds conv1 at 3 channels whatever it is asked (it has no ``in_channels``), so conv1 is widened
 after the 2D layers are built; its stem ``conv1`` is a conv-norm-act ``ConvModule``, so
 ``extra_bn`` and motion products sit in it as in ResNet's.
+
+A hyperframe mixes time in conv1 only. With ``num_segments=S`` a sample is S hyperframes in time
+order (``HyperframeStack(segments=S)``) and mmaction2's ``TemporalShift`` sits where
+``MobileNetV2TSM`` puts it, so every residual block also exchanges features between the
+segments: time mixed deeper than conv1, at S passes a clip.
 """
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
-from mmaction.models.backbones.mobilenet_v2 import MobileNetV2
+from mmaction.models.backbones.mobilenet_v2 import InvertedResidual, MobileNetV2
+from mmaction.models.backbones.resnet_tsm import TemporalShift
 from mmaction.registry import MODELS
 
+from ...utils import positive_int
 from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
 from .mobilenet_v2_converters import mobilenet_v2_state_dict_to_mmaction
@@ -56,6 +63,12 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
             ``MobileNetV2`` has no such option. Defaults to False.
         with_cp (bool): gradient checkpointing in the inverted residual blocks.
             Defaults to False.
+        num_segments (int): S, hyperframes a clip; above 1, the expansion conv of every
+            inverted residual block with a skip connection is wrapped in mmaction2's
+            ``TemporalShift`` over S segments, as ``MobileNetV2TSM`` wraps it (the same 2D file
+            loads: those convs' keys move under ``.net``), and the head must be mmaction2's
+            ``TSMHead(num_segments=S)``. Defaults to 1 (no shift).
+        shift_div (int): ``1 / shift_div`` of the channels shifted each way. Defaults to 8.
         init_cfg (dict or list[dict], optional): initialisation from scratch.
             Defaults to Kaiming for convs, 1 for norms (mmaction2's ``MobileNetV2``'s).
         **stem: the stem's options by name, as :class:`HyperResNet`'s (declared and checked
@@ -79,6 +92,8 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
                  norm_eval: bool = False,
                  partial_bn: bool = False,
                  with_cp: bool = False,
+                 num_segments: int = 1,
+                 shift_div: int = 8,
                  init_cfg: Optional[Union[Dict, List[Dict]]] = [
                      dict(type='Kaiming', layer='Conv2d'),
                      dict(type='Constant', layer=['GroupNorm', '_BatchNorm'], val=1.)
@@ -86,6 +101,8 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
                  **stem) -> None:
         name = type(self).__name__
         check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        positive_int(num_segments, 'num_segments', name)
+        positive_int(shift_div, 'shift_div', name)
         # pretrained is not handed on: mmaction2's MobileNetV2 would turn it into
         # init_cfg=Pretrained, which cannot load a 3-channel conv1 into the widened one
         super().__init__(pretrained=None, widen_factor=widen_factor, out_indices=out_indices,
@@ -96,10 +113,31 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
         self.partial_bn = partial_bn
         self.inflate_init, self.pretrained = inflate_init, pretrained
         self.hyperframe_stem = HyperframeStem(num_frames, name, self.conv1, **stem)
+        self.num_segments = num_segments
+        self.shifted: List[str] = []
+        if num_segments > 1:
+            # MobileNetV2TSM.make_temporal_shift's rule: blocks with an expansion conv and a
+            # skip connection, shifted on the residual branch only
+            for path, block in list(self.named_modules()):
+                if isinstance(block, InvertedResidual) and len(block.conv) == 3 \
+                        and block.use_res_connect:
+                    block.conv[0] = TemporalShift(block.conv[0], num_segments=num_segments,
+                                                  shift_div=shift_div)
+                    self.shifted.append(f'{path}.conv.0')
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
-        """Read mmaction2's (= mmpretrain's) and torchvision's MobileNetV2 layouts."""
-        return mobilenet_v2_state_dict_to_mmaction(state_dict)
+        """Read mmaction2's (= mmpretrain's) and torchvision's MobileNetV2 layouts; with
+        shifted blocks, a 2D file's shifted convs move under ``.net`` (a checkpoint of the
+        shifted model has them there already)."""
+        state_dict = mobilenet_v2_state_dict_to_mmaction(state_dict)
+        if not self.shifted or any('.net.' in key for key in state_dict):
+            return state_dict
+        shifted = tuple(f'{path}.' for path in self.shifted)
+        converted = {}
+        for key, value in state_dict.items():
+            prefix = next((prefix for prefix in shifted if key.startswith(prefix)), None)
+            converted[key if prefix is None else f'{prefix}net.{key[len(prefix):]}'] = value
+        return converted
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""

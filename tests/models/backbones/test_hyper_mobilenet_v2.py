@@ -104,6 +104,35 @@ def test_mobilenet_v2_tsm_loads_the_same_file_strictly(mobilenet_2d):
     assert load_hyper(path).conv1.conv.in_channels == 3 * T
 
 
+def test_shifted_segments_at_t1_are_mmaction2s_tsm(mobilenet_2d):
+    """num_segments=S puts mmaction2's TemporalShift where MobileNetV2TSM puts it: at T=1 (no
+    inflation) the hyperframe model is MobileNetV2TSM on the same 2D file, output for output;
+    at T=5 the same file loads with the shifted convs' keys under .net."""
+    _, path = mobilenet_2d
+    tsm = MobileNetV2TSM(num_segments=2, pretrained=path)
+    tsm.init_weights()
+    tsm.eval()
+    shifted = load_hyper(path, num_frames=1, num_segments=2)
+    assert shifted.shifted == ['layer2.1.conv.0', 'layer3.1.conv.0', 'layer3.2.conv.0',
+                               'layer4.1.conv.0', 'layer4.2.conv.0', 'layer4.3.conv.0',
+                               'layer5.1.conv.0', 'layer5.2.conv.0', 'layer6.1.conv.0',
+                               'layer6.2.conv.0']
+    x = torch.randn(4, 3, SIZE, SIZE, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        expected = tsm(x)
+        torch.testing.assert_close(shifted(x), expected, rtol=0, atol=1e-6)
+        # the shift does exchange the segments' features: unshifted, the output moves by far
+        # more than the match above allows (random weights keep the residual branches small)
+        assert (load_hyper(path, num_frames=1)(x) - expected).abs().max() > 5e-5
+    five = load_hyper(path, num_segments=2)
+    assert five.state_dict()['layer2.1.conv.0.net.conv.weight'].shape == (144, 24, 1, 1)
+    # its own checkpoint (keys under .net already) loads back as it is
+    own = save_checkpoint(Path(path).with_name('shifted.pth'), five.state_dict())
+    reloaded = load_hyper(str(own), num_segments=2)
+    for key, value in five.state_dict().items():
+        assert torch.equal(reloaded.state_dict()[key], value), key
+
+
 def test_extra_bn_and_the_diff_encoding_keep_the_2d_output(mobilenet_2d):
     model, path = mobilenet_2d
     hyper = load_hyper(path, extra_bn=True, input_encoding='diff', frame_attention=True)
@@ -187,6 +216,7 @@ def test_frozen_stages_freeze_the_stem_with_its_parts():
     (dict(pretrained=True), TypeError, 'pretrained must be a checkpoint path or None'),
     (dict(out_indices=(8, )), ValueError, r'out_indices must in range\(0, 8\)'),
     (dict(in_channels=15), TypeError, "unexpected keyword argument 'in_channels'"),
+    (dict(num_segments=0), ValueError, 'HyperMobileNetV2: num_segments must be a positive int'),
     (dict(extra_bn=True, norm_cfg=dict(type='GN', num_groups=8)), ValueError,
      'extra_bn needs a batch norm; norm_cfg builds GroupNorm'),
 ])
