@@ -28,7 +28,7 @@ from torch import nn
 from ..models.backbones import reinflate_backbone
 from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
 from ..apis.inference import WindowPipeline, predict_scores
-from ..datasets.transforms.pipeline_info import fuses_streams
+from ..datasets.transforms.pipeline_info import fuses_streams, stacked_segments
 from .stages import ModelStage
 
 #: Default thresholds (grey levels, 0-255) between T'=3, the trained T, and T'=7: the motion
@@ -185,6 +185,10 @@ class DynamicFrameStage(ModelStage):
             raise ValueError('DynamicFrameStage: an early-fusion fast/slow model reads every '
                              'stream\'s frames as one hyperframe, so one T per stream cannot '
                              'be re-inflated on its own; use a single-stream or two-pass model')
+        if stacked_segments(model.cfg.test_pipeline) > 1:
+            raise ValueError('DynamicFrameStage: the model reads each clip as several shifted '
+                             'hyperframes (HyperframeStack(segments=...)), whose T the stage '
+                             'would change in one of them only; use a one-hyperframe model')
         super().__init__(model, name=name, window=window)
         base = backbone_num_frames(model)
         if base < 2:

@@ -115,3 +115,11 @@ def test_dynamic_stage_errors(api_models):
         'test_pipeline.5.fuse_streams': True})
     with pytest.raises(ValueError, match='an early-fusion fast/slow model reads every stream'):
         DynamicFrameStage(early)
+
+
+def test_dynamic_stage_refuses_a_clip_split_into_segments(api_models):
+    # two T=3 hyperframes of 6 picks a clip: changing T would change the split, not one T
+    split = init_recognizer(api_models['single'], None, 'cpu', {
+        'test_pipeline.1.num_frames': 6, 'test_pipeline.5.segments': 2})
+    with pytest.raises(ValueError, match=r'several shifted hyperframes \(HyperframeStack'):
+        DynamicFrameStage(split)
