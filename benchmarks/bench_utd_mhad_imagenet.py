@@ -184,7 +184,7 @@ ABLATION_ROWS = [
     Row('TSM-MobileNetV2-5, input 160', TSM, 'TSM at 160x160 instead of 112x112',
         edits=(input_size(160), ), cost=8.0),
     # time mixed deeper than conv1 (the held-out sets' question): two passes a clip, 2 test clips
-    Row(SHIFT_ROW, family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_'),
+    Row(SHIFT_ROW, family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x10-'),
         'two T=5 hyperframes of a clip (its halves), features shifted between them in the '
         'residual blocks (TemporalShift where MobileNetV2TSM puts it), 2 test clips',
         HEADLINE_SEEDS, cost=2.0),
