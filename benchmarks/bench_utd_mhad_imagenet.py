@@ -357,7 +357,9 @@ CLEAR_CHANGE = 2.0
 
 def base_row(row: Row) -> str:
     """The model an ablation row changes: the zoo row of its config (TSM, T=8, the T=5
-    recipe)."""
+    recipe); the shifted row's own config builds on the T=5 recipe's."""
+    if row.name == SHIFT_ROW:
+        return RECIPE_ROW
     return next(zoo.name for zoo in ZOO_ROWS if zoo.config == row.config)
 
 

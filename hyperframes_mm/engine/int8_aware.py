@@ -36,6 +36,8 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from mmaction.registry import HOOKS
 
+from ..utils.folding import foldable_stem, input_affine, padding_response
+
 #: onnxruntime's per-channel symmetric int8 weight codes with ``reduce_range`` (``quantize_int8``)
 WEIGHT_CODES = (-64, 64)
 #: its uint8 activation codes (activations are not reduced)
@@ -93,8 +95,6 @@ class Int8Rounding:
                              'linear layer to round')
         self.inputs: Dict[str, nn.Module] = {}
         self.handles = []
-        # imported here: hyperframes_mm.deploy imports the apis, which import this engine
-        from ..deploy.export import foldable_stem, input_affine
         stem = foldable_stem(model)
         folded = stem.conv if stem is not None else None
         for name, module in self.layers:
@@ -122,7 +122,6 @@ class Int8Rounding:
         rounded kernel moved back (``Q(W A) A^-1``), the conv on ``A p + b`` gives
         ``Q(W A) * p + W~ * b``; the int8 graph adds ``W * b`` in float (the folded bias and
         border), so the forward hook adds ``(W - W~) * b``."""
-        from ..deploy.export import padding_response
         to_folded = matrix.to(conv.weight)
         from_folded = torch.linalg.inv(matrix).to(conv.weight)
         offset = offset.to(conv.weight)
