@@ -386,8 +386,9 @@ def build_row(name: str, folder: Path, args) -> Dict:
     """The row's model, its pixels, its float and int8 graphs and, trained, its parity report."""
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
-    from hyperframes_mm.deploy.export import ExportWrapper, export_onnx, random_pixels
+    from hyperframes_mm.deploy.export import export_onnx, random_pixels
     from hyperframes_mm.deploy.quantize import parity_report, quantize_int8
+    from hyperframes_mm.utils.folding import foldable_stem, input_affine
     checkpoints = checkpoints_of(name, args)
     # the graphs timed are the first seed's: latency does not depend on the weights
     checkpoint = next(iter(checkpoints.values()), None)
@@ -399,11 +400,9 @@ def build_row(name: str, folder: Path, args) -> Dict:
     pixels = random_pixels(shapes, 1)
     sample = first(pixels)
     float_path = export_onnx(model, folder / 'float.onnx', pixels)
-    # where the graph's normalisation and input encoding went (export_onnx folds the same way)
-    wrapper = ExportWrapper(model, input_size=tuple(first(pixels).shape[-2:]) if not
-                            isinstance(pixels, dict) else None)
-    folded = ('into the stem conv' if wrapper.input_in_stem else
-              '1x1 projection' if wrapper.input_projection is not None else 'not folded')
+    # where export_onnx put the normalisation and input encoding (read, not folded again)
+    folded = ('into the stem conv' if foldable_stem(model) is not None else
+              '1x1 projection' if input_affine(model) is not None else 'not folded')
     if checkpoint:
         calibration, test = labelled_samples(model.cfg, model.cfg.test_dataloader, args)
     else:

@@ -29,7 +29,7 @@ from torch import nn
 
 from ..apis.inference import stream_keys
 from ..apis.onnx_recognizer import onnx_session
-from ..utils.folding import foldable_stem, input_affine, padding_response
+from ..utils.folding import foldable_stem, input_affine, offset_response
 
 INPUT_DTYPES = ('float32', 'uint8')
 #: the name of ``ExportWrapper.input_projection``: its graph nodes are named
@@ -192,8 +192,8 @@ def fold_input_into_stem(model: nn.Module, input_size: Tuple[int, int]
         if conv.bias is not None:
             shift = shift + conv.bias.double() * scale
         folded_weight = torch.einsum('oihw,ij->ojhw', weight, matrix) * scale[:, None, None, None]
-        bias = (weight.sum((2, 3)) @ offset) * scale + shift
-        border = -padding_response(conv, weight, offset, input_size) * scale[:, None, None]
+        inside, border = offset_response(conv, weight, offset, input_size)
+        bias, border = inside * scale + shift, border * scale[:, None, None]
     device = conv.weight.device
     stem.conv = FoldedStemConv(conv, folded_weight.float().to(device), bias.float().to(device),
                                border[None].float().to(device))

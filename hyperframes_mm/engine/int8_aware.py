@@ -36,7 +36,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 
 from mmaction.registry import HOOKS
 
-from ..utils.folding import foldable_stem, input_affine, padding_response
+from ..utils.folding import foldable_stem, input_affine, offset_response
 
 #: onnxruntime's per-channel symmetric int8 weight codes with ``reduce_range`` (``quantize_int8``)
 WEIGHT_CODES = (-64, 64)
@@ -136,10 +136,9 @@ class Int8Rounding:
             rounded = module.__dict__.pop('weight', None)
             if rounded is None:
                 return output
-            error = module._parameters['weight'] - rounded
-            through = error.sum((2, 3)) @ offset
-            return (output + through[:, None, None]
-                    - padding_response(module, error, offset, args[0].shape[-2:]))
+            inside, border = offset_response(module, module._parameters['weight'] - rounded,
+                                             offset, args[0].shape[-2:])
+            return output + inside[:, None, None] + border
 
         self.handles.append(conv.register_forward_pre_hook(round_weight))
         self.handles.append(conv.register_forward_hook(add_offset_rounding, always_call=True))

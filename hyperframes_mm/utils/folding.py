@@ -64,3 +64,13 @@ def padding_response(conv: nn.Conv2d, weight: torch.Tensor, offset: torch.Tensor
                    (pad_w, pad_w, pad_h, pad_h), value=1.0)
     return F.conv2d(canvas * offset.to(weight)[None, :, None, None], weight, None, conv.stride,
                     0, conv.dilation)[0]
+
+
+def offset_response(conv: nn.Conv2d, weight: torch.Tensor, offset: torch.Tensor,
+                    input_size: Tuple[int, int]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """How a per-pixel input offset ``b`` reaches the output of ``conv`` with ``weight`` on a
+    zero-padded ``input_size`` input: ``([O], [O, H', W'])``, the value ``sum(W) b`` at every
+    output whose window lies inside, and what the border outputs differ by
+    (``-`` :func:`padding_response`)."""
+    return (weight.sum((2, 3)) @ offset.to(weight),
+            -padding_response(conv, weight, offset, input_size))

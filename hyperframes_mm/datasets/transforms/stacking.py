@@ -88,8 +88,9 @@ class HyperframeStack(BaseTransform):
 
     Modified Keys:
 
-        - imgs: ``[crops * K * S, 3T / S, H, W]`` for a single-stream sample; for a multi-stream sample
-          with ``fuse_streams``, ``[crops * K, 3 * (T_1 + ... + T_S), H, W]``, else removed.
+        - imgs: ``[crops * K * S, 3T / S, H, W]`` for a single-stream sample (S: ``segments``);
+          for a multi-stream sample with ``fuse_streams``, ``[crops * K, 3 * (T_1 + ... + T_S),
+          H, W]`` (S there counts streams), else removed.
 
     Added Keys:
 
