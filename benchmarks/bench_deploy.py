@@ -211,7 +211,7 @@ def int8_parity(model, folder: Path, calibration, samples) -> Dict:
     example = samples[0][0]
     example = ({key: value[None].float() for key, value in example.items()}
                if isinstance(example, dict) else example[None].float())
-    float_path = export_onnx(model, folder / 'float.onnx', example)
+    float_path = export_onnx(model, folder / 'float.onnx', example, 'uint8')
     quantize_int8(float_path, folder / 'int8.onnx', calibration, 'QDQ')
     return parity_report(OnnxRecognizer(float_path, model.cfg),
                          OnnxRecognizer(folder / 'int8.onnx', model.cfg), samples)
@@ -399,7 +399,7 @@ def build_row(name: str, folder: Path, args) -> Dict:
               if isinstance(example, dict) else tuple(example.shape))
     pixels = random_pixels(shapes, 1)
     sample = first(pixels)
-    float_path = export_onnx(model, folder / 'float.onnx', pixels)
+    float_path = export_onnx(model, folder / 'float.onnx', pixels, 'uint8')
     # where export_onnx put the normalisation and input encoding (read, not folded again)
     folded = ('into the stem conv' if foldable_stem(model) is not None else
               '1x1 projection' if input_affine(model) is not None else 'not folded')

@@ -27,6 +27,8 @@ from .export import INPUT_PROJECTION
 QUANT_FORMATS = ('QDQ', 'QOperator')
 #: the values of an exported graph's pixel inputs (export.ExportWrapper)
 PIXEL_RANGE = (0.0, 255.0)
+#: operators that only move or view a tensor's elements: uint8 pixels pass them unchanged
+ELEMENT_MOVES = ('Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Flatten', 'Identity')
 #: training clips whose activations set the int8 ranges, by default: spread over the list, so
 #: every class of a sorted list is seen
 CALIBRATION_CLIPS = 64
@@ -119,12 +121,111 @@ def float_operators(path: Union[str, Path], quant_format: str) -> Dict[str, List
     return dict(sorted(kept.items()))
 
 
-def pixel_ranges(inputs: Sequence) -> Dict[str, List[Dict[str, float]]]:
-    """onnxruntime tensor overrides that quantise the graph's float pixel inputs over 0..255:
-    scale 1, zero point 0, so a conv reading raw pixels (:func:`fold_input_into_stem`) gets
-    them exactly, whatever range the calibration clips happen to span."""
-    return {meta.name: [dict(rmin=np.float32(PIXEL_RANGE[0]), rmax=np.float32(PIXEL_RANGE[1]))]
-            for meta in inputs if meta.type == 'tensor(float)'}
+def consumers_of(graph) -> Dict[str, List[Tuple[object, int]]]:
+    """Each tensor of an ONNX ``graph`` with the ``(node, input index)`` pairs that read it."""
+    consumers: Dict[str, List[Tuple[object, int]]] = {}
+    for node in graph.node:
+        for index, name in enumerate(node.input):
+            consumers.setdefault(name, []).append((node, index))
+    return consumers
+
+
+def moved_tensors(consumers: Dict[str, list], name: str) -> List[str]:
+    """``name`` and every tensor made from it by operators that only move its elements."""
+    found, frontier = [], [name]
+    while frontier:
+        found.append(frontier.pop())
+        frontier += [node.output[0] for node, index in consumers.get(found[-1], [])
+                     if node.op_type in ELEMENT_MOVES and index == 0]
+    return found
+
+
+def pixel_casts(graph) -> list:
+    """The nodes of an ONNX ``graph`` that cast one of its uint8 inputs to float."""
+    from onnx import TensorProto
+    uint8 = {meta.name for meta in graph.input
+             if meta.type.tensor_type.elem_type == TensorProto.UINT8}
+    return [node for node in graph.node if node.op_type == 'Cast' and node.input[0] in uint8
+            and any(attr.name == 'to' and attr.i == TensorProto.FLOAT for attr in node.attribute)]
+
+
+def pixel_tensors(model) -> List[str]:
+    """The float tensors of the ONNX ``model`` that hold the raw pixels: its float inputs, the
+    float casts of its uint8 inputs (``export_onnx(..., input_dtype='uint8')``), and what
+    reshapes and transposes make of them (onnxruntime quantises the pixels where a conv reads
+    them, after such moves)."""
+    from onnx import TensorProto
+    graph = model.graph
+    consumers = consumers_of(graph)
+    roots = ([meta.name for meta in graph.input
+              if meta.type.tensor_type.elem_type == TensorProto.FLOAT]
+             + [node.output[0] for node in pixel_casts(graph)])
+    return [name for root in roots for name in moved_tensors(consumers, root)]
+
+
+def pixel_ranges(model) -> Dict[str, List[Dict[str, float]]]:
+    """onnxruntime tensor overrides that quantise the pixel tensors (:func:`pixel_tensors`) of
+    the ONNX ``model`` over 0..255: scale 1, zero point 0, so a conv reading raw pixels
+    (:func:`fold_input_into_stem`) gets them exactly, whatever range the calibration clips
+    happen to span."""
+    return {name: [dict(rmin=np.float32(PIXEL_RANGE[0]), rmax=np.float32(PIXEL_RANGE[1]))]
+            for name in pixel_tensors(model)}
+
+
+def unit_quantize(node, arrays: Dict[str, np.ndarray]) -> bool:
+    """Whether ``node`` is a QuantizeLinear to uint8 with scale 1 and zero point 0: on integer
+    pixels 0..255 it is the identity."""
+    if node.op_type != 'QuantizeLinear' or len(node.input) < 3:
+        return False
+    scale, zero = arrays.get(node.input[1]), arrays.get(node.input[2])
+    return (scale is not None and zero is not None and scale.size == zero.size == 1
+            and float(scale) == 1.0 and zero.dtype == np.uint8 and int(zero) == 0)
+
+
+def feed_uint8_pixels(model) -> List[str]:
+    """Let the int8 kernels of the ONNX ``model`` read its uint8 pixel inputs as they come.
+
+    A uint8 input is cast to float and, through operators that only move its elements
+    (reshape, transpose), quantised again with scale 1 and zero point 0, which gives back the
+    same integers: a pass over every input pixel that computes nothing. Where that is all the
+    float cast feeds (besides ``Shape``), the cast and those quantisations are removed, in
+    place, and the int8 kernels read the moved uint8 tensor itself; the scores are unchanged,
+    bit for bit. An input whose float pixels reach anything else (a float 1x1 projection, a
+    normalisation the export could not fold) keeps its cast.
+
+    Returns:
+        list[str]: the inputs now read as uint8 by the int8 kernels.
+    """
+    from onnx import numpy_helper
+    graph = model.graph
+    arrays = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    consumers = consumers_of(graph)
+    outputs = {meta.name for meta in graph.output}
+    fed = []
+    for cast in pixel_casts(graph):
+        moved = moved_tensors(consumers, cast.output[0])
+        # what reads the moved pixels, other than the moves themselves and Shape
+        readers = [(node, index) for name in moved for node, index in consumers.get(name, [])
+                   if not (node.op_type in ELEMENT_MOVES and index == 0)
+                   and node.op_type != 'Shape']
+        quantizers = [node for node, index in readers
+                      if index == 0 and unit_quantize(node, arrays)]
+        if (not readers or len(quantizers) < len(readers)
+                or outputs & set(moved + [node.output[0] for node in quantizers])):
+            continue
+        for node, index in consumers[cast.output[0]]:
+            node.input[index] = cast.input[0]
+        for quantize in quantizers:
+            for node, index in consumers.get(quantize.output[0], []):
+                node.input[index] = quantize.input[0]
+            graph.node.remove(quantize)
+        graph.node.remove(cast)
+        # the moved tensors hold uint8 now: drop their recorded float types
+        kept = [info for info in graph.value_info if info.name not in set(moved)]
+        del graph.value_info[:]
+        graph.value_info.extend(kept)
+        fed.append(cast.input[0])
+    return fed
 
 
 def projection_nodes(path: Union[str, Path]) -> List[str]:
@@ -148,12 +249,14 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
 
     Returns:
         dict: ``float_operators`` (operator types kept in float, each with its node names),
-        ``excluded`` nodes, ``calibration_clips``.
+        ``excluded`` nodes, ``calibration_clips``, ``uint8_inputs`` (the uint8 pixel inputs
+        the int8 kernels read directly, :func:`feed_uint8_pixels`).
 
     Raises:
         ValueError: an unknown format, no calibration clips, or ``out_path`` is
             ``float_path``.
     """
+    import onnx
     import onnxruntime as ort
     from onnxruntime.quantization import (CalibrationMethod, QuantFormat, QuantType,
                                           quantize_static)
@@ -190,7 +293,11 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             # range no sum can saturate, so the file computes the same on every x86 CPU.
             reduce_range=True,
             calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
-            extra_options=dict(TensorQuantOverrides=pixel_ranges(inputs)))
+            extra_options=dict(TensorQuantOverrides=pixel_ranges(onnx.load(str(prepared)))))
+        quantized = onnx.load(str(partial))
+        uint8_inputs = feed_uint8_pixels(quantized)
+        if uint8_inputs:
+            onnx.save(quantized, str(partial))
         # read on the graph the quantiser saw (batch norms folded into their convs)
         kept = float_operators(prepared, quant_format)
         os.replace(partial, out_path)
@@ -203,7 +310,7 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         print_log(f'quantize_int8: operators without an int8 kernel stay in float: {named}',
                   logger='current', level=logging.WARNING)
     return dict(float_operators=kept, excluded=list(exclude_nodes),
-                calibration_clips=len(calibration))
+                calibration_clips=len(calibration), uint8_inputs=uint8_inputs)
 
 
 def parity_report(float_model, int8_model, samples: Sequence[Tuple[Sample, int]]

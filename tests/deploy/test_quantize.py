@@ -6,6 +6,7 @@ import numpy as np
 import onnx
 import onnx.numpy_helper
 import pytest
+import torch
 from mmaction.structures import ActionDataSample
 
 from hyperframes_mm.apis import init_recognizer, predict_scores
@@ -52,13 +53,21 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     convs = [node for node in graph.node if node.op_type == 'Conv']
     assert convs and not [node.name for node in convs
                           if weights.get(node.input[1]) == onnx.TensorProto.FLOAT]
+    # the tool exports uint8 pixels, and the first conv's int8 kernel reads them as they come:
+    # no cast to float and no QuantizeLinear pass over them, scale 1 and zero point 0
     arrays = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
     producers = {out: node for node in graph.node for out in node.output}
+    assert [meta.type.tensor_type.elem_type for meta in graph.input] == [onnx.TensorProto.UINT8]
+    assert report['uint8_inputs'] == ['imgs'] and 'Cast' not in types
     quantised = producers[convs[0].input[0]]
     assert quantised.op_type == 'DequantizeLinear'
-    quantise = producers[quantised.input[0]]
-    assert quantise.op_type == 'QuantizeLinear'
-    assert (arrays[quantise.input[1]], arrays[quantise.input[2]]) == (1.0, 0)
+    assert (arrays[quantised.input[1]], arrays[quantised.input[2]]) == (1.0, 0)
+    moves = []
+    tensor = quantised.input[0]
+    while tensor in producers:
+        moves.append(producers[tensor].op_type)
+        tensor = producers[tensor].input[0]
+    assert tensor == 'imgs' and set(moves) <= {'Reshape', 'Transpose'}
 
 
 def test_int8_scores_stay_close_to_float_and_run_where_a_checkpoint_runs(int8_model,
@@ -108,6 +117,87 @@ def test_a_two_stream_model_is_calibrated_and_run_per_stream(api_models, api_vid
     assert done['calibration_clips'] == 3
     scores = OnnxRecognizer(tmp_path / 'fs_int8.onnx', model.cfg).scores(samples)
     assert scores.shape == (3, 4) and np.allclose(scores.sum(1), 1, atol=1e-2)
+
+
+@pytest.fixture(scope='module')
+def tiny_graphs(tiny_work_dir, tmp_path_factory):
+    """The tiny trained model exported with float32 and with uint8 pixels, and a calibration
+    set whose pixels span only 0..99."""
+    import torch
+
+    from hyperframes_mm.deploy.export import export_onnx
+    model = init_recognizer(str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), 'cpu')
+    folder = tmp_path_factory.mktemp('pixels')
+    generator = torch.Generator().manual_seed(0)
+    calibration = [torch.randint(0, 100, (2, 15, 56, 56), generator=generator).to(torch.uint8)
+                   for _ in range(4)]
+    example = calibration[0][None].float()
+    return dict(cfg=model.cfg, calibration=calibration,
+                **{dtype: export_onnx(model, folder / f'{dtype}.onnx', example, dtype)
+                   for dtype in ('float32', 'uint8')})
+
+
+@pytest.mark.parametrize('quant_format', ['QDQ', 'QOperator'])
+def test_uint8_pixels_skip_the_input_quantisation_and_score_the_same(tiny_graphs, tmp_path,
+                                                                      quant_format):
+    from hyperframes_mm.deploy.quantize import unit_quantize
+    done = {dtype: quantize_int8(tiny_graphs[dtype], tmp_path / f'{dtype}.onnx',
+                                 tiny_graphs['calibration'], quant_format)
+            for dtype in ('float32', 'uint8')}
+    assert done['uint8']['uint8_inputs'] == ['imgs'] and done['float32']['uint8_inputs'] == []
+    graphs = {dtype: onnx.load(str(tmp_path / f'{dtype}.onnx')).graph
+              for dtype in ('float32', 'uint8')}
+    arrays = {init.name: onnx.numpy_helper.to_array(init)
+              for init in graphs['float32'].initializer}
+    # the float graph's pixels are quantised with scale 1 and zero point 0 although the
+    # calibration clips reached only 99 (the range is fixed, not calibrated), so uint8 pixels
+    # can skip that pass; the uint8 graph has one QuantizeLinear fewer and no cast
+    first = [node for node in graphs['float32'].node if node.op_type == 'QuantizeLinear'][0]
+    assert unit_quantize(first, arrays)
+    counts = {dtype: [node.op_type for node in graph.node].count('QuantizeLinear')
+              for dtype, graph in graphs.items()}
+    assert counts['uint8'] == counts['float32'] - 1
+    assert 'Cast' not in {node.op_type for node in graphs['uint8'].node}
+    # full-range pixels, beyond the calibration range: the same scores, bit for bit
+    pixels = torch.randint(0, 256, (3, 2, 15, 56, 56), generator=torch.Generator().manual_seed(1))
+    scores = {dtype: OnnxRecognizer(tmp_path / f'{dtype}.onnx', tiny_graphs['cfg']).scores(
+        list(pixels.to(torch.uint8))) for dtype in ('float32', 'uint8')}
+    assert np.array_equal(scores['float32'], scores['uint8'])
+
+
+def test_pixels_that_reach_a_float_operator_keep_their_cast():
+    """A uint8 input whose float cast feeds anything but a QuantizeLinear with scale 1 and zero
+    point 0 (here a float normalisation, or a scale of 2) keeps its cast: skipping it would
+    change what that operator reads."""
+    from onnx import TensorProto, helper
+
+    from hyperframes_mm.deploy.quantize import feed_uint8_pixels
+
+    def model(nodes, first_scale=1.0):
+        inits = [helper.make_tensor('mean', TensorProto.FLOAT, [], [3.0]),
+                 helper.make_tensor('first', TensorProto.FLOAT, [], [first_scale]),
+                 helper.make_tensor('one', TensorProto.FLOAT, [], [1.0]),
+                 helper.make_tensor('zero', TensorProto.UINT8, [], [0]),
+                 helper.make_tensor('shape', TensorProto.INT64, [2], [1, 4])]
+        return helper.make_model(helper.make_graph(
+            [helper.make_node('Cast', ['imgs'], ['f'], to=TensorProto.FLOAT)] + nodes, 'g',
+            [helper.make_tensor_value_info('imgs', TensorProto.UINT8, [1, 4])],
+            [helper.make_tensor_value_info('scores', TensorProto.FLOAT, [1, 4])], inits))
+
+    quantised = [helper.make_node('Reshape', ['f', 'shape'], ['r']),
+                 helper.make_node('Shape', ['f'], ['s']),
+                 helper.make_node('QuantizeLinear', ['r', 'first', 'zero'], ['q']),
+                 helper.make_node('DequantizeLinear', ['q', 'one', 'zero'], ['d']),
+                 helper.make_node('Sub', ['d', 'mean'], ['scores'])]
+    skipped = model(quantised)
+    assert feed_uint8_pixels(skipped) == ['imgs']
+    assert [(node.op_type, node.input[0]) for node in skipped.graph.node] == [
+        ('Reshape', 'imgs'), ('Shape', 'imgs'), ('DequantizeLinear', 'r'), ('Sub', 'd')]
+    for kept in (model(quantised, first_scale=2.0),
+                 model([helper.make_node('Sub', ['f', 'mean'], ['scores'])])):
+        before = [node.op_type for node in kept.graph.node]
+        assert feed_uint8_pixels(kept) == []
+        assert [node.op_type for node in kept.graph.node] == before
 
 
 def test_missing_calibration_videos_are_named(tmp_path):

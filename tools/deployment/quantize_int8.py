@@ -3,6 +3,7 @@ training clips, and a parity report on the test list.
 
     python tools/deployment/quantize_int8.py CONFIG CHECKPOINT --out model_int8.onnx
         [--calib-clips 64] [--max-test N] [--format QDQ|QOperator] [--exclude NODE ...]
+        [--input-dtype uint8|float32]
 
 Writes ``--out`` (the int8 graph), the float graph beside it (``<out>.float.onnx``) and the
 report (``<out>.json``): operators kept in float, top-1 of the float and int8 models on the
@@ -33,6 +34,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help='onnxruntime\'s int8 encoding (docs/deployment.md: which is faster)')
     parser.add_argument('--exclude', nargs='*', default=[], metavar='NODE',
                         help='graph nodes to keep in float')
+    parser.add_argument('--input-dtype', default='uint8', choices=['uint8', 'float32'],
+                        help='pixels as cameras and decoders give them (uint8: the int8 kernels '
+                        'read them without a conversion pass) or as float32')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
     return parser.parse_args(argv)
 
@@ -55,7 +59,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         calibration = [inputs for inputs, _ in pipeline_samples(cfg, train)]
         example = ({key: value[None].float() for key, value in calibration[0].items()}
                    if isinstance(calibration[0], dict) else calibration[0][None].float())
-        export_onnx(model, float_path, example)
+        export_onnx(model, float_path, example, args.input_dtype)
         done = quantize_int8(float_path, out, calibration, args.format, args.exclude)
     except (FileNotFoundError, ValueError) as error:
         print(f'error: {error}', file=sys.stderr)
