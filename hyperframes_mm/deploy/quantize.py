@@ -298,8 +298,13 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         uint8_inputs = feed_uint8_pixels(quantized)
         if uint8_inputs:
             onnx.save(quantized, str(partial))
-        # read on the graph the quantiser saw (batch norms folded into their convs)
-        kept = float_operators(prepared, quant_format)
+        # read on the graph the quantiser saw (batch norms folded into their convs), less the
+        # pixel casts the int8 file no longer has
+        removed = {node.name for node in pixel_casts(onnx.load(str(prepared)).graph)
+                   if node.input[0] in uint8_inputs}
+        kept = {op: [name for name in nodes if name not in removed]
+                for op, nodes in float_operators(prepared, quant_format).items()}
+        kept = {op: nodes for op, nodes in kept.items() if nodes}
         os.replace(partial, out_path)
     finally:
         for path in (prepared, partial):

@@ -59,6 +59,9 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     producers = {out: node for node in graph.node for out in node.output}
     assert [meta.type.tensor_type.elem_type for meta in graph.input] == [onnx.TensorProto.UINT8]
     assert report['uint8_inputs'] == ['imgs'] and 'Cast' not in types
+    # the float graph casts its pixels; the int8 file does not, and the report says so
+    assert 'Cast' in float_operators(report['float_model'], 'QDQ')
+    assert 'Cast' not in report['float_operators']
     quantised = producers[convs[0].input[0]]
     assert quantised.op_type == 'DequantizeLinear'
     assert (arrays[quantised.input[1]], arrays[quantised.input[2]]) == (1.0, 0)
