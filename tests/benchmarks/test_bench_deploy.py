@@ -57,7 +57,8 @@ def test_the_int8_target_is_a_mean_over_seeds_of_each_int8_model_against_its_flo
     post = bench.targets(rows, None, latency, streams)
     assert post[0] == ['int8 T=5 within 1 point of float top-1',
                        '+0.8 points (mean of 3 seeds)', 'met']
-    assert post[2][1:] == ['0.25x', 'met'] and post[1][1:] == ['0.33x', 'met']
+    assert post[2][1:] == ['8.00 / 32.00 ms = 0.250x', 'met']
+    assert post[1][1:] == ['8.00 / 24.00 ms = 0.333x', 'met']
     # each fine-tuned model against the float model of its seed before fine-tuning (0.826,
     # 0.821, 0.816), not against its own float top-1: 0.5, -0.2 and 1.0 points
     aware = dict(parity={0: parity(0.830, 0.821), 1: parity(0.820, 0.823),
@@ -174,7 +175,7 @@ def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch
     written = json.loads((tmp_path / 'deploy.json').read_text())
     assert written['chosen_on_validation'] == bench.POST_TRAINING
     assert written['targets'][2] == ['int8 T=5 <= 1/4 of int8 TSM-MobileNetV2-5 latency, '
-                                     '1 thread', '0.25x', 'met']
+                                     '1 thread', '8.00 / 32.00 ms = 0.250x', 'met']
     # the page again from the record it wrote: the same bytes
     assert bench.main(['--report-only', '--out', str(out)]) == 0
     assert out.read_text() == text
