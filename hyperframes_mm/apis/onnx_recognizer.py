@@ -25,7 +25,7 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
         batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
                              for sample in samples])
         dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
-        feeds[meta.name] = batch.cpu().numpy().astype(dtype)
+        feeds[meta.name] = batch.cpu().numpy().astype(dtype, copy=False)
     return feeds
 
 
