@@ -5,6 +5,7 @@ import numpy as np
 from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 
+from ...utils import positive_int
 from .pipeline_info import stream_key
 
 
@@ -102,10 +103,8 @@ class HyperframeStack(BaseTransform):
     """
 
     def __init__(self, fuse_streams: bool = False, segments: int = 1) -> None:
-        if not isinstance(segments, int) or segments < 1:
-            raise ValueError(f'HyperframeStack: segments must be a positive int, got '
-                             f'{segments!r}')
-        self.fuse_streams, self.segments = fuse_streams, segments
+        self.fuse_streams = fuse_streams
+        self.segments = positive_int(segments, 'segments', 'HyperframeStack')
 
     def transform(self, results: Dict) -> Dict:
         """Replace the frame list by hyperframes (per stream for multi-stream samples)."""
