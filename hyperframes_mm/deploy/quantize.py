@@ -172,17 +172,20 @@ def pixel_ranges(model) -> Dict[str, List[Dict[str, float]]]:
             for name in pixel_tensors(model)}
 
 
-def unit_quantize(node, arrays: Dict[str, np.ndarray]) -> bool:
-    """Whether ``node`` is a QuantizeLinear to uint8 with scale 1 and zero point 0: on integer
-    pixels 0..255 it is the identity."""
+def unit_quantize(node, initializers: Dict[str, object]) -> bool:
+    """Whether ``node`` is a QuantizeLinear to uint8 with scale 1 and zero point 0 (both
+    among the graph's ``initializers``, by name): on integer pixels 0..255 it is the identity."""
+    from onnx import numpy_helper
     if node.op_type != 'QuantizeLinear' or len(node.input) < 3:
         return False
-    scale, zero = arrays.get(node.input[1]), arrays.get(node.input[2])
-    return (scale is not None and zero is not None and scale.size == zero.size == 1
-            and float(scale) == 1.0 and zero.dtype == np.uint8 and int(zero) == 0)
+    if node.input[1] not in initializers or node.input[2] not in initializers:
+        return False
+    scale, zero = (numpy_helper.to_array(initializers[name]) for name in node.input[1:3])
+    return (scale.size == zero.size == 1 and float(scale) == 1.0 and zero.dtype == np.uint8
+            and int(zero) == 0)
 
 
-def feed_uint8_pixels(model) -> List[str]:
+def feed_uint8_pixels(model) -> list:
     """Let the int8 kernels of the ONNX ``model`` read its uint8 pixel inputs as they come.
 
     A uint8 input is cast to float and, through operators that only move its elements
@@ -194,24 +197,23 @@ def feed_uint8_pixels(model) -> List[str]:
     normalisation the export could not fold) keeps its cast.
 
     Returns:
-        list[str]: the inputs now read as uint8 by the int8 kernels.
+        list: the removed cast nodes (``node.input[0]``: the input now read as uint8).
     """
-    from onnx import numpy_helper
     graph = model.graph
-    arrays = {init.name: numpy_helper.to_array(init) for init in graph.initializer}
+    initializers = {init.name: init for init in graph.initializer}
     consumers = consumers_of(graph)
     outputs = {meta.name for meta in graph.output}
-    fed = []
+    removed = []
     for cast in pixel_casts(graph):
-        moved = moved_tensors(consumers, cast.output[0])
+        moved = set(moved_tensors(consumers, cast.output[0]))
         # what reads the moved pixels, other than the moves themselves and Shape
         readers = [(node, index) for name in moved for node, index in consumers.get(name, [])
                    if not (node.op_type in ELEMENT_MOVES and index == 0)
                    and node.op_type != 'Shape']
         quantizers = [node for node, index in readers
-                      if index == 0 and unit_quantize(node, arrays)]
+                      if index == 0 and unit_quantize(node, initializers)]
         if (not readers or len(quantizers) < len(readers)
-                or outputs & set(moved + [node.output[0] for node in quantizers])):
+                or outputs & (moved | {node.output[0] for node in quantizers})):
             continue
         for node, index in consumers[cast.output[0]]:
             node.input[index] = cast.input[0]
@@ -221,11 +223,11 @@ def feed_uint8_pixels(model) -> List[str]:
             graph.node.remove(quantize)
         graph.node.remove(cast)
         # the moved tensors hold uint8 now: drop their recorded float types
-        kept = [info for info in graph.value_info if info.name not in set(moved)]
+        kept = [info for info in graph.value_info if info.name not in moved]
         del graph.value_info[:]
         graph.value_info.extend(kept)
-        fed.append(cast.input[0])
-    return fed
+        removed.append(cast)
+    return removed
 
 
 def projection_nodes(path: Union[str, Path]) -> List[str]:
@@ -295,14 +297,13 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
             extra_options=dict(TensorQuantOverrides=pixel_ranges(onnx.load(str(prepared)))))
         quantized = onnx.load(str(partial))
-        uint8_inputs = feed_uint8_pixels(quantized)
-        if uint8_inputs:
+        removed = feed_uint8_pixels(quantized)
+        if removed:
             onnx.save(quantized, str(partial))
         # read on the graph the quantiser saw (batch norms folded into their convs), less the
         # pixel casts the int8 file no longer has
-        removed = {node.name for node in pixel_casts(onnx.load(str(prepared)).graph)
-                   if node.input[0] in uint8_inputs}
-        kept = {op: [name for name in nodes if name not in removed]
+        gone = {cast.name for cast in removed}
+        kept = {op: [name for name in nodes if name not in gone]
                 for op, nodes in float_operators(prepared, quant_format).items()}
         kept = {op: nodes for op, nodes in kept.items() if nodes}
         os.replace(partial, out_path)
@@ -315,7 +316,8 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         print_log(f'quantize_int8: operators without an int8 kernel stay in float: {named}',
                   logger='current', level=logging.WARNING)
     return dict(float_operators=kept, excluded=list(exclude_nodes),
-                calibration_clips=len(calibration), uint8_inputs=uint8_inputs)
+                calibration_clips=len(calibration),
+                uint8_inputs=[cast.input[0] for cast in removed])
 
 
 def parity_report(float_model, int8_model, samples: Sequence[Tuple[Sample, int]]
