@@ -22,6 +22,7 @@ from typing import List, Optional
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     from mmengine.config import DictAction
 
+    from hyperframes_mm.deploy.export import INPUT_DTYPES
     from hyperframes_mm.deploy.quantize import CALIBRATION_CLIPS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('config')
@@ -34,7 +35,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         help='onnxruntime\'s int8 encoding (docs/deployment.md: which is faster)')
     parser.add_argument('--exclude', nargs='*', default=[], metavar='NODE',
                         help='graph nodes to keep in float')
-    parser.add_argument('--input-dtype', default='uint8', choices=['uint8', 'float32'],
+    parser.add_argument('--input-dtype', default='uint8', choices=INPUT_DTYPES,
                         help='pixels as cameras and decoders give them (uint8: the int8 kernels '
                         'read them without a conversion pass) or as float32')
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)
