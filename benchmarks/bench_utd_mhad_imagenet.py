@@ -234,24 +234,46 @@ def validation_fold(subject: int):
     return (train, val), lists(train, val, val)
 
 
-def validation_means(record: Path) -> Dict[str, tuple]:
-    """Per row: (its top-1 on the held-out training subject averaged over the folds run, the
-    number of folds), from the validation record (:func:`validate`)."""
+def validation_folds(record: Path) -> Dict[str, Dict[int, float]]:
+    """Per row: its top-1 on each held-out training subject it was validated on (the mean over
+    that fold's seeds), from the validation record (:func:`validate`)."""
     recorded = runner.Record(record).data.get('results', {})
-    means = {}
+    folds = {}
     for row in ROWS:
-        folds = [summary(recorded[key], 'top1')[0] for subject in VALIDATION_SUBJECTS
-                 if (key := f'{row.name} | s{subject}') in recorded]
-        if folds:
-            means[row.name] = (sum(folds) / len(folds), len(folds))
-    return means
+        scores = {subject: summary(recorded[key], 'top1')[0] for subject in VALIDATION_SUBJECTS
+                  if (key := f'{row.name} | s{subject}') in recorded}
+        if scores:
+            folds[row.name] = scores
+    return folds
+
+
+def choose(names: Sequence[str], validated: Dict[str, Dict[int, float]]):
+    """The row of ``names`` (each validated) with the best mean over the subjects the compared
+    rows share: those of the row validated on the most, and only the rows validated on every
+    one of them. A held-out subject moves every row's score together, so a mean over two
+    subjects is not read against a mean over four; a row validated on fewer is left out of
+    the comparison rather than pulling every row back to its subjects.
+
+    Returns:
+        tuple: (the chosen row, {compared row: its mean over the shared subjects}, the shared
+        subjects).
+    """
+    subjects = max((tuple(sorted(validated[name])) for name in names), key=len)
+    compared = {name: sum(validated[name][subject] for subject in subjects) / len(subjects)
+                for name in names if set(subjects) <= set(validated[name])}
+    return max(compared, key=compared.get), compared, subjects
+
+
+def subjects_text(subjects: Sequence[int]) -> str:
+    return f'subject{"s" * (len(subjects) > 1)} {", ".join(map(str, subjects))}'
 
 
 def validation_report(args) -> str:
     """The validation table of every fold recorded: per row and fold, the held-out subject's
     top-1 (the test views, last checkpoint) over seeds, and its mean over the folds run."""
     record = runner.Record(args.record).data.get('results', {})
-    means = validation_means(Path(args.record))
+    means = {name: sum(scores.values()) / len(scores)
+             for name, scores in validation_folds(Path(args.record)).items()}
     header = ['row', *[f'subject {subject}' for subject in VALIDATION_SUBJECTS], 'mean']
     body = []
     for row in ROWS:
@@ -260,15 +282,17 @@ def validation_report(args) -> str:
         cells = [mean_sd(runs, 'top1') + f' ({len(runs)})'
                  if (runs := record.get(f'{row.name} | s{subject}')) else ''
                  for subject in VALIDATION_SUBJECTS]
-        body.append([row.name, *cells, f'{means[row.name][0]:.3f}'])
+        body.append([row.name, *cells, f'{means[row.name]:.3f}'])
     text = [
         '# UTD-MHAD depth from ImageNet weights: choices on the training subjects', '',
         'Each fold trains on three training subjects and scores the fourth (the test views, '
         'last checkpoint); the test subjects are not read. Cells: top-1 mean ± sd (runs). '
-        'A row is chosen by its mean over the folds run; the chosen rows then train on all '
-        'four training subjects and are tested once (results/utd_mhad_imagenet.md). A fold '
-        'scores 107-108 clips: the binomial sd of a top-1 of '
-        f'{(p := sorted(m for m, _ in means.values())[len(means) // 2]):.2f} on 108 clips is '
+        'The mean is over the folds a row was run on; a choice compares rows on the subjects '
+        'they share, those of the row validated on the most (a row validated on fewer is left '
+        'out of it), and the chosen rows then train on all four training subjects and are '
+        'tested once (results/utd_mhad_imagenet.md). A fold scores 107-108 clips: the binomial '
+        'sd of a top-1 of '
+        f'{(p := sorted(means.values())[len(means) // 2]):.2f} on 108 clips is '
         f'{(p * (1 - p) / 108) ** 0.5:.3f}, the noise of one cell from its clips alone.', '',
         f'Reproduce: `python benchmarks/bench_utd_mhad_imagenet.py --validate-on S` for S in '
         f'{", ".join(map(str, VALIDATION_SUBJECTS))}.', '']
@@ -376,10 +400,10 @@ EFF_MAX_LATENCY_VS_TSN = 1 / 3
 
 
 def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-            validated: Dict[str, tuple]) -> List[str]:
-    """The targets on the recorded numbers (means over seeds), the best row chosen by its
-    ``validated`` mean (:func:`validation_means`); a target whose rows are not trained yet says
-    so."""
+            validated: Dict[str, Dict[int, float]]) -> List[str]:
+    """The targets on the recorded numbers (means over seeds), the best row chosen on its
+    ``validated`` folds (:func:`validation_folds`, :func:`choose`); a target whose rows are not
+    trained yet says so."""
     top1 = {name: summary(runs, 'top1')[0] for name, runs in results.items()}
     latency = costs[TSM_ROW]['latency_ms']
 
@@ -417,47 +441,52 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     if not fast:
         return lines + [f'- the row chosen on validation at <= {BEST_MAX_LATENCY}x TSM\'s '
                         'latency: no validated row is that fast (--validate-on)']
-    best = max(fast, key=lambda name: validated[name][0])
+    best, compared, subjects = choose(fast, validated)
     seeds = len(results[best])
+    fewer = len(fast) - len(compared)
+    left_out = f'; {fewer} validated on fewer not compared' if fewer else ''
     lines.append(f'- the row chosen on the training subjects at <= {BEST_MAX_LATENCY}x TSM\'s '
-                 f'latency: {best} (validation {validated[best][0]:.3f} over '
-                 f'{validated[best][1]} fold(s), the best of the {len(fast)} validated rows '
-                 f'within that latency), tested once: {mean_sd(results[best], "top1")} over '
+                 f'latency: {best} (validation {compared[best]:.3f} on '
+                 f'{subjects_text(subjects)}, the best of the {len(compared)} rows validated '
+                 f'on them within that latency{left_out}), tested once: '
+                 f'{mean_sd(results[best], "top1")} over '
                  f'{seeds} seed{"s" * (seeds > 1)} at {costs[best]["latency_ms"] / latency:.3f}x '
                  f'(>= {BEST_MIN_TOP1}): {verdict(top1[best] >= BEST_MIN_TOP1)}')
     return lines
 
 
-def same_optimiser_target(top1: Dict[str, float], validated: Dict[str, tuple]) -> str:
+def same_optimiser_target(top1: Dict[str, float],
+                          validated: Dict[str, Dict[int, float]]) -> str:
     """ImageNet vs the from-scratch control on the same optimiser, the control's schedule the
     one of :data:`SCRATCH_SGD_ROWS` validated best on the training subjects."""
     candidates = [name for name in SCRATCH_SGD_ROWS if name in validated]
     if not candidates:
         return ('- ImageNet vs from scratch on the same optimiser: no SGD schedule of the '
                 'control validated yet (--validate-on)')
-    chosen = max(candidates, key=lambda name: validated[name][0])
+    chosen, compared, _ = choose(candidates, validated)
     if chosen not in top1:
         return (f'- ImageNet vs from scratch on the same optimiser: {chosen!r} (chosen on '
                 'validation) not trained yet')
     gain = top1[RECIPE_ROW] - top1[chosen]
     return (f'- ImageNet vs from scratch on the same optimiser (T=5): {top1[RECIPE_ROW]:.3f} vs '
-            f'{chosen} {top1[chosen]:.3f} (the schedule validated best of {len(candidates)}), '
+            f'{chosen} {top1[chosen]:.3f} (the schedule validated best of {len(compared)}), '
             f'{100 * gain:+.1f} points (>= +{100 * MIN_PRETRAINING_GAIN:.0f}): '
             f'{"**met**" if gain >= MIN_PRETRAINING_GAIN else "**missed**"}')
 
 
-def second_network_t(results: Dict[str, List[Dict]], validated: Dict[str, tuple]) -> str:
+def second_network_t(results: Dict[str, List[Dict]],
+                     validated: Dict[str, Dict[int, float]]) -> str:
     """EfficientNet-Lite0's T as item 1 chooses it: the hyperframe row of that network validated
     best on the training subjects, and its test top-1 (one reading, not a target)."""
     rows = [name for name in (EFF_T5_ROW, EFF_T8_ROW) if name in validated]
     if not rows:
         return '- EfficientNet-Lite0\'s T: not validated yet (--validate-on)'
-    chosen = max(rows, key=lambda name: validated[name][0])
-    seen = ', '.join(f'{name.rsplit(" ", 1)[-1]} {validated[name][0]:.3f}' for name in rows)
+    chosen, compared, subjects = choose(rows, validated)
+    seen = ', '.join(f'{name.rsplit(" ", 1)[-1]} {mean:.3f}' for name, mean in compared.items())
     tested = (f'tested once: {mean_sd(results[chosen], "top1")} over {len(results[chosen])} '
               'seed(s)' if chosen in results else 'not trained yet')
     return (f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {chosen} (validation '
-            f'{seen} over {validated[chosen][1]} fold(s)); {tested}')
+            f'{seen} on {subjects_text(subjects)}); {tested}')
 
 
 def second_network_targets(top1: Dict[str, float], costs: Dict[str, Dict]) -> List[str]:
@@ -561,7 +590,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
         zoo, results, costs, TSM_ROW, 'TSM-MobileNetV2-5', 'per test sample (3 clips, batch '
         '1, one thread) on the machine that measured the costs (`costs` of '
         'benchmarks/results/utd_mhad_imagenet.json).'), '', *untrained,
-        *targets(results, costs, validation_means(VALIDATION_RECORD)), '', *speed,
+        *targets(results, costs, validation_folds(VALIDATION_RECORD)), '', *speed,
         *claims(results), '',
         'Training / validation top-1 by epoch (seed 0; the training value is the mean over the '
         'epoch\'s augmented batches; every seed in the plot):', '', *curve_table(zoo, results),
@@ -587,7 +616,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
     readme = [row for row in zoo if row.name in README_ROWS]
     replace_section(PROJECT_README, '\n'.join(
         lib.readme_table(readme, results, costs, TSM_ROW, 'TSM-MobileNetV2-5') + [''] +
-        targets(results, costs, validation_means(VALIDATION_RECORD))), README_BEGIN, README_END)
+        targets(results, costs, validation_folds(VALIDATION_RECORD))), README_BEGIN, README_END)
     # an ablation with a config file of its own (the shifted row) is a row of the family's zoo
     # table too; one that edits a zoo row's config would overwrite that row's metrics
     configs = {row.config for row in zoo}

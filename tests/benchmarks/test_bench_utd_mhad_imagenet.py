@@ -230,7 +230,8 @@ def _costs(results):
 def test_targets_and_claims_from_given_numbers():
     results = _results()
     costs = _costs(results)
-    validated = {bench.RECIPE_ROW: (0.80, 2), 'lr 0.5x': (0.78, 2), bench.TSM_ROW: (0.9, 2)}
+    validated = {bench.RECIPE_ROW: {5: 0.80, 7: 0.80}, 'lr 0.5x': {5: 0.76, 7: 0.80},
+                 bench.TSM_ROW: {5: 0.9, 7: 0.9}}
     assert bench.targets(results, costs, validated) == [
         'Targets (means over the seeds):',
         '- hyperframe T=5 0.870 vs TSM-MobileNetV2-5 0.820 at 0.300x its latency (>= TSM at '
@@ -244,8 +245,14 @@ def test_targets_and_claims_from_given_numbers():
         f'- {bench.EFF_T5_ROW} vs {bench.EFF_TSN_ROW}: not trained yet',
         '- EfficientNet-Lite0\'s T: not validated yet (--validate-on)',
         '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
-        '(validation 0.800 over 2 fold(s), the best of the 2 validated rows within that '
-        'latency), tested once: 0.870 ± 0.010 over 3 seeds at 0.300x (>= 0.87): **met**']
+        '(validation 0.800 on subjects 5, 7, the best of the 2 rows validated on them within '
+        'that latency), tested once: 0.870 ± 0.010 over 3 seeds at 0.300x (>= 0.87): **met**']
+    # a row validated on one of those subjects is not compared, however high it scored there
+    one_fold = dict(validated, **{'extra BN': {5: 0.95}})
+    assert bench.targets(results, costs, one_fold)[-1].startswith(
+        '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
+        '(validation 0.800 on subjects 5, 7, the best of the 2 rows validated on them within '
+        'that latency; 1 validated on fewer not compared)')
     # chosen on validation, not on the test: lr 0.5x tests higher but validated lower
     assert bench.targets(results, costs, {})[-1].endswith('no validated row is that fast '
                                                           '(--validate-on)')
@@ -282,18 +289,35 @@ def test_targets_and_claims_from_given_numbers():
                                                  'final val top-1 (-67 % fewer): did not hold')
 
 
+def test_rows_are_chosen_on_the_subjects_they_share():
+    validated = {'a': {1: 0.70, 3: 0.80, 5: 0.90, 7: 0.60}, 'b': {1: 0.74, 3: 0.80, 5: 0.80,
+                                                                 7: 0.70},
+                 'c': {5: 0.99, 7: 0.99}}
+    # c is higher on subjects 5 and 7, but the comparison is on the four subjects a and b share
+    assert bench.choose(['a', 'b', 'c'], validated) == (
+        'b', {'a': pytest.approx(0.75), 'b': pytest.approx(0.76)}, (1, 3, 5, 7))
+    # on subjects 5 and 7 alone a leads b; c, on them too, leads both
+    assert bench.choose(['a', 'b', 'c'], {name: {subject: validated[name][subject]
+                                                 for subject in (5, 7)} for name in validated}) \
+        == ('c', {'a': pytest.approx(0.75), 'b': pytest.approx(0.75), 'c': pytest.approx(0.99)},
+            (5, 7))
+    # a tie goes to the first row named
+    assert bench.choose(['b', 'a'], {'a': {5: 0.5}, 'b': {5: 0.5}})[0] == 'b'
+    assert bench.subjects_text((5, )) == 'subject 5'
+
+
 def test_the_same_optimiser_control_is_the_schedule_validated_best():
     sgd30, sgd60, fast = bench.SCRATCH_SGD_ROWS
     top1 = {bench.RECIPE_ROW: 0.80, sgd30: 0.70, sgd60: 0.78}
     # the schedule is the one validated best, whatever the test says
-    validated = {sgd30: (0.60, 2), sgd60: (0.65, 2), fast: (0.62, 2)}
+    validated = {sgd30: {5: 0.60, 7: 0.60}, sgd60: {5: 0.65, 7: 0.65}, fast: {5: 0.62, 7: 0.62}}
     assert bench.same_optimiser_target(top1, validated) == (
         f'- ImageNet vs from scratch on the same optimiser (T=5): 0.800 vs {sgd60} 0.780 (the '
         'schedule validated best of 3), +2.0 points (>= +5): **missed**')
-    assert bench.same_optimiser_target(top1, {sgd30: (0.7, 1)}).endswith(
+    assert bench.same_optimiser_target(top1, {sgd30: {5: 0.7}}).endswith(
         '0.800 vs from scratch, SGD 30e 0.700 (the schedule validated best of 1), +10.0 points '
         '(>= +5): **met**')
-    assert bench.same_optimiser_target(top1, {fast: (0.9, 1)}) == (
+    assert bench.same_optimiser_target(top1, {fast: {5: 0.9}}) == (
         f'- ImageNet vs from scratch on the same optimiser: {fast!r} (chosen on validation) not '
         'trained yet')
     assert {row.config for row in bench.ROWS if row.name in bench.SCRATCH_SGD_ROWS} == {
@@ -301,14 +325,14 @@ def test_the_same_optimiser_control_is_the_schedule_validated_best():
 
 
 def test_the_second_networks_t_is_the_one_validated_best():
-    validated = {bench.EFF_T5_ROW: (0.70, 2), bench.EFF_T8_ROW: (0.72, 2)}
+    validated = {bench.EFF_T5_ROW: {5: 0.70, 7: 0.70}, bench.EFF_T8_ROW: {5: 0.70, 7: 0.74}}
     results = {bench.EFF_T8_ROW: _runs(0.60, 0.62), bench.EFF_T5_ROW: _runs(0.9)}
     assert bench.second_network_t(results, validated) == (
         f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {bench.EFF_T8_ROW} '
-        '(validation T=5 0.700, T=8 0.720 over 2 fold(s)); tested once: 0.610 ± 0.014 over 2 '
+        '(validation T=5 0.700, T=8 0.720 on subjects 5, 7); tested once: 0.610 ± 0.014 over 2 '
         'seed(s)')
-    assert bench.second_network_t({}, {bench.EFF_T5_ROW: (0.7, 1)}).endswith(
-        f'{bench.EFF_T5_ROW} (validation T=5 0.700 over 1 fold(s)); not trained yet')
+    assert bench.second_network_t({}, {bench.EFF_T5_ROW: {5: 0.7}}).endswith(
+        f'{bench.EFF_T5_ROW} (validation T=5 0.700 on subject 5); not trained yet')
 
 
 def test_the_second_networks_targets_read_its_own_rows():
