@@ -409,16 +409,19 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: D
 
 
 def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-                 reference: str, label: str) -> List[str]:
+                 reference: str, label: str, notes: Optional[Dict[str, str]] = None
+                 ) -> List[str]:
     """A family's rows as the project README shows them, fewer columns than
     :func:`headline_table`: mean top-1 (spread), seeds, GFLOPs per view, latency relative to
-    the ``reference`` row (called ``label`` in the header) and training time."""
+    the ``reference`` row (called ``label`` in the header) and training time. ``notes`` follow
+    a row's name (e.g. how it was chosen)."""
     latency = costs[reference]['latency_ms']
     lines = ['| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs '
              f'{label} | training time (min) |', '|---|---:|---:|---:|---:|---:|']
     for row in rows:
         runs = results[row.name]
-        lines.append(f'| {row.name} | {mean_sd(runs, "top1")} | {len(runs)} | '
+        note = f' ({notes[row.name]})' if notes and row.name in notes else ''
+        lines.append(f'| {row.name}{note} | {mean_sd(runs, "top1")} | {len(runs)} | '
                      f'{costs[row.name]["gflops"]:.2f} | '
                      f'{costs[row.name]["latency_ms"] / latency:.2f}x | '
                      f'{summary(runs, "train_min")[0]:.0f} |')

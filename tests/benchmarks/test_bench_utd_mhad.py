@@ -277,6 +277,10 @@ def test_tables_and_targets_from_given_numbers():
     readme = lib.readme_table(rows, results, costs, bench.TSM_ROW, 'TSM-5')
     assert f'| {bench.RECIPE_ROW} | 0.720 ± 0.020 | 3 | 0.40 | 0.30x |' in readme[4]
     assert readme[2].startswith(f'| {bench.SINGLE_ROW} | 0.300 | 1 | 0.30 | 0.25x |')
+    noted = lib.readme_table(rows, results, costs, bench.TSM_ROW, 'TSM-5',
+                             {bench.RECIPE_ROW: 'chosen'})
+    assert noted[4].startswith(f'| {bench.RECIPE_ROW} (chosen) | 0.720 ± 0.020 |')
+    assert noted[:4] + noted[5:] == readme[:4] + readme[5:]
 
 
 def test_findings_sort_each_row_against_its_base_models_spread():

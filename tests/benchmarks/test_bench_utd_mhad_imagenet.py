@@ -384,6 +384,13 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
     monkeypatch.setattr(bench, 'FINDINGS', bench_readme)
     monkeypatch.setattr(bench, 'PROJECT_README', project)
     monkeypatch.setattr(bench, 'ZOO_RESULTS', tmp_path / 'zoo')
+    # an ablation validated best: the README shows it beside its headline rows, marked chosen
+    validation = tmp_path / 'validation.json'
+    validation.write_text(json.dumps(dict(results={
+        f'{name} | s{subject}': [dict(seed=0, top1=top1)]
+        for name, top1 in ((bench.RECIPE_ROW, 0.80), ('lr 0.5x', 0.81))
+        for subject in (5, 7)})))
+    monkeypatch.setattr(bench, 'VALIDATION_RECORD', validation)
     argv = ['--report-only', '--data', args.data, '--work-dir', args.work_dir, '--record',
             args.record]
     markdown = bench.main(argv)
@@ -401,12 +408,15 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
         'TSN-EfficientNet-Lite0-5 (mmaction2); TSM-EfficientNet-Lite0-5; EfficientNet-Lite0 '\
         'hyperframe T=5; EfficientNet-Lite0 hyperframe T=8 (`python' in section
     # the project README: the trained headline rows, then the targets
-    assert project.read_text().splitlines()[2:7] == [
+    assert project.read_text().splitlines()[2:8] == [
         '| model | top-1 (mean ± sd) | seeds | GFLOPs / view | CPU latency vs TSM-MobileNetV2-5 | '
         'training time (min) |', '|---|---:|---:|---:|---:|---:|',
         f'| {bench.TSM_ROW} | 0.810 ± 0.014 | 2 | 0.80 | 1.00x | 10 |',
         f'| {bench.RECIPE_ROW} | 0.865 ± 0.007 | 2 | 0.10 | 0.30x | 10 |',
-        f'| {bench.SCRATCH_ROW} | 0.700 | 1 | 0.10 | 0.30x | 10 |']
+        f'| {bench.SCRATCH_ROW} | 0.700 | 1 | 0.10 | 0.30x | 10 |',
+        '| lr 0.5x (chosen on the training subjects) | 0.875 | 1 | 0.10 | 0.30x | 10 |']
+    assert '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: lr 0.5x ' \
+        '(validation 0.810 on subjects 5, 7, the best of the 2 rows' in project.read_text()
     assert '\n\nTargets (means over the seeds):\n- hyperframe T=5 0.865' in project.read_text()
     assert project.read_text().endswith(f'{bench.README_END}\nend\n')
     ablation = bench_readme.read_text()
