@@ -81,7 +81,7 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert configs['hyperframe T=8, input 160'].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
-        bench.RECIPE_ROW, bench.T8_ROW, bench.TSM_ROW, bench.SCRATCH_ROW}
+        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.TSM_ROW, bench.SCRATCH_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -90,6 +90,17 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert [(augment['type'], augment['alpha'], augment['num_classes']) for augment in
             configs['hyperframe T=8, mixup + cutmix'].model.data_preprocessor.blending.augments
             ] == [('MixupBlending', 0.8, 27), ('CutmixBlending', 1.0, 27)]
+
+
+def test_the_t8_shifted_row_is_the_shifted_row_with_t8_hyperframes(written):
+    configs = written[2]
+    sampled = {f'{loader}.dataset.pipeline[1].num_frames' for loader in LOADERS}
+    assert _changed(configs, bench.SHIFT8_ROW, bench.SHIFT_ROW) == {
+        'model.backbone.num_frames', 'num_frames', 'hyperframe_sampler.num_frames', *sampled}
+    shifted = configs[bench.SHIFT8_ROW]
+    assert shifted.model.backbone.num_frames == 8
+    assert [shifted[loader].dataset.pipeline[1]['num_frames'] for loader in LOADERS] == [16] * 3
+    assert bench.base_row(ROWS[bench.SHIFT8_ROW]) == bench.SHIFT_ROW
 
 
 def test_the_sgd_controls_take_the_imagenet_rows_optimiser(written):
