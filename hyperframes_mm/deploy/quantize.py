@@ -19,6 +19,7 @@ import torch
 from mmengine.logging import print_log
 
 from ..apis.onnx_recognizer import onnx_feeds
+from ..datasets import validate_video_annotations
 from ..datasets.annotations import read_list_lines
 from .export import INPUT_PROJECTION
 
@@ -32,45 +33,70 @@ ELEMENT_MOVES = ('Reshape', 'Transpose', 'Squeeze', 'Unsqueeze', 'Flatten', 'Ide
 #: training clips whose activations set the int8 ranges, by default: spread over the list, so
 #: every class of a sorted list is seen
 CALIBRATION_CLIPS = 64
+#: dataset wrappers whose samples are those of the one list of the dataset they wrap (checked,
+#: repeated or re-weighted): calibration and parity read that list
+LIST_WRAPPERS = ('GuardedDataset', 'RepeatDataset', 'ClassBalancedDataset')
 
 Sample = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
 
-def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path]
-                    ) -> List[Tuple[Path, int]]:
-    """The ``(video, label)`` pairs of a ``VideoDataset`` list, every video checked to exist.
+def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path],
+                    num_classes: Optional[int] = None) -> List[Tuple[Path, int]]:
+    """The ``(video, label)`` pairs of a ``VideoDataset`` list, read as the plugin's datasets
+    read theirs (:func:`~hyperframes_mm.datasets.validate_video_annotations`), every video
+    checked to exist.
+
+    Args:
+        ann_file (str | Path): the list, ``path label`` per line.
+        video_root (str | Path): the folder its paths are relative to (``''``: as listed).
+        num_classes (int, optional): labels must be below it: the model's class count, where
+            known (a label the model has no score for would count as a wrong top-1 in the
+            parity report, silently). Defaults to None (only negative labels are refused).
 
     Raises:
+        AnnotationError: a ``ValueError`` naming ``file:line`` for the first malformed line
+            (no label, a label that is not an integer or is out of range, a blank line, extra
+            fields), or naming a list that is missing or empty.
         FileNotFoundError: a listed video is missing; the message names the list, how many are
-            missing and the first of them (a calibration or parity set with holes would be
-            measured on other clips than asked, silently).
-        ValueError: a line without a label; the message names the list and the line.
+            missing and the first of them with their lines (a calibration or parity set with
+            holes would be measured on other clips than asked, silently).
     """
-    pairs, missing = [], []
-    for line in read_list_lines(ann_file):
-        if line.blank:
-            continue
-        if len(line.fields) < 2:
-            raise ValueError(f'{ann_file}: line {line.number} has no label: {line.text!r}')
-        path = Path(video_root) / line.fields[0]
-        if not path.is_file():
-            missing.append(str(path))
-        pairs.append((path, int(line.fields[1])))
+    missing = validate_video_annotations(str(ann_file), str(video_root), num_classes=num_classes)
+    # the validator accepted every line: each holds a path and one integer label
+    pairs = [(Path(video_root) / line.fields[0], int(line.fields[1]))
+             for line in read_list_lines(ann_file)]
     if missing:
-        shown = ', '.join(missing[:5]) + (f' and {len(missing) - 5} more' if len(missing) > 5
-                                          else '')
+        shown = ', '.join(f'{path} (line {number})' for number, path in missing[:5])
+        more = f' and {len(missing) - 5} more' if len(missing) > 5 else ''
         raise FileNotFoundError(f'{ann_file}: {len(missing)} of {len(pairs)} listed videos are '
-                                f'missing: {shown}')
-    if not pairs:
-        raise ValueError(f'{ann_file}: no videos listed')
+                                f'missing: {shown}{more}')
     return pairs
 
 
-def dataset_list(loader) -> Tuple[str, str]:
-    """The ``(list file, video folder)`` of a config's ``VideoDataset`` loader, as
-    :func:`labelled_videos` takes them."""
-    dataset = loader.dataset
-    return dataset.ann_file, dataset.get('data_prefix', {}).get('video', '')
+def dataset_list(loader, where: str = 'dataloader') -> Tuple[str, str]:
+    """The ``(list file, video folder)`` of a dataloader config's ``VideoDataset``, as
+    :func:`labelled_videos` takes them, found through the wrappers of :data:`LIST_WRAPPERS`.
+
+    Args:
+        loader (dict): a dataloader config (``cfg.train_dataloader``).
+        where (str): how errors name the loader (``'CONFIG: train_dataloader'``). Defaults to
+            ``'dataloader'``.
+
+    Raises:
+        ValueError: no single list to read (a ``ConcatDataset``, another wrapper, a dataset
+            without ``ann_file``); the message names ``where`` and the dataset's key.
+    """
+    dataset, key = loader['dataset'], f'{where}.dataset'
+    while 'ann_file' not in dataset:
+        kind = dataset.get('type')
+        name = kind if isinstance(kind, str) else getattr(kind, '__name__', repr(kind))
+        if name not in LIST_WRAPPERS or not isinstance(dataset.get('dataset'), dict):
+            raise ValueError(f'{key}: {name} holds no ann_file; int8 calibration and parity '
+                             'read one VideoDataset list, unwrapping only '
+                             f'{", ".join(LIST_WRAPPERS)} around it (a ConcatDataset holds '
+                             'several lists: quantise with a config whose loader reads one)')
+        dataset, key = dataset['dataset'], f'{key}.dataset'
+    return dataset['ann_file'], (dataset.get('data_prefix') or {}).get('video', '')
 
 
 def spread(pairs: Sequence, count: Optional[int]) -> list:

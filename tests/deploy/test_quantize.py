@@ -12,10 +12,11 @@ from mmaction.structures import ActionDataSample
 from hyperframes_mm.apis import init_recognizer, predict_scores
 from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
 from hyperframes_mm.deploy import ModelStage, StreamEngine
-from hyperframes_mm.deploy.quantize import (float_operators, labelled_videos, parity_report,
-                                            pipeline_samples, quantize_int8, spread)
+from hyperframes_mm.deploy.quantize import (dataset_list, float_operators, labelled_videos,
+                                            parity_report, pipeline_samples, quantize_int8,
+                                            spread)
 
-from ..conftest import TINY_CONFIG, load_script
+from ..conftest import REPO, TINY_CONFIG, load_script
 
 
 @pytest.fixture(scope='module')
@@ -206,11 +207,100 @@ def test_missing_calibration_videos_are_named(tmp_path):
     (tmp_path / 'a.mp4').write_bytes(b'')
     (tmp_path / 'list.txt').write_text('a.mp4 0\nb.mp4 1\nsub/c.mp4 2\n')
     with pytest.raises(FileNotFoundError, match=r'list.txt: 2 of 3 listed videos are missing: '
-                       r'.*b\.mp4, .*sub/c\.mp4'):
+                       r'\S*/b\.mp4 \(line 2\), \S*/sub/c\.mp4 \(line 3\)$'):
         labelled_videos(tmp_path / 'list.txt', tmp_path)
-    (tmp_path / 'bad.txt').write_text('a.mp4\n')
-    with pytest.raises(ValueError, match='bad.txt: line 1 has no label'):
-        labelled_videos(tmp_path / 'bad.txt', tmp_path)
+
+
+@pytest.mark.parametrize('lines, num_classes, error', [
+    ('a.mp4 0\na.mp4\n', None, r'bad.txt:2: missing label: expected "path label": \'a.mp4\''),
+    ('a.mp4 0\na.mp4 one\n', None, r"bad.txt:2: label 'one' is not an integer"),
+    ('a.mp4 -1\n', None, r'bad.txt:1: label -1 is out of range \(>= 0\)'),
+    ('a.mp4 0\na.mp4 2\na.mp4 3\n', 3, r'bad.txt:3: label 3 is out of range \(0\.\.2\)'),
+    ('a.mp4 0\n\na.mp4 1\n', None, r'bad.txt:2: empty line'),
+    ('', None, r'bad.txt: the annotation file is empty'),
+])
+def test_list_errors_name_the_file_and_line(tmp_path, lines, num_classes, error):
+    from hyperframes_mm.datasets import AnnotationError
+    (tmp_path / 'a.mp4').write_bytes(b'')
+    (tmp_path / 'bad.txt').write_text(lines)
+    with pytest.raises(AnnotationError, match=error):
+        labelled_videos(tmp_path / 'bad.txt', tmp_path, num_classes)
+
+
+def test_labels_below_the_class_count_are_read_as_listed(tmp_path):
+    (tmp_path / 'a.mp4').write_bytes(b'')
+    (tmp_path / 'list.txt').write_text('a.mp4 2\na.mp4 0\n')
+    assert labelled_videos(tmp_path / 'list.txt', tmp_path, 3) == [(tmp_path / 'a.mp4', 2),
+                                                                   (tmp_path / 'a.mp4', 0)]
+
+
+@pytest.mark.parametrize('config, train, test', [
+    ('ucf101/hyperframe_imagenet-pretrained-mobilenetv2_8xb32-5x2x1-50e_ucf101-split1-rgb.py',
+     ('data/ucf101/ucf101_train_split_1_videos.txt', 'data/ucf101/videos'),
+     ('data/ucf101/ucf101_val_split_1_videos.txt', 'data/ucf101/videos')),
+    ('hmdb51/hyperframe_imagenet-pretrained-r18_8xb32-5x2x1-50e_hmdb51-split1-rgb.py',
+     ('data/hmdb51/hmdb51_train_split_1_videos.txt', 'data/hmdb51/videos'),
+     ('data/hmdb51/hmdb51_val_split_1_videos.txt', 'data/hmdb51/videos')),
+    ('kinetics400/fastslow_imagenet-pretrained-r18_8xb32-5x1x1-5x4x1-100e_kinetics400-rgb.py',
+     ('data/kinetics400/kinetics400_train_list_videos.txt', 'data/kinetics400/videos_train'),
+     ('data/kinetics400/kinetics400_val_list_videos.txt', 'data/kinetics400/videos_val')),
+])
+def test_dataset_list_reads_the_list_inside_a_family_config_guarded_dataset(config, train, test):
+    from mmengine.config import Config
+    cfg = Config.fromfile(str(REPO / 'configs/hyperframes' / config))
+    assert cfg.train_dataloader.dataset.type == 'GuardedDataset'
+    assert dataset_list(cfg.train_dataloader) == train
+    assert dataset_list(cfg.test_dataloader) == test
+
+
+def test_a_family_config_without_its_data_names_the_missing_list(tmp_path, monkeypatch):
+    from mmengine.config import Config
+
+    from hyperframes_mm.datasets import AnnotationError
+    cfg = Config.fromfile(str(REPO / 'configs/hyperframes/ucf101/hyperframe_imagenet-pretrained-'
+                                     'mobilenetv2_8xb32-5x2x1-50e_ucf101-split1-rgb.py'))
+    monkeypatch.chdir(tmp_path)  # the config's relative data/ paths lead nowhere here
+    with pytest.raises(AnnotationError, match=r'^data/ucf101/ucf101_train_split_1_videos\.txt: '
+                       'annotation file not found$'):
+        labelled_videos(*dataset_list(cfg.train_dataloader), num_classes=101)
+
+
+def test_dataset_list_unwraps_list_wrappers_and_names_the_others():
+    from mmengine.dataset import RepeatDataset
+    video = dict(type='VideoDataset', ann_file='l.txt', data_prefix=dict(video='v'))
+    for wrapped in (dict(type='GuardedDataset', dataset=video),
+                    dict(type='RepeatDataset', times=3,
+                         dataset=dict(type='GuardedDataset', dataset=video)),
+                    dict(type=RepeatDataset, times=2, dataset=video),
+                    dict(type='ClassBalancedDataset', oversample_thr=0.5, dataset=video)):
+        assert dataset_list(dict(dataset=wrapped)) == ('l.txt', 'v')
+    assert dataset_list(dict(dataset=dict(type='VideoDataset', ann_file='l.txt'))) == ('l.txt', '')
+    concat = dict(type='ConcatDataset', datasets=[video, video])
+    with pytest.raises(ValueError, match=r'^x\.py: train_dataloader\.dataset\.dataset: '
+                       r'ConcatDataset holds no ann_file; .* unwrapping only GuardedDataset, '
+                       r'RepeatDataset, ClassBalancedDataset'):
+        dataset_list(dict(dataset=dict(type='GuardedDataset', dataset=concat)),
+                     'x.py: train_dataloader')
+    with pytest.raises(ValueError, match=r'^dataloader\.dataset: SubsetDataset holds no ann_file'):
+        dataset_list(dict(dataset=dict(type='SubsetDataset', dataset=video)))
+
+
+def test_tool_refuses_a_label_the_model_has_no_class_for(tiny_work_dir, tiny_dataset, tmp_path,
+                                                         capsys, monkeypatch):
+    import shutil
+    data = tmp_path / 'data'
+    shutil.copytree(tiny_dataset, data)
+    lines = (data / 'train.txt').read_text().splitlines()
+    lines[2] = f'{lines[2].split()[0]} 4'  # the tiny model has 4 classes: 0..3
+    (data / 'train.txt').write_text('\n'.join(lines) + '\n')
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(data))
+    tool = load_script('tools/deployment/quantize_int8.py')
+    out = tmp_path / 'm.onnx'
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out',
+                      str(out)]) == 1
+    assert (f'error: {data}/train.txt:3: label 4 is out of range (0..3)'
+            in capsys.readouterr().err)
+    assert not out.exists()
 
 
 def test_tool_reports_a_missing_video_and_writes_nothing(tiny_work_dir, tiny_dataset, tmp_path,

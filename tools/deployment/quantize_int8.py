@@ -55,8 +55,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     try:
         model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
         cfg = model.cfg
-        train = spread(labelled_videos(*dataset_list(cfg.train_dataloader)), args.calib_clips)
-        test = spread(labelled_videos(*dataset_list(cfg.test_dataloader)), args.max_test)
+        lists = {key: labelled_videos(*dataset_list(cfg[key], f'{args.config}: {key}'),
+                                      num_classes=model.cls_head.num_classes)
+                 for key in ('train_dataloader', 'test_dataloader')}
+        train = spread(lists['train_dataloader'], args.calib_clips)
+        test = spread(lists['test_dataloader'], args.max_test)
         calibration = [inputs for inputs, _ in pipeline_samples(cfg, train)]
         example = ({key: value[None].float() for key, value in calibration[0].items()}
                    if isinstance(calibration[0], dict) else calibration[0][None].float())
