@@ -62,7 +62,7 @@ def test_depth_frames_crop_resize_and_lost_share():
     assert frames.shape == (2, 32, 32, 3) and frames.dtype == np.uint8
     assert (frames == 255).all()
     assert lost == pytest.approx(1 / (16 * 16 + 1))
-    with pytest.raises(ValueError, match='leaves the 20x24 frame'):
+    with pytest.raises(ValueError, match=r'^d_depth: crop \(10, 10, 16\) leaves the 20x24 frame'):
         convert_depth.depth_frames(depth, convert_depth.Mapping(crop=(10, 10, 16), size=32))
 
 
@@ -110,6 +110,17 @@ def test_bad_files_are_named_skipped_and_never_written(mat_folder, tmp_path):
     assert sorted(p.name for p in (out / 'videos').iterdir() if p.suffix == '.mp4') == [
         'a1_s1_t1_depth.mp4', 'a1_s2_t1_depth.mp4', 'a2_s1_t1_depth.mp4', 'a2_s2_t1_depth.mp4']
     assert 's3' not in (out / 'cross_subject_train.txt').read_text()
+
+
+def test_a_frame_smaller_than_the_crop_is_named_where_it_is_skipped(mat_folder, tmp_path,
+                                                                     capsys):
+    small = mat_folder / 'a1_s3_t1_depth.mat'
+    _write_mat(small, np.full((10, 12, 2), 1000, np.uint16))
+    meta = convert_depth.convert(str(mat_folder), str(tmp_path / 'out'), SMALL, progress=False)
+    message = (f'{small}: crop (2, 4, 16) leaves the 10x12 frame (choose another --crop, or '
+               '--no-crop)')
+    assert meta['failed'] == {'a1_s3_t1_depth.mat': message}
+    assert f'skipped {message}' in capsys.readouterr().err.splitlines()
 
 
 def test_second_run_keeps_videos_and_a_new_mapping_converts_again(mat_folder, tmp_path):
@@ -193,3 +204,30 @@ def test_lists_only_rewrites_from_the_record_and_names_a_missing_video(mat_folde
         convert_depth.rewrite_lists(str(out))
     with pytest.raises(FileNotFoundError, match='convert_meta.json'):
         convert_depth.rewrite_lists(str(tmp_path / 'empty'))
+
+
+@pytest.mark.parametrize('record, reason', [
+    ('{"dataset": "UTD', 'not JSON: Unterminated string'),
+    ('{"dataset": "x"}', 'no "frames" object naming the converted sequences'),
+    ('[1, 2]', 'no "frames" object naming the converted sequences'),
+    ('{"frames": {"a1_s1_t1_depth.mat": 4, "notes.mat": 1}}',
+     '"frames" lists \'notes.mat\', not an a{A}_s{S}_t{T}_depth.mat sequence'),
+])
+def test_lists_only_names_a_damaged_record_and_changes_nothing(mat_folder, tmp_path, capsys,
+                                                               record, reason):
+    out = tmp_path / 'out'
+    convert_depth.convert(str(mat_folder), str(out), SMALL, workers=1, progress=False)
+    meta_path = out / 'convert_meta.json'
+    meta_path.write_text(record)
+    lists = {path: path.read_text() for path in out.rglob('*.txt')}
+    with pytest.raises(ValueError) as error:
+        convert_depth.rewrite_lists(str(out))
+    # the JSON error's own position text sits between the reason and the advice
+    assert str(error.value).startswith(f'{meta_path}: damaged record of the conversion '
+                                       f'({reason}')
+    assert str(error.value).endswith('run the full conversion again (convert_depth.py SOURCE '
+                                     f'{out}), which keeps the videos already converted')
+    assert convert_depth.main([str(out), '--lists-only']) == 1
+    assert capsys.readouterr().err == f'error: {error.value}\n'
+    assert meta_path.read_text() == record
+    assert {path: path.read_text() for path in out.rglob('*.txt')} == lists

@@ -92,19 +92,26 @@ def depth_to_uint8(depth: np.ndarray, near_mm: float, far_mm: float) -> np.ndarr
     return out
 
 
-def depth_frames(depth: np.ndarray, mapping: Mapping) -> Tuple[np.ndarray, float]:
+def depth_frames(depth: np.ndarray, mapping: Mapping,
+                 where: str = VARIABLE) -> Tuple[np.ndarray, float]:
     """``[H, W, T]`` depth -> ``[T, size, size, 3]`` uint8 frames, and the fraction of valid
-    readings that fell outside the crop box (0 when the box holds the whole subject)."""
+    readings that fell outside the crop box (0 when the box holds the whole subject).
+
+    Raises:
+        ValueError: not ``[H, W, T]``, or a crop box outside the frame; the message starts with
+            ``where`` (the ``.mat`` file: a converter run reports it among many).
+    """
     import cv2
     if depth.ndim != 3 or depth.shape[2] < 1:
-        raise ValueError(f'expected {VARIABLE} of shape [H, W, T], got {depth.shape}')
+        raise ValueError(f'{where}: expected {VARIABLE} of shape [H, W, T], got {depth.shape}')
     valid = depth > 0
     lost = 0.0
     if mapping.crop is not None:
         top, left, side = mapping.crop
         height, width = depth.shape[:2]
         if top + side > height or left + side > width:
-            raise ValueError(f'crop {mapping.crop} leaves the {height}x{width} frame')
+            raise ValueError(f'{where}: crop {mapping.crop} leaves the {height}x{width} frame '
+                             '(choose another --crop, or --no-crop)')
         kept = valid[top:top + side, left:left + side].sum()
         lost = float(1 - kept / max(valid.sum(), 1))
         depth = depth[top:top + side, left:left + side]
@@ -202,7 +209,7 @@ def convert_one(source: Source, name: str, out_dir: Path, mapping: Mapping,
             pass  # an unreadable stamp: convert again
     where = source.describe(name)
     try:
-        frames, lost = depth_frames(load_depth(source.read(name), where), mapping)
+        frames, lost = depth_frames(load_depth(source.read(name), where), mapping, where)
     except (ValueError, OSError, subprocess.CalledProcessError) as error:
         return dict(result, status='failed', error=str(error))
     # the stamp goes first and comes back last: a video without one is never trusted
@@ -295,6 +302,33 @@ def convert(source_root: str, out_dir: str, mapping: Mapping = Mapping(), worker
     return meta
 
 
+def read_meta(meta_path: Path) -> Dict:
+    """The ``convert_meta.json`` of a :func:`convert` run, checked for what the lists are
+    written from: a JSON object whose ``frames`` maps each converted sequence's file name.
+
+    Raises:
+        ValueError: a damaged record (cut short, edited by hand, another tool's file); the
+            message names it and says to run the full conversion again, which rewrites it and
+            keeps the videos already converted.
+    """
+    def damaged(reason: str) -> ValueError:
+        return ValueError(f'{meta_path}: damaged record of the conversion ({reason}); run the '
+                          f'full conversion again (convert_depth.py SOURCE {meta_path.parent}), '
+                          'which keeps the videos already converted')
+
+    try:
+        meta = json.loads(meta_path.read_text())
+    except ValueError as error:  # JSONDecodeError, or bytes that are not UTF-8
+        raise damaged(f'not JSON: {error}') from error
+    if not isinstance(meta, dict) or not isinstance(meta.get('frames'), dict):
+        raise damaged('no "frames" object naming the converted sequences')
+    strays = [name for name in meta['frames'] if parse_name(name) is None]
+    if strays:
+        raise damaged(f'"frames" lists {strays[0]!r}, not an a{{A}}_s{{S}}_t{{T}}_depth.mat '
+                      'sequence')
+    return meta
+
+
 def rewrite_lists(out_dir: str) -> Dict:
     """Write the lists again from the sequences a previous :func:`convert` recorded in
     ``out_dir/convert_meta.json`` (e.g. the validation lists, for data converted before they
@@ -303,13 +337,14 @@ def rewrite_lists(out_dir: str) -> Dict:
     Raises:
         FileNotFoundError: no ``convert_meta.json``, or a recorded video is missing; the message
             names the file.
+        ValueError: a damaged ``convert_meta.json`` (:func:`read_meta`).
     """
     out = Path(out_dir)
     meta_path = out / 'convert_meta.json'
     if not meta_path.is_file():
         raise FileNotFoundError(f'{meta_path}: no record of a conversion; run the converter on '
                                 'the .mat files first')
-    meta = json.loads(meta_path.read_text())
+    meta = read_meta(meta_path)
     converted = sorted(meta['frames'], key=parse_name)
     missing = [video_name(name) for name in converted if not (out / video_name(name)).is_file()]
     if missing:
@@ -345,8 +380,12 @@ def parse_args(argv=None):
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.lists_only:
-        meta = rewrite_lists(args.out_dir)
-        print(f'lists of {meta["sequences"]} sequences rewritten in {args.out_dir}: '
+        try:
+            meta = rewrite_lists(args.out_dir)
+        except (FileNotFoundError, ValueError) as error:
+            print(f'error: {error}', file=sys.stderr)
+            return 1
+        print(f'lists of {len(meta["frames"])} sequences rewritten in {args.out_dir}: '
               + ', '.join(f'{name} {count}' for name, count in meta['lists'].items()
                           if '/' not in name or name.startswith('cross_subject_val/')))
         return 0
