@@ -131,6 +131,26 @@ def selected(rows: Sequence[Row], words: Optional[Sequence[str]]) -> List[Row]:
         word.lower() in row.name.lower() for word in words)]
 
 
+def weight_files(cfg) -> List[str]:
+    """The local files a config's model starts from: ``load_from``, and every ``pretrained``
+    path and timm ``pretrained_cfg_overlay.file`` of its model (a URL or ``scheme://`` name is
+    no local file; ``pretrained=True`` names none)."""
+    files = [cfg.get('load_from')]
+
+    def visit(node) -> None:
+        if isinstance(node, dict):
+            files.append(node.get('pretrained'))
+            files.append((node.get('pretrained_cfg_overlay') or {}).get('file'))
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, (list, tuple)):
+            for value in node:
+                visit(value)
+
+    visit(cfg.get('model'))
+    return sorted({file for file in files if isinstance(file, str) and '://' not in file})
+
+
 class RowBenchmark:
     """The runs of a row benchmark on one data set.
 
@@ -234,6 +254,22 @@ class RowBenchmark:
         with tempfile.TemporaryDirectory() as tmp:
             return runner.resumable(folder, self.run_config(row, seed, args, Path(tmp)))
 
+    def missing_weights(self, jobs: Sequence[Tuple[Row, int]], args) -> List[str]:
+        """``'<row> seed <seed>: <file>'`` for each weight file an unfinished job's config
+        starts from (:func:`weight_files`) that is not there: checked before any run starts, so
+        a file made per run (a calibrated file per training list) fails in seconds, not after
+        the runs queued before it have trained."""
+        from mmengine.config import Config
+        missing = []
+        for row, seed in jobs:
+            if self.finished(args, row, seed) is not None:
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = Config.fromfile(str(self.run_config(row, seed, args, Path(tmp))))
+            missing += [f'{row.name} seed {seed}: {file}' for file in weight_files(cfg)
+                        if not Path(file).is_file()]
+        return missing
+
     @staticmethod
     def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
         """The row's config for one seed, with every iteration logged, dumped into
@@ -311,6 +347,11 @@ class RowBenchmark:
                 log's tail).
         """
         from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
+        missing = self.missing_weights(jobs, args)
+        if missing:
+            raise SystemExit('weight files missing, nothing trained (make them first: '
+                             'docs/imagenet_weights.md, docs/efficientnet_lite0.md):\n'
+                             + '\n'.join(missing))
         data = Path(args.data)
         cache = build_frame_cache(read_video_list(data / self.train_list), data, data,
                                   workers=max(1, args.jobs))

@@ -182,6 +182,33 @@ def test_a_smoke_run_trains_the_first_epochs_in_a_folder_of_its_own(tmp_path, mo
     assert not (tmp_path / 'record.json').exists()
 
 
+def test_weight_files_are_the_local_files_a_config_starts_from():
+    cfg = Config(dict(load_from='work/epoch_3.pth', model=dict(
+        backbone=dict(pretrained='a.pth', streams=[dict(pretrained='torchvision://resnet18'),
+                                                   dict(pretrained=True)]),
+        neck=dict(type='timm.x', pretrained=True, pretrained_cfg_overlay=dict(file='b.pth')))))
+    assert lib.weight_files(cfg) == ['a.pth', 'b.pth', 'work/epoch_3.pth']
+    assert lib.weight_files(Config(dict(model=dict(backbone=dict(pretrained=None))))) == []
+
+
+def test_a_missing_weight_file_stops_the_runs_before_any_trains(tmp_path, monkeypatch):
+    """A fold's calibrated file is made per training list: without it nothing trains, and the
+    message names the run and the file (not a failure after the runs queued first)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv('HF_IMAGENET_MOBILENET_V2', str(tmp_path / 'imagenet.pth'))
+    (tmp_path / 'imagenet.pth').write_bytes(b'')
+    args = bench.parse_args(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path / 'w'),
+                             '--record', str(tmp_path / 'record.json')])
+    (_, _), fold = bench.validation_fold(3)
+    rows = [ROWS[name]._replace(edits=(fold, ) + ROWS[name].edits)
+            for name in ('calibrated norms', bench.RECIPE_ROW)]
+    expected = 'calibrated norms seed 0: checkpoints/mobilenet_v2_utd_mhad_calibrated_s3_train.pth'
+    assert bench.BENCH.missing_weights([(row, 0) for row in rows], args) == [expected]
+    with pytest.raises(SystemExit, match=f'weight files missing, nothing trained .*\n{expected}$'):
+        bench.BENCH.train([(row, 0) for row in rows], args)
+    assert not (tmp_path / 'w').exists()
+
+
 def test_train_only_trains_and_writes_no_table(tmp_path, monkeypatch):
     """Several --train-only commands share the cores; none measures a latency or writes."""
     data = tmp_path / 'data'
