@@ -22,7 +22,9 @@ to any config):
 :func:`load_verified` checks a file before ``torch.load`` reads it, and names the file when it
 is refused: torch reads a zip checkpoint without checking the CRC-32 each record carries, so a
 flipped byte in a tensor loads silently, and a truncated file fails with "failed finding central
-directory"; both raise :class:`CheckpointCorruptError` naming the file. mmengine calls
+directory"; both raise :class:`CheckpointCorruptError` naming the file. So does a file that is
+not a checkpoint at all (text, ONNX, a TorchScript archive, zeros left by a power loss), which
+torch would misread as a legacy pickle and fail on with a bare ``KeyError``. mmengine calls
 ``torch.load`` without ``weights_only``, which torch >= 2.6 reads as weights-only and then
 refuses the objects mmengine itself writes (the message hub's ``HistoryBuffer`` and its numpy
 values): the load runs inside ``torch.serialization.safe_globals`` with exactly those
@@ -34,11 +36,15 @@ corruption (disk, copy, kill), not a deliberate forger who recomputes it; what p
 a malicious file is torch's weights-only loading.
 """
 import builtins
+import codecs
 import glob
+import io
 import logging
+import mmap
 import os
 import os.path as osp
 import pickle
+import pickletools
 import re
 import secrets
 import zipfile
@@ -60,7 +66,8 @@ class CheckpointRefusedError(RuntimeError):
 
 
 class CheckpointCorruptError(CheckpointRefusedError):
-    """A checkpoint file that is damaged: empty, truncated, or bytes changed after writing."""
+    """A checkpoint file that is damaged (empty, zero-filled, truncated, bytes changed after
+    writing) or is not a checkpoint at all (text, ONNX, a TorchScript archive, another zip)."""
 
 
 class CheckpointNotFiniteError(CheckpointRefusedError):
@@ -173,12 +180,25 @@ def write_text_atomically(text: str, path: Union[str, os.PathLike]) -> None:
     atomic_write_bytes(text.encode('utf-8'), path)
 
 
-def verify_checkpoint_file(path: Union[str, os.PathLike]) -> None:
-    """Refuse a damaged checkpoint before ``torch.load`` reads it.
+#: Bytes read from the start of a file to tell what it is.
+_HEAD_BYTES = 512
+#: gzip's signature: a compressed checkpoint (``.pth.gz`` renamed) is a common mistake.
+GZIP_MAGIC = b'\x1f\x8b'
 
-    Zip checkpoints (what torch >= 1.6 writes) are checked in full: the central directory must
-    be present (it is written last, so a truncated file has none) and every record must match
-    the CRC-32 torch stored for it. Files in torch's legacy format are left to torch.
+
+def verify_checkpoint_file(path: Union[str, os.PathLike]) -> None:
+    """Refuse a damaged checkpoint, or a file that is not one, before ``torch.load`` reads it.
+
+    A checkpoint is what ``torch.save`` writes: a zip archive with a ``<folder>/data.pkl``
+    record, or (``_use_new_zipfile_serialization=False``, torch < 1.6) pickles that start with
+    torch's magic number. torch reads anything else as a legacy pickle and fails with errors
+    that name neither the file nor the problem (``KeyError: 101`` for a text file), so anything
+    else is refused here with what the file looks like. Zip checkpoints are checked in full: the
+    central directory must be present (it is written last, so a truncated file has none) and
+    every record must match the CRC-32 torch stored for it. Legacy files have their pickles
+    walked without running them, so a file cut short inside them is reported as truncated
+    rather than as a refused object; their raw tensor bytes, which carry no checksum, are left
+    to torch.
 
     Args:
         path (str | os.PathLike): the checkpoint file.
@@ -188,16 +208,25 @@ def verify_checkpoint_file(path: Union[str, os.PathLike]) -> None:
     """
     path = os.fspath(path)
     with builtins.open(path, 'rb') as stream:
-        head = stream.read(len(ZIP_MAGIC))
+        head = stream.read(_HEAD_BYTES)
     if not head:
         raise CheckpointCorruptError(
             f'{path}: the file is empty (0 bytes); it was never written completely. Delete it '
             'and resume from an earlier checkpoint.')
-    if head != ZIP_MAGIC:
-        return
+    if head.startswith(ZIP_MAGIC):
+        _verify_zip(path)
+    elif _starts_with_legacy_magic(head):
+        _verify_legacy_pickles(path)
+    else:
+        raise CheckpointCorruptError(f'{path}: not a PyTorch checkpoint: the file '
+                                     f'{_looks_like(head)}.')
+
+
+def _verify_zip(path: str) -> None:
     try:
         with zipfile.ZipFile(path) as archive:
             records = archive.infolist()
+            _check_torch_archive(path, [record.filename for record in records])
             if not _has_crc(records):
                 logger.debug('%s was written without CRC-32s; not verified', path)
                 return
@@ -210,6 +239,98 @@ def verify_checkpoint_file(path: Union[str, os.PathLike]) -> None:
         raise CheckpointCorruptError(
             f'{path}: record {damaged!r} does not match its CRC-32: the file was changed or '
             'damaged after it was written. Delete it and resume from an earlier checkpoint.')
+
+
+def _check_torch_archive(path: str, names: List[str]) -> None:
+    """Refuse a zip that ``torch.load`` would not read as a checkpoint: torch takes the folder
+    of the first record as the archive's, reads ``<folder>/data.pkl``, and hands an archive
+    with ``<folder>/constants.pkl`` (TorchScript) to ``torch.jit.load``, which weights-only
+    loading refuses with advice to turn the protection off."""
+    folder = names[0].split('/', 1)[0] if names else ''
+    if f'{folder}/constants.pkl' in names:
+        raise CheckpointCorruptError(
+            f'{path}: a TorchScript archive (torch.jit.save), not a checkpoint: it holds a '
+            'compiled program, not a state dict of weights. Load it with '
+            'torch.jit.load, or save the weights with torch.save(model.state_dict(), ...).')
+    if f'{folder}/data.pkl' not in names:
+        shown = ', '.join(names[:3]) + (f', ... ({len(names)} in all)' if len(names) > 3 else '')
+        raise CheckpointCorruptError(
+            f'{path}: a zip archive but not a PyTorch checkpoint: torch.save writes a '
+            f'"<folder>/data.pkl" record, this archive holds {shown or "no records"}.')
+
+
+def _starts_with_legacy_magic(head: bytes) -> bool:
+    """Whether ``head`` starts with the pickle of ``torch.serialization.MAGIC_NUMBER`` that
+    every legacy-format file begins with (any pickle protocol torch.save accepts). The opcodes
+    are only parsed, never run."""
+    import torch
+    values = []
+    try:
+        for opcode, argument, _ in pickletools.genops(io.BytesIO(head)):
+            if opcode.name not in ('PROTO', 'FRAME', 'STOP'):
+                values.append(argument)
+    except ValueError:  # not a pickle, or one longer than ``head``
+        return False
+    return values == [torch.serialization.MAGIC_NUMBER]
+
+
+#: The pickles a legacy file starts with: magic number, protocol version, system information,
+#: the saved object, the keys of its storages (the raw storages follow).
+_LEGACY_PICKLES = 5
+
+
+def _verify_legacy_pickles(path: str) -> None:
+    """Walk the pickles of a legacy-format file without running them. torch's weights-only
+    unpickler reads a cut-off GLOBAL as a call to a global it refuses, so a truncated file
+    would be reported as one that could run code."""
+    with builtins.open(path, 'rb') as stream, \
+            mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        # the map bounds every read by the file's size: a damaged length field cannot make
+        # pickletools allocate its value in bytes
+        try:
+            for _ in range(_LEGACY_PICKLES):
+                for _ in pickletools.genops(data):
+                    pass
+        except ValueError as error:
+            raise CheckpointCorruptError(
+                f'{path}: the file is truncated or damaged ({error}); it was cut short while '
+                'being written or copied. Delete it and use an earlier checkpoint.') from error
+
+
+def _looks_like(head: bytes) -> str:
+    """What a file that is not a checkpoint looks like, from its first bytes, for the error."""
+    if not head.strip(b'\x00'):
+        return ('starts with zero bytes only: its space was allocated but the data never '
+                'written (a power loss or a crash while saving). Delete it and resume from an '
+                'earlier checkpoint')
+    if head.startswith(GZIP_MAGIC):
+        return 'is gzip-compressed: decompress it (gunzip) and load what it holds'
+    if _is_onnx(head):
+        return ('is an ONNX model (torch.onnx.export): run it with onnxruntime, or load the '
+                'checkpoint it was exported from')
+    text = _as_text(head)
+    if text is not None:
+        first = text.strip().splitlines()[0] if text.strip() else text
+        return (f'is text, starting {first[:60]!r} (an error page saved by a failed download, '
+                'or a file of another kind)')
+    return (f'starts with bytes {head[:16].hex(" ")}, where torch.save writes a zip archive '
+            "holding \"<folder>/data.pkl\" (or, before torch 1.6, the pickle of torch's magic "
+            'number)')
+
+
+def _is_onnx(head: bytes) -> bool:
+    """An ONNX ``ModelProto`` starts with field 1 (``ir_version``, a small varint), followed by
+    a length-delimited field (producer name, graph, opset imports) or a varint one."""
+    return len(head) > 2 and head[0] == 0x08 and 0 < head[1] < 0x80 and head[2] & 0x07 in (0, 2)
+
+
+def _as_text(head: bytes) -> Optional[str]:
+    """``head`` as UTF-8 text when it is printable text (its last character may be cut)."""
+    try:
+        text = codecs.getincrementaldecoder('utf-8')().decode(head)
+    except UnicodeDecodeError:
+        return None
+    return text if all(char.isprintable() or char in '\t\r\n' for char in text) else None
 
 
 def non_finite_tensors(checkpoint, prefix: str = '') -> List[str]:
@@ -281,14 +402,16 @@ def load_verified(filename: str, map_location='cpu'):
         dict: the loaded checkpoint.
 
     Raises:
-        CheckpointRefusedError: the file is damaged (:class:`CheckpointCorruptError`), holds
-            objects weights-only loading refuses, or holds NaN or Inf
-            (:class:`CheckpointNotFiniteError`); the message names the file.
+        CheckpointRefusedError: the file is damaged or not a checkpoint, or torch could not
+            read a local file (:class:`CheckpointCorruptError`), holds objects weights-only
+            loading refuses, or holds NaN or Inf (:class:`CheckpointNotFiniteError`); the
+            message names the file.
     """
     import torch
     from mmengine.runner.checkpoint import _load_checkpoint
     path = osp.expanduser(os.fspath(filename))
-    if osp.isfile(path):
+    local = osp.isfile(path)
+    if local:
         verify_checkpoint_file(path)
     try:
         with torch.serialization.safe_globals(mmengine_checkpoint_globals()):
@@ -299,8 +422,24 @@ def load_verified(filename: str, map_location='cpu'):
             'that are not plain tensors or the values mmengine writes, so loading it could run '
             'code. Re-save it from a trusted session with torch.save(model.state_dict()). '
             f'torch said: {_unpickler_reason(error)}') from error
+    except (KeyError, EOFError, RuntimeError) as error:
+        # a remote file's loader (an unknown open-mmlab:// name, say) fails in its own terms
+        if not local:
+            raise
+        raise _unreadable(filename, error) from error
     check_finite(checkpoint, filename)
     return checkpoint
+
+
+def _unreadable(filename: str, error: Exception) -> CheckpointCorruptError:
+    """The error for a file that passed :func:`verify_checkpoint_file` and that torch still
+    could not read (a legacy file whose tensor bytes were cut, a CRC-less damaged zip): torch's
+    errors (a bare ``EOFError`` or ``KeyError: 5``) name neither the file nor the problem."""
+    detail = f'{type(error).__name__}: {error}' if str(error) else type(error).__name__
+    return CheckpointCorruptError(
+        f'{filename}: torch could not read the file ({detail}). A file cut short or damaged '
+        'after the checks above fails so: delete it and use an earlier checkpoint, or save it '
+        'again.')
 
 
 def _history_buffer_statistic(owner, name: str):

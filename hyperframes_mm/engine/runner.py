@@ -7,15 +7,17 @@ Chosen by the config (``runner_type='HyperframeRunner'``, as
 unchanged. Nothing of mmengine is replaced: a config without ``runner_type`` gets mmengine's
 stock runner, whatever else it imports.
 """
-from typing import Callable, Union
+import re
+from typing import Callable, List, Union
 
 from mmengine.model import is_model_wrapper
+from mmengine.optim import OptimWrapper, OptimWrapperDict
 from mmengine.runner import Runner, find_latest_checkpoint
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
 from mmaction.registry import RUNNERS
-from .checkpoint import (load_verified, mismatch_error, newest_intact_checkpoint,
-                         verify_checkpoint_file)
+from .checkpoint import (CheckpointMismatchError, CheckpointRefusedError, load_verified,
+                         mismatch_error, newest_intact_checkpoint, verify_checkpoint_file)
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
 
 
@@ -37,6 +39,16 @@ class HyperframeRunner(Runner):
     - ``--resume`` without a path resumes from the file ``last_checkpoint`` names, or, when that
       file is missing or damaged (a run killed while saving), from the newest intact checkpoint
       of the work dir, saying so in the log.
+    - ``--resume`` takes only a training checkpoint of the config's model: mmengine reads the
+      epoch and optimizer state by key after loading the weights non-strictly, so a bare state
+      dict failed with ``KeyError: 'meta'`` and another model's checkpoint resumed with part of
+      its weights, to fail at the first optimizer step. Such files raise
+      :class:`~hyperframes_mm.engine.checkpoint.CheckpointRefusedError` naming the file, as does
+      any error restoring its optimizer or scheduler state.
+    - ``load_from`` stays non-strict (fine-tuning replaces the head), but a checkpoint that
+      shares no key with the model (another network, or keys under another prefix) raises
+      :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` rather than training
+      from scratch.
     - With the ``pytorch`` launcher on a machine without an accelerator, the process group
       starts with ``gloo`` and without ``torch.cuda.set_device``, and the model is wrapped in
       DDP with ``device_ids=None`` (:mod:`hyperframes_mm.engine.distributed`); with an
@@ -47,6 +59,8 @@ class HyperframeRunner(Runner):
 
     #: load checkpoints strictly: set while the runner only evaluates
     _evaluating = False
+    #: load checkpoints strictly and require a training state: set while the runner resumes
+    _resuming = False
 
     def test(self) -> dict:
         return self._evaluate(super().test)
@@ -84,13 +98,37 @@ class HyperframeRunner(Runner):
             self.resume(resume_from)
         self._has_loaded = True
 
+    def resume(self, filename: str, resume_optimizer: bool = True,
+               resume_param_scheduler: bool = True,
+               map_location: Union[str, Callable] = 'default') -> None:
+        self._resuming = True
+        try:
+            super().resume(filename, resume_optimizer, resume_param_scheduler, map_location)
+        except CheckpointRefusedError:
+            raise
+        # what Optimizer.load_state_dict and the schedulers raise for state of another setup,
+        # without the file's name
+        except (KeyError, ValueError, RuntimeError) as error:
+            raise CheckpointRefusedError(
+                f'{filename}: cannot resume from it: restoring its training state (optimizer, '
+                f'parameter schedulers, message hub) failed with {type(error).__name__}: '
+                f'{error}. Resume from a checkpoint saved with this config, or start from its '
+                'weights with load_from.') from error
+        finally:
+            self._resuming = False
+        if resume_optimizer:
+            check_optimizer_groups(self.optim_wrapper, filename)
+
     def load_checkpoint(self, filename: str, map_location: Union[str, Callable] = 'cpu',
                         strict: bool = False, revise_keys: list = [(r'^module.', '')]):
         # Runner.load_checkpoint, with load_verified in place of _load_checkpoint
         checkpoint = load_verified(filename, map_location=map_location)
+        if self._resuming:  # before the hooks: EMAHook reads checkpoint['state_dict']
+            check_training_checkpoint(checkpoint, filename)
         self.call_hook('after_load_checkpoint', checkpoint=checkpoint)
         model = self.model.module if is_model_wrapper(self.model) else self.model
-        strict = strict or self._evaluating
+        check_shares_keys(model, checkpoint, filename, revise_keys)
+        strict = strict or self._evaluating or self._resuming
         try:
             checkpoint = _load_checkpoint_to_model(model, checkpoint, strict,
                                                    revise_keys=revise_keys)
@@ -101,6 +139,85 @@ class HyperframeRunner(Runner):
         self._has_loaded = True
         self.logger.info(f'Load checkpoint from {filename}')
         return checkpoint
+
+
+#: what Runner.resume reads from a checkpoint by key, beside the weights
+TRAINING_STATE = ('meta.epoch', 'meta.iter', 'message_hub')
+
+
+def check_training_checkpoint(checkpoint, filename: str) -> None:
+    """Refuse to resume from a checkpoint that lacks what ``Runner.resume`` reads by key (a
+    bare state dict, or weights saved with a hand-made ``meta``), naming the file and the key.
+
+    Raises:
+        CheckpointRefusedError: naming ``filename`` and the first missing key.
+    """
+    for dotted in TRAINING_STATE:
+        value, path = checkpoint, []
+        for key in dotted.split('.'):
+            path.append(key)
+            if not isinstance(value, dict) or key not in value:
+                raise CheckpointRefusedError(
+                    f'{filename}: not a training checkpoint: it has no {".".join(path)!r}, which a '
+                    'checkpoint saved by a training run (CheckpointHook) holds beside the '
+                    'weights, so training cannot resume from it. To start a run from these '
+                    f'weights, set load_from={filename!r} without --resume.')
+            value = value[key]
+
+
+def check_shares_keys(model, checkpoint, filename: str, revise_keys: list) -> None:
+    """Refuse a checkpoint none of whose weights is the model's: a non-strict load of it
+    changes nothing and only prints the mismatch, so training would silently start from
+    scratch. Keys are revised as ``_load_checkpoint_to_model`` revises them.
+
+    Raises:
+        CheckpointMismatchError: naming ``filename`` and a few keys of each side.
+    """
+    state_dict = checkpoint.get('state_dict', checkpoint) if isinstance(checkpoint, dict) \
+        else checkpoint
+    if not isinstance(state_dict, dict):
+        raise CheckpointMismatchError(f'{filename}: holds a {type(state_dict).__name__}, not '
+                                      'a state dict of weights')
+    keys = list(state_dict)
+    for pattern, replacement in revise_keys:
+        keys = [re.sub(pattern, replacement, key) for key in keys]
+    expected = list(model.state_dict())
+    if expected and not set(keys) & set(expected):
+        raise CheckpointMismatchError(
+            f'{filename}: no weight of the checkpoint is one of the model of the config, so '
+            f'loading it would change nothing. It holds {_first_keys(keys)}; the model has '
+            f'{_first_keys(expected)}.')
+
+
+def _first_keys(keys: List[str], shown: int = 3) -> str:
+    if not keys:
+        return 'no keys'
+    return ', '.join(keys[:shown]) + (f', ... ({len(keys)} in all)' if len(keys) > shown else '')
+
+
+def check_optimizer_groups(optim_wrapper, filename: str) -> None:
+    """Refuse resumed optimizer state of another optimizer: ``Optimizer.load_state_dict`` takes
+    the saved parameter groups whole, so an Adam state loaded into SGD lacks ``momentum`` and
+    fails at the first step with a bare ``KeyError``. Every key of the optimizer's defaults
+    must be in each group (torch fills in the keys newer versions added when it loads).
+
+    Raises:
+        CheckpointRefusedError: naming ``filename``, the optimizer and the missing keys.
+    """
+    wrappers = optim_wrapper.values() if isinstance(optim_wrapper, OptimWrapperDict) \
+        else [optim_wrapper]
+    for wrapper in wrappers:
+        if not isinstance(wrapper, OptimWrapper):  # never built: nothing was loaded into it
+            continue
+        optimizer = wrapper.optimizer
+        for group in optimizer.param_groups:
+            missing = sorted(set(optimizer.defaults) - set(group))
+            if missing:
+                raise CheckpointRefusedError(
+                    f'{filename}: its optimizer state is not of the config\'s '
+                    f'{type(optimizer).__name__}: its parameter groups lack {missing}. Resume '
+                    'from a checkpoint saved with this config, or start from its weights with '
+                    'load_from.')
 
 
 def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print):

@@ -1,7 +1,13 @@
 """Crash-safe checkpoint writes, damaged checkpoints refused by name, resume after a kill: the
 parts a config names (AtomicLocalBackend, SafeCheckpointHook, HyperframeRunner's loads)."""
+import gzip
+import io
 import multiprocessing
 import os
+import pickle
+import pickletools
+import random
+import re
 import signal
 import stat
 import time
@@ -169,6 +175,171 @@ def test_legacy_and_crc_less_checkpoints_are_left_to_torch(tmp_path):
                        torch.arange(4096, dtype=torch.float32))
 
 
+def _onnx_model() -> bytes:
+    onnx = pytest.importorskip('onnx')  # an optional dependency (requirements/optional.txt)
+    from onnx import helper
+    graph = helper.make_graph([helper.make_node('Relu', ['x'], ['y'])], 'relu',
+                              [helper.make_tensor_value_info('x', onnx.TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info('y', onnx.TensorProto.FLOAT, [1])])
+    return helper.make_model(graph, producer_name='pytorch').SerializeToString()
+
+
+def _gzipped_checkpoint() -> bytes:
+    buffer = io.BytesIO()
+    torch.save({'w': torch.ones(3)}, buffer)
+    return gzip.compress(buffer.getvalue())
+
+
+RANDOM_BYTES = bytes(random.Random(0).randrange(256) for _ in range(4096))
+
+
+@pytest.mark.parametrize('make, looks_like', [
+    (lambda: b'hello\n', "is text, starting 'hello' \\(an error page saved by a failed download"),
+    (lambda: b'<!DOCTYPE html>\n<html>404</html>', "is text, starting '<!DOCTYPE html>'"),
+    (lambda: bytes(4096), r'starts with zero bytes only: its space was allocated but the data '
+                          r'never written \(a power loss or a crash while saving\)'),
+    (_gzipped_checkpoint, 'is gzip-compressed: decompress it'),
+    (_onnx_model, r'is an ONNX model \(torch\.onnx\.export\)'),
+    (lambda: RANDOM_BYTES, f'starts with bytes {RANDOM_BYTES[:16].hex(" ")}, where torch.save '
+                           'writes a zip archive'),
+], ids=['text', 'html', 'zeros', 'gzip', 'onnx', 'random'])
+def test_a_file_that_is_not_a_checkpoint_is_refused_by_name_and_kind(tmp_path, make, looks_like):
+    path = tmp_path / 'model.pth'
+    content = make()
+    path.write_bytes(content)
+    with pytest.raises(checkpoint.CheckpointCorruptError,
+                       match=rf'^{re.escape(str(path))}: not a PyTorch checkpoint: the file '
+                             f'{looks_like}'):
+        checkpoint.load_verified(str(path))
+    assert path.read_bytes() == content  # refused, not deleted
+
+
+def test_a_torchscript_archive_is_refused_without_advice_to_drop_weights_only(tmp_path):
+    path = tmp_path / 'scripted.pt'
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), str(path))
+    with pytest.raises(checkpoint.CheckpointCorruptError) as refused:
+        checkpoint.load_verified(str(path))
+    assert str(refused.value) == (
+        f'{path}: a TorchScript archive (torch.jit.save), not a checkpoint: it holds a compiled '
+        'program, not a state dict of weights. Load it with torch.jit.load, or save the weights '
+        'with torch.save(model.state_dict(), ...).')
+
+
+def test_a_zip_that_is_not_a_torch_archive_is_refused_by_name(tmp_path):
+    path = tmp_path / 'bundle.pth'
+    with zipfile.ZipFile(path, 'w') as archive:
+        for name in ('data.pkl', 'weights/w.npy', 'README', 'LICENSE'):
+            archive.writestr(name, b'x')
+    with pytest.raises(checkpoint.CheckpointCorruptError) as refused:
+        checkpoint.load_verified(str(path))
+    assert str(refused.value) == (
+        f'{path}: a zip archive but not a PyTorch checkpoint: torch.save writes a '
+        '"<folder>/data.pkl" record, this archive holds data.pkl, weights/w.npy, README, ... '
+        '(4 in all).')
+
+
+def test_init_recognizer_says_the_file_is_not_a_checkpoint_not_that_it_does_not_fit(tmp_path):
+    from hyperframes_mm.apis import init_recognizer
+    from ..conftest import TINY_CONFIG
+    path = tmp_path / 'bundle.pth'
+    with zipfile.ZipFile(path, 'w') as archive:
+        archive.writestr('weights.bin', b'x')
+    with pytest.raises(checkpoint.CheckpointCorruptError,
+                       match=f'^{re.escape(str(path))}: a zip archive but not a PyTorch '
+                             'checkpoint'):
+        init_recognizer(str(TINY_CONFIG), str(path), device='cpu')
+
+
+def test_pretrained_backbone_names_a_file_that_is_not_a_checkpoint(tmp_path):
+    from mmaction.registry import MODELS
+    path = tmp_path / 'resnet18.pth'
+    path.write_text('<html>moved</html>')
+    model = MODELS.build(dict(type='HyperResNet', depth=18, num_frames=2, pretrained=str(path)))
+    with pytest.raises(checkpoint.CheckpointCorruptError,
+                       match=f'^{re.escape(str(path))}: not a PyTorch checkpoint: the file is '
+                             'text'):
+        model.init_weights()
+
+
+def _legacy_checkpoint(path: Path) -> bytes:
+    torch.save({'w': torch.arange(64, dtype=torch.float32)}, path,
+               _use_new_zipfile_serialization=False)
+    return path.read_bytes()
+
+
+def _end_of_legacy_pickles(data: bytes) -> int:
+    """Where a legacy file's raw storages start: after its five pickles."""
+    stream = io.BytesIO(data)
+    for _ in range(5):
+        for _ in pickletools.genops(stream):
+            pass
+    return stream.tell()
+
+
+def test_legacy_checkpoint_cut_inside_its_pickles_is_reported_as_truncated(tmp_path):
+    path = tmp_path / 'legacy.pth'
+    data = _legacy_checkpoint(path)
+    # cut inside the name of the GLOBAL torch's tensors are rebuilt with
+    path.write_bytes(data[:data.index(b'_rebuild_tensor') + 5])
+    # torch's weights-only unpickler reads the cut name as a global it refuses
+    with pytest.raises(pickle.UnpicklingError,
+                       match='Unsupported global: GLOBAL torch._utils._reb '):
+        torch.load(path)
+    with pytest.raises(checkpoint.CheckpointCorruptError) as refused:
+        checkpoint.load_verified(str(path))
+    assert str(refused.value) == (
+        f'{path}: the file is truncated or damaged (no newline found when trying to read '
+        'stringnl); it was cut short while being written or copied. Delete it and use an '
+        'earlier checkpoint.')
+
+
+@pytest.mark.parametrize('cut', [0, 4, 100])
+def test_legacy_checkpoint_cut_inside_its_tensors_is_named(tmp_path, cut):
+    path = tmp_path / 'legacy.pth'
+    data = _legacy_checkpoint(path)
+    path.write_bytes(data[:_end_of_legacy_pickles(data) + cut])
+    checkpoint.verify_checkpoint_file(path)  # the raw storages carry no checksum
+    with pytest.raises(checkpoint.CheckpointCorruptError,
+                       match=rf'^{re.escape(str(path))}: torch could not read the file '
+                             r'\(RuntimeError: unexpected EOF, expected \d+ more bytes\. The file '
+                             r'might be corrupted\.\)\. A file cut short or damaged after '
+                             r'the checks above fails so'):
+        checkpoint.load_verified(str(path))
+
+
+def test_torch_key_error_on_a_well_formed_legacy_file_is_named(tmp_path):
+    """Pickles that parse but read a memo slot never written: torch's bare ``KeyError: 5``."""
+    magic = torch.serialization.MAGIC_NUMBER
+    path = tmp_path / 'memo.pth'
+    path.write_bytes(pickle.dumps(magic, protocol=2) + pickle.dumps(1001, protocol=2)
+                     + pickle.dumps({'little_endian': True}, protocol=2)
+                     + b'\x80\x02h\x05.' + pickle.dumps([], protocol=2))
+    with pytest.raises(checkpoint.CheckpointCorruptError) as refused:
+        checkpoint.load_verified(str(path))
+    assert str(refused.value) == (
+        f'{path}: torch could not read the file (KeyError: 5). A file cut short or damaged '
+        'after the checks above fails so: delete it and use an earlier checkpoint, or save it '
+        'again.')
+
+
+def test_resume_skips_a_zero_filled_checkpoint(tmp_path):
+    """A power loss can leave a checkpoint's blocks allocated and zero: same size, no data."""
+    first = _small_checkpoint(tmp_path / 'epoch_1.pth')
+    second = tmp_path / 'epoch_2.pth'
+    second.write_bytes(bytes(first.stat().st_size))
+    os.utime(first, (1, 1))
+    (tmp_path / 'last_checkpoint').write_text(str(second))
+    warnings = []
+    assert latest_intact_checkpoint(str(tmp_path), warn=warnings.append) == str(first)
+    assert warnings == [
+        f'last_checkpoint in {tmp_path} names a damaged file ({second}: not a PyTorch '
+        'checkpoint: the file starts with zero bytes only: its space was allocated but the data '
+        'never written (a power loss or a crash while saving). Delete it and resume from an '
+        'earlier checkpoint.) (a run killed while saving); resuming from the newest intact '
+        f'checkpoint {first} instead.']
+    assert checkpoint.newest_intact_checkpoint(tmp_path) == str(first)
+
+
 def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
     def find(work_dir):
         return latest_intact_checkpoint(work_dir, warn=lambda message: None)
@@ -273,3 +444,138 @@ def test_mismatch_error_shortens_key_lists_and_counts_them():
         'match exactly', '', *sizes[:5], 'unexpected key in source state_dict: u0, u1',
         'missing keys in source state_dict: m0, m1, m2, m3, m4, ... (12 in all)',
         '... (7 size mismatches in all)']
+
+
+# ------------------------------------------------------------- resume / load_from: the right file
+@pytest.fixture
+def tiny_runner(tmp_path, tiny_dataset, monkeypatch):
+    """A factory of HyperframeRunners of the tiny config (SGD with momentum), not yet trained."""
+    from mmengine.config import Config
+    from mmengine.registry import RUNNERS
+    from ..conftest import TINY_CONFIG
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    cfg = Config.fromfile(str(TINY_CONFIG))
+
+    def build(name='work'):
+        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / name), experiment_name=name))
+    return build
+
+
+def _training_state(runner, optimizer=None) -> dict:
+    """What CheckpointHook saves after epoch 1 of 4 iterations, for ``runner``'s model."""
+    if optimizer is None:
+        optimizer = runner.build_optim_wrapper(runner.optim_wrapper).optimizer
+    return dict(meta=dict(epoch=1, iter=4), message_hub=runner.message_hub.state_dict(),
+                state_dict=runner.model.state_dict(), optimizer=optimizer.state_dict())
+
+
+def test_resume_restores_a_training_checkpoint_of_the_model(tiny_runner, tmp_path):
+    source = tiny_runner('source')
+    path = tmp_path / 'epoch_1.pth'
+    torch.save(_training_state(source), path)
+    runner = tiny_runner()
+    runner.resume(str(path))
+    assert (runner.epoch, runner.iter) == (1, 4)
+    assert torch.equal(runner.model.cls_head.fc_cls.weight, source.model.cls_head.fc_cls.weight)
+    assert not runner._resuming
+
+
+@pytest.mark.parametrize('drop, missing', [('bare', 'meta'), ('epoch', 'meta.epoch'),
+                                           ('message_hub', 'message_hub')])
+def test_resume_names_a_file_that_is_not_a_training_checkpoint(tiny_runner, tmp_path, drop,
+                                                               missing):
+    runner = tiny_runner()
+    state = _training_state(runner)
+    if drop == 'bare':
+        state = state['state_dict']
+    elif drop == 'epoch':
+        state['meta'] = {}
+    else:
+        del state[drop]
+    path = tmp_path / 'weights.pth'
+    torch.save(state, path)
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        runner.resume(str(path))
+    assert str(refused.value) == (
+        f'{path}: not a training checkpoint: it has no {missing!r}, which a checkpoint saved by '
+        'a training run (CheckpointHook) holds beside the weights, so training cannot resume '
+        f"from it. To start a run from these weights, set load_from='{path}' without --resume.")
+    assert runner.epoch == 0 and not runner._resuming
+
+
+def test_resume_refuses_the_checkpoint_of_another_model(tiny_runner, tmp_path):
+    """A head of 5 classes where the config has 4: mmengine's non-strict load would resume
+    with the head at its initial values."""
+    runner = tiny_runner()
+    state = _training_state(runner)
+    state['state_dict']['cls_head.fc_cls.weight'] = torch.zeros(5, 512)
+    state['state_dict']['cls_head.fc_cls.bias'] = torch.zeros(5)
+    state['state_dict']['cls_head.extra'] = torch.zeros(1)
+    del state['state_dict']['backbone.conv1.conv.weight']
+    path = tmp_path / 'other.pth'
+    torch.save(state, path)
+    with pytest.raises(checkpoint.CheckpointMismatchError) as refused:
+        runner.resume(str(path))
+    lines = str(refused.value).splitlines()
+    assert lines[0] == (f'{path} does not fit the model of the config: The model and loaded '
+                        'state dict do not match exactly')
+    assert lines[2:] == [
+        'size mismatch for cls_head.fc_cls.weight: copying a param with shape '
+        'torch.Size([5, 512]) from checkpoint, the shape in current model is '
+        'torch.Size([4, 512]).',
+        'size mismatch for cls_head.fc_cls.bias: copying a param with shape torch.Size([5]) '
+        'from checkpoint, the shape in current model is torch.Size([4]).',
+        'unexpected key in source state_dict: cls_head.extra', '',
+        'missing keys in source state_dict: backbone.conv1.conv.weight']
+    assert runner.epoch == 0
+
+
+def test_resume_names_the_file_whose_optimizer_state_does_not_load(tiny_runner, tmp_path):
+    runner = tiny_runner()
+    state = _training_state(runner)
+    state['optimizer']['param_groups'][0]['params'].pop()  # one parameter fewer
+    path = tmp_path / 'epoch_1.pth'
+    torch.save(state, path)
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        runner.resume(str(path))
+    assert str(refused.value) == (
+        f'{path}: cannot resume from it: restoring its training state (optimizer, parameter '
+        'schedulers, message hub) failed with ValueError: loaded state dict contains a '
+        "parameter group that doesn't match the size of optimizer's group. Resume from a "
+        'checkpoint saved with this config, or start from its weights with load_from.')
+    assert isinstance(refused.value.__cause__, ValueError)
+
+
+def test_resume_refuses_the_optimizer_state_of_another_optimizer(tiny_runner, tmp_path):
+    """AdamW's groups loaded into the config's SGD: without the check, the first SGD step
+    fails with a bare ``KeyError: 'momentum'``."""
+    runner = tiny_runner()
+    adamw = torch.optim.AdamW(runner.model.parameters())
+    path = tmp_path / 'epoch_1.pth'
+    torch.save(_training_state(runner, adamw), path)
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        runner.resume(str(path))
+    assert str(refused.value) == (
+        f"{path}: its optimizer state is not of the config's SGD: its parameter groups lack "
+        "['dampening', 'momentum']. Resume from a checkpoint saved with this config, or start "
+        'from its weights with load_from.')
+
+
+def test_load_from_refuses_a_checkpoint_that_shares_no_key_with_the_model(tiny_runner,
+                                                                           tmp_path):
+    runner = tiny_runner()
+    weights = runner.model.state_dict()
+    # DDP's prefix is revised away as mmengine revises it: a partial match loads (fine-tuning)
+    wrapped = tmp_path / 'wrapped.pth'
+    torch.save({f'module.{key}': torch.ones_like(value) for key, value in weights.items()
+                if key.startswith('cls_head.')}, wrapped)
+    runner.load_checkpoint(str(wrapped))
+    assert bool((runner.model.cls_head.fc_cls.bias == 1).all())
+    other = tmp_path / 'other_network.pth'
+    torch.save({'features.0.weight': torch.zeros(1), 'classifier.weight': torch.zeros(1)}, other)
+    with pytest.raises(checkpoint.CheckpointMismatchError) as refused:
+        runner.load_checkpoint(str(other))
+    assert str(refused.value) == (
+        f'{other}: no weight of the checkpoint is one of the model of the config, so loading it '
+        'would change nothing. It holds features.0.weight, classifier.weight; the model has '
+        f'{", ".join(list(weights)[:3])}, ... ({len(weights)} in all).')

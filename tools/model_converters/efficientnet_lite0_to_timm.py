@@ -86,7 +86,9 @@ def main(argv: Optional[List[str]] = None) -> int:
         PIXEL_MEAN, PIXEL_STD, TIMM_MODEL, convert_efficientnet_lite, read_efficientnet_pytorch)
     try:
         state_dict, _ = convert_efficientnet_lite(args.src)
-    except (FileNotFoundError, KeyError, ValueError) as error:
+    except (FileNotFoundError, KeyError, ValueError, RuntimeError) as error:
+        # RuntimeError: the loader refused a file that is damaged or not a checkpoint; a
+        # KeyError's str() is the repr of its message, quotes included
         message = error.args[0] if isinstance(error, KeyError) else error
         print(f'error: {message}', file=sys.stderr)
         return 1

@@ -215,6 +215,22 @@ def test_tool_names_a_file_it_cannot_convert(tool, tmp_path, capsys):
     assert not (tmp_path / 'out.pth').exists()
 
 
+@pytest.mark.parametrize('content, problem', [
+    (b'hello\n', "not a PyTorch checkpoint: the file is text, starting 'hello' (an error page "
+                 'saved by a failed download, or a file of another kind).'),
+    (bytes(64), 'not a PyTorch checkpoint: the file starts with zero bytes only: its space was '
+                'allocated but the data never written (a power loss or a crash while saving). '
+                'Delete it and resume from an earlier checkpoint.'),
+], ids=['text', 'zeros'])
+def test_tool_says_in_one_line_that_a_file_is_not_a_checkpoint(tool, tmp_path, capsys, content,
+                                                               problem):
+    path = tmp_path / 'efficientnet-lite0.pth'
+    path.write_bytes(content)
+    assert tool.main([str(path), str(tmp_path / 'out.pth')]) == 1
+    assert capsys.readouterr().err == f'error: {path}: {problem}\n'
+    assert not (tmp_path / 'out.pth').exists()
+
+
 @pytest.mark.parametrize('encoding', ['frames', 'diff'])
 def test_identical_frames_give_the_2d_output_after_inflation(source_file, tool, tmp_path,
                                                              encoding):
