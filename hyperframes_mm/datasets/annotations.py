@@ -1,10 +1,27 @@
 """Reading mmaction2 ``VideoDataset`` lists (``path label ...`` per line): the one reader the
-plugin's validation, frame-cache builder, doctor and probes share, so that they agree on what a
-line is. Each caller keeps its own rules about what a line may hold (the validator refuses a
-blank line, the cache builder skips it). Kept free of mmaction2 imports, for the cache workers.
+plugin's validation, ``CheckedVideoDataset``, frame-cache builder, doctor and probes share, so
+that they agree on what a line is. Each caller keeps its own rules about what a line may hold
+(the validator refuses a blank line, the cache builder skips it). Kept free of mmaction2 imports,
+for the cache workers.
 """
+import codecs
+import io
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Union
+from typing import Iterator, List, NamedTuple, Tuple, Union
+
+
+class AnnotationError(ValueError):
+    """A malformed annotation line; the message starts with ``file:line``.
+
+    Attributes:
+        ann_file (str): the annotation file.
+        line (int): 1-based line number (0 when the error concerns the whole file).
+    """
+
+    def __init__(self, message: str, ann_file: str = '', line: int = 0) -> None:
+        super().__init__(message)
+        self.ann_file = ann_file
+        self.line = line
 
 
 class ListLine(NamedTuple):
@@ -19,9 +36,47 @@ class ListLine(NamedTuple):
         return not self.fields
 
 
+def _position(text: str) -> Tuple[int, int]:
+    """1-based ``(line, column)`` just past ``text``, lines broken as text-mode ``open`` breaks
+    them (``\\n``, ``\\r\\n`` and a lone ``\\r``)."""
+    lines = text.replace('\r\n', '\n').replace('\r', '\n').split('\n')
+    return len(lines), len(lines[-1]) + 1
+
+
+def _not_text(ann_file: str, number: int, column: int, what: str) -> AnnotationError:
+    return AnnotationError(
+        f'{ann_file}:{number}: {what} at column {column}: not a UTF-8 text list (a list saved '
+        'as Latin-1 or UTF-16, or a file that is not a list, such as a video; save it as UTF-8)',
+        ann_file, number)
+
+
 def read_list_lines(ann_file: Union[str, Path], delimiter: str = ' ') -> Iterator[ListLine]:
-    """The lines of a ``VideoDataset`` list, blank ones included, in order."""
-    with open(ann_file, encoding='utf-8') as handle:
-        for number, line in enumerate(handle, start=1):
-            text = line.rstrip('\n\r')
-            yield ListLine(number, text, text.strip().split(delimiter) if text.strip() else [])
+    """The lines of a ``VideoDataset`` list, blank ones included, in order.
+
+    The list is read as UTF-8, and a leading byte-order mark is dropped: editors that write one
+    would otherwise glue an invisible ``'\\ufeff'`` to the first path, which then "does not
+    exist" while it looks right in every message.
+
+    Raises:
+        AnnotationError: ``file:line`` of the first byte that is not UTF-8 (another encoding,
+            or not a text file), or of a NUL character, which no path holds and which is what
+            UTF-16 text without a byte-order mark and binary files decode to.
+    """
+    data = Path(ann_file).read_bytes()
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        number, column = _position(data[:error.start].decode('utf-8'))
+        raise _not_text(str(ann_file), number, column,
+                        f'byte {data[error.start]:#04x} is not UTF-8') from None
+    nul = text.find('\0')
+    if nul >= 0:
+        raise _not_text(str(ann_file), *_position(text[:nul]), 'a NUL character')
+    # newline=None: the line breaks text-mode open() reads, the same lines as before the bytes
+    # were checked
+    for number, line in enumerate(io.StringIO(text, newline=None), start=1):
+        text_line = line.rstrip('\n\r')
+        yield ListLine(number, text_line,
+                       text_line.strip().split(delimiter) if text_line.strip() else [])

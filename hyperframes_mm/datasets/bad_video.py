@@ -8,16 +8,18 @@ provides:
 * (from :mod:`.video_io`) :func:`open_video`, the one place the plugin opens a video to read
   its frames, and :class:`BadVideoError`, which names the file.
 * :func:`validate_video_annotations`: checks a ``VideoDataset`` list line by line and raises
-  :class:`AnnotationError` naming ``file:line`` (bad label, missing or extra field, blank line);
-  it returns the lines whose video does not exist.
+  :class:`AnnotationError` (from :mod:`.annotations`) naming ``file:line`` (bad label, missing
+  or extra field, blank line, bytes that are not UTF-8 text); it returns the lines whose video
+  does not exist. :func:`check_video_list` is the parse behind it.
 * :class:`SafeDecordInit` (TRANSFORMS): ``DecordInit`` that names the file in every error and
   opens local files by path. mmaction2's ``DecordInit`` hands decord an in-memory copy of the
   file, and decord 0.6.0 then crashes the process (SIGSEGV, uncatchable) on a truncated AVI;
   opened by path, the same file yields its intact frames.
-* :class:`CheckedVideoDataset` (DATASETS): mmaction2's ``VideoDataset`` that checks its list
-  with :func:`validate_video_annotations` as it reads it, so a malformed line stops the run
-  when the dataset is built, naming ``file:line``, in configs that cannot wrap their dataset
-  (the frame-cache families, whose leaves and benchmarks set ``dataset.ann_file``).
+* :class:`CheckedVideoDataset` (DATASETS): mmaction2's ``VideoDataset`` that parses its list
+  with :func:`check_video_list`, so a malformed line stops the run when the dataset is built,
+  naming ``file:line``, and whose samples that fail to load raise :class:`BadVideoError`
+  naming the file and index, in configs that cannot wrap their dataset (the frame-cache
+  families, whose leaves and benchmarks set ``dataset.ann_file``).
 * :class:`GuardedDataset` (DATASETS): wraps any dataset; a sample whose loading fails raises
   :class:`BadVideoError` naming the file and sample index (``on_bad_video='raise'``), or is
   replaced by another sample, counted and logged (``on_bad_video='skip'``), so an epoch
@@ -26,7 +28,7 @@ provides:
 import io
 import logging
 import os.path as osp
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 from mmaction.datasets import VideoDataset
@@ -35,7 +37,7 @@ from mmcv.transforms import BaseTransform
 from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
-from .annotations import read_list_lines
+from .annotations import AnnotationError, read_list_lines
 from .video_io import BadVideoError, _bad_video_errors, _first_line, open_video
 
 ON_BAD_VIDEO = ('raise', 'skip')
@@ -43,18 +45,58 @@ ON_BAD_VIDEO = ('raise', 'skip')
 _LIST_LIMIT = 10
 
 
-class AnnotationError(ValueError):
-    """A malformed annotation line; the message starts with ``file:line``.
+class ListEntry(NamedTuple):
+    """A checked line of a ``VideoDataset`` list: its 1-based ``number``, the video ``path`` as
+    listed and its ``labels`` (``[]`` for an unlabelled line)."""
+    number: int
+    path: str
+    labels: List[int]
 
-    Attributes:
-        ann_file (str): the annotation file.
-        line (int): 1-based line number (0 when the error concerns the whole file).
+
+def check_video_list(ann_file: str,
+                     delimiter: str = ' ',
+                     multi_class: bool = False,
+                     num_classes: Optional[int] = None,
+                     allow_unlabelled: bool = False) -> List[ListEntry]:
+    """Every line of a ``VideoDataset`` list, checked: the one parse that
+    :func:`validate_video_annotations` reports on and :class:`CheckedVideoDataset` loads.
+
+    Arguments as :func:`validate_video_annotations`'s.
+
+    Raises:
+        AnnotationError: ``file:line: what is wrong`` for the first malformed line or the
+            first bytes that are not UTF-8 text; a missing or empty annotation file.
     """
+    if not osp.isfile(ann_file):
+        raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
+    entries = []
+    for number, line, fields in read_list_lines(ann_file, delimiter):
+        where = f'{ann_file}:{number}'
 
-    def __init__(self, message: str, ann_file: str = '', line: int = 0) -> None:
-        super().__init__(message)
-        self.ann_file = ann_file
-        self.line = line
+        def fail(message: str) -> AnnotationError:
+            return AnnotationError(f'{where}: {message}: {line!r}', ann_file, number)
+
+        if not fields:
+            raise fail('empty line (mmaction2 would turn it into a sample with no video)')
+        if len(fields) == 1 and not allow_unlabelled:
+            raise fail('missing label: expected "path label"')
+        if len(fields) > 2 and not multi_class:
+            raise fail(f'expected "path label", got {len(fields)} fields (a path with spaces '
+                       'needs another delimiter; several labels need multi_class=True)')
+        labels = []
+        for label in fields[1:]:
+            try:
+                value = int(label)
+            except ValueError:
+                raise fail(f'label {label!r} is not an integer') from None
+            if value < 0 or (num_classes is not None and value >= num_classes):
+                limit = f'0..{num_classes - 1}' if num_classes is not None else '>= 0'
+                raise fail(f'label {value} is out of range ({limit})')
+            labels.append(value)
+        entries.append(ListEntry(number, fields[0], labels))
+    if not entries:
+        raise AnnotationError(f'{ann_file}: the annotation file is empty', ann_file)
+    return entries
 
 
 def validate_video_annotations(ann_file: str,
@@ -81,40 +123,15 @@ def validate_video_annotations(ann_file: str,
         list[tuple[int, str]]: ``(line number, path)`` of videos that do not exist.
 
     Raises:
-        AnnotationError: ``file:line: what is wrong`` for the first malformed line; a missing
-            annotation file.
+        AnnotationError: ``file:line: what is wrong`` for the first malformed line or the
+            first bytes that are not UTF-8 text; a missing or empty annotation file.
     """
-    if not osp.isfile(ann_file):
-        raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
-    missing = []
-    lines = list(read_list_lines(ann_file, delimiter))
-    if not lines:
-        raise AnnotationError(f'{ann_file}: the annotation file is empty', ann_file)
-    for number, line, fields in lines:
-        where = f'{ann_file}:{number}'
-
-        def fail(message: str) -> AnnotationError:
-            return AnnotationError(f'{where}: {message}: {line!r}', ann_file, number)
-
-        if not fields:
-            raise fail('empty line (mmaction2 would turn it into a sample with no video)')
-        if len(fields) == 1 and not allow_unlabelled:
-            raise fail('missing label: expected "path label"')
-        if len(fields) > 2 and not multi_class:
-            raise fail(f'expected "path label", got {len(fields)} fields (a path with spaces '
-                       'needs another delimiter; several labels need multi_class=True)')
-        for label in fields[1:]:
-            try:
-                value = int(label)
-            except ValueError:
-                raise fail(f'label {label!r} is not an integer') from None
-            if value < 0 or (num_classes is not None and value >= num_classes):
-                limit = f'0..{num_classes - 1}' if num_classes is not None else '>= 0'
-                raise fail(f'label {value} is out of range ({limit})')
-        path = osp.join(video_prefix, fields[0]) if video_prefix else fields[0]
-        if check_paths and not osp.isfile(path):
-            missing.append((number, path))
-    return missing
+    entries = check_video_list(ann_file, delimiter, multi_class, num_classes, allow_unlabelled)
+    if not check_paths:
+        return []
+    paths = [(entry.number, osp.join(video_prefix, entry.path) if video_prefix else entry.path)
+             for entry in entries]
+    return [(number, path) for number, path in paths if not osp.isfile(path)]
 
 
 def _list_missing(ann_file: str, missing: Sequence[Tuple[int, str]]) -> str:
@@ -190,23 +207,53 @@ class SafeDecordInit(BaseTransform):
 
 @DATASETS.register_module()
 class CheckedVideoDataset(VideoDataset):
-    """mmaction2's ``VideoDataset``, its list checked line by line before it is parsed.
+    """mmaction2's ``VideoDataset``, its list checked line by line and its bad videos named.
 
     Upstream parses a list line with ``int(label)`` and tuple unpacking, so a bad label or a
     missing field stops the run with ``ValueError: invalid literal for int()`` naming neither
-    the list nor the line; here :func:`validate_video_annotations` reads it first and raises
-    :class:`AnnotationError` naming ``file:line`` and what is wrong. A line with a path only is
-    accepted in test mode (mmaction2's inference lists, label -1) and refused in training.
-    Missing videos are not looked up here: opening one raises :class:`BadVideoError` naming it,
+    the list nor the line, and reads the list with a plain UTF-8 decode (a Latin-1 list stops
+    it with ``UnicodeDecodeError``, a byte-order mark becomes part of the first path). Here the
+    list is parsed once by :func:`check_video_list`, the plugin's one reader, which raises
+    :class:`AnnotationError` naming ``file:line`` and what is wrong; labels must be below
+    ``num_classes`` when it is given. A line with a path only is accepted in test mode
+    (mmaction2's inference lists, label -1) and refused in training. The samples are exactly
+    upstream's for every list upstream reads correctly.
+
+    A sample whose video fails to load or decode (decord's ``DECORDError: Error sending
+    packet`` on a file damaged mid-stream, which names nothing) raises :class:`BadVideoError`
+    naming the file and the sample index, the original error chained. Nothing is skipped: the
+    frame-cache families' validation and test read their videos through this dataset without a
+    :class:`GuardedDataset`, and a test that quietly lost clips would score another test set.
+    Missing videos are not looked up when the list is read: opening one raises the same way,
     and :class:`GuardedDataset` around this dataset lists them up front or skips them. Takes
-    ``VideoDataset``'s arguments and loads exactly its samples.
+    ``VideoDataset``'s arguments.
     """
 
     def load_data_list(self) -> List[dict]:
-        validate_video_annotations(self.ann_file, delimiter=self.delimiter,
-                                   multi_class=self.multi_class, num_classes=self.num_classes,
-                                   allow_unlabelled=self.test_mode, check_paths=False)
-        return super().load_data_list()
+        if self.multi_class and self.num_classes is None:
+            raise ValueError(f'CheckedVideoDataset: {self.ann_file}: multi_class=True needs '
+                             'num_classes (the width of the label vectors)')
+        entries = check_video_list(self.ann_file, self.delimiter, self.multi_class,
+                                   self.num_classes, allow_unlabelled=self.test_mode)
+        prefix = self.data_prefix['video']
+        data_list = []
+        for entry in entries:
+            if self.multi_class:
+                label = entry.labels
+            else:
+                label = entry.labels[0] if entry.labels else -1
+            filename = osp.join(prefix, entry.path) if prefix is not None else entry.path
+            data_list.append(dict(filename=filename, label=label))
+        return data_list
+
+    def prepare_data(self, idx: int):
+        """The sample through the pipeline; a data error names the file and the index."""
+        try:
+            return super().prepare_data(idx)
+        except _bad_video_errors() as error:
+            name = self.get_data_info(idx)['filename']
+            raise BadVideoError(f'{name} (sample {idx}): {_first_line(error)}', name,
+                                idx) from error
 
 
 @DATASETS.register_module()
@@ -224,7 +271,8 @@ class GuardedDataset:
     ``ValueError`` / ``IndexError`` the plugin's transforms raise naming the file):
 
     - ``on_bad_video='raise'``: :class:`BadVideoError` naming the file, the sample index and
-      the original error (chained);
+      the original error (chained); a dataset that names its samples itself
+      (:class:`CheckedVideoDataset`) raises its own, so the file is named once;
     - ``on_bad_video='skip'``: a warning naming the file and the error; the sample is replaced
       by a random other sample (numpy's global generator, seeded by mmengine), remembered as bad
       so later epochs skip it without decoding, and counted in :attr:`skipped`. Counts are per
@@ -367,10 +415,15 @@ class GuardedDataset:
                 return self.dataset[idx]
             except _bad_video_errors() as error:
                 name = self._name(idx)
-                reason = _first_line(error)
+                # a dataset that names its own samples (CheckedVideoDataset) has named this one
+                named = isinstance(error, BadVideoError) and error.index is not None
                 if self.on_bad_video == 'raise':
-                    raise BadVideoError(f'{name} (sample {idx}): {reason}', name, idx) from error
-                idx = self._skip(idx, name, reason)
+                    if named:
+                        raise
+                    raise BadVideoError(f'{name} (sample {idx}): {_first_line(error)}', name,
+                                        idx) from error
+                cause = error.__cause__ if named and error.__cause__ is not None else error
+                idx = self._skip(idx, name, _first_line(cause))
             except Exception as error:
                 if hasattr(error, 'add_note'):
                     error.add_note(f'while loading {self._name(idx)} (sample {idx})')

@@ -1,5 +1,9 @@
 """datasets/annotations.py: the one reader of VideoDataset lists."""
-from hyperframes_mm.datasets.annotations import ListLine, read_list_lines
+import codecs
+
+import pytest
+
+from hyperframes_mm.datasets.annotations import AnnotationError, ListLine, read_list_lines
 
 
 def test_lines_keep_their_numbers_blank_lines_and_fields(tmp_path):
@@ -12,3 +16,40 @@ def test_lines_keep_their_numbers_blank_lines_and_fields(tmp_path):
     assert [line.blank for line in lines] == [False, True, False, False]
     path.write_text('b y.mp4,1\n')
     assert list(read_list_lines(path, ','))[0].fields == ['b y.mp4', '1']
+
+
+def test_a_byte_order_mark_is_dropped(tmp_path):
+    """Editors that save "UTF-8 with BOM" put U+FEFF before the first path: kept, it would make
+    that video "not found" with the character invisible in the message."""
+    path = tmp_path / 'list.txt'
+    path.write_bytes(codecs.BOM_UTF8 + 'a/x.mp4 3\nb.mp4 1\n'.encode())
+    assert list(read_list_lines(path)) == [ListLine(1, 'a/x.mp4 3', ['a/x.mp4', '3']),
+                                           ListLine(2, 'b.mp4 1', ['b.mp4', '1'])]
+
+
+# A video whose MP4 header is valid UTF-8 and whose first payload byte is not.
+MP4_START = b'\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2\x00\x00\x08\x00mdat\x89\xa7'
+
+
+@pytest.mark.parametrize('data, line, message', [
+    ('a.mp4 0\ncafé.mp4 1\n'.encode('latin-1'), 2, 'byte 0xe9 is not UTF-8 at column 4'),
+    # line breaks count as text-mode open() counts them: a lone \r ends a line
+    ('a.mp4 0\rb.mp4 1\r\ncafé.mp4 2\n'.encode('latin-1'), 3,
+     'byte 0xe9 is not UTF-8 at column 4'),
+    (codecs.BOM_UTF8 + 'a.mp4 0\ncafé.mp4 1\n'.encode('latin-1'), 2,
+     'byte 0xe9 is not UTF-8 at column 4'),
+    ('a.mp4 0\n'.encode('utf-16'), 1, 'byte 0xff is not UTF-8 at column 1'),
+    ('a.mp4 0\n'.encode('utf-16-le'), 1, 'a NUL character at column 2'),
+    (MP4_START, 1, 'byte 0x89 is not UTF-8 at column 33'),
+    ('a.mp4 0\nb.mp4\x00 1\n'.encode(), 2, 'a NUL character at column 6'),
+])
+def test_what_is_not_utf8_text_names_file_line_and_column(tmp_path, data, line, message):
+    path = tmp_path / 'list.txt'
+    path.write_bytes(data)
+    with pytest.raises(AnnotationError) as info:
+        list(read_list_lines(path))
+    assert str(info.value) == (
+        f'{path}:{line}: {message}: not a UTF-8 text list (a list saved as Latin-1 or UTF-16, '
+        'or a file that is not a list, such as a video; save it as UTF-8)')
+    assert (info.value.ann_file, info.value.line) == (str(path), line)
+    assert isinstance(info.value, ValueError)  # callers that catch ValueError still do

@@ -1,5 +1,7 @@
 """Bad input: every broken video or annotation names the file (and line), or is skipped and
 counted when the config opts in."""
+import codecs
+import re
 import signal
 import subprocess
 import sys
@@ -77,6 +79,10 @@ def videos(tmp_path_factory):
     (root / 'random.mp4').write_bytes(np.random.default_rng(0).integers(0, 256, 5000,
                                                                         np.uint8).tobytes())
     (root / 'truncated.mp4').write_bytes(data[:len(data) // 2])
+    # zeros inside the coded frames: the file opens and lists every frame, and decoding stops at
+    # the packets they fall in (decord: "Error sending packet", naming no file)
+    mdat = data.index(b'mdat')
+    (root / 'damaged.mp4').write_bytes(data[:mdat + 1000] + bytes(3000) + data[mdat + 4000:])
     avi = encode(root / 'full.avi', frames_of(40, 64, 80), 'mpeg4')
     (root / 'truncated.avi').write_bytes(avi.read_bytes()[:avi.stat().st_size // 2])
     with av.open(str(root / 'no_frames.avi'), 'w') as container:
@@ -333,6 +339,105 @@ def test_checked_video_dataset_names_the_bad_line_where_upstream_does_not(videos
     # wrapped, it gets GuardedDataset's look-up of the paths
     with pytest.raises(AnnotationError, match=r'good_and_gone\.txt: 1 video\(s\) do not exist'):
         GuardedDataset(dict(video_dataset(root, good), type='CheckedVideoDataset'))
+
+
+def test_checked_video_dataset_refuses_labels_past_num_classes(videos):
+    """Upstream loads label 12 of a 10-class list without a word; training then stops in the
+    loss ("Target 12 is out of bounds"), naming neither list nor line."""
+    root = videos['root']
+    ann = write_list(root, 'past.txt', ['good.mp4 0', 'good.mp4 12'])
+    plain = DATASETS.build(video_dataset(root, ann, num_classes=10))
+    assert plain.get_data_info(1)['label'] == 12
+    with pytest.raises(AnnotationError, match=r"past\.txt:2: label 12 is out of range \(0\.\.9\): "
+                                              r"'good\.mp4 12'$") as info:
+        DATASETS.build(dict(video_dataset(root, ann, num_classes=10), type='CheckedVideoDataset'))
+    assert (info.value.ann_file, info.value.line) == (ann, 2)
+    wider = DATASETS.build(dict(video_dataset(root, ann, num_classes=13),
+                                type='CheckedVideoDataset'))
+    assert [wider.get_data_info(i)['label'] for i in range(2)] == [0, 12]
+
+
+def test_checked_video_dataset_reads_its_list_with_the_plugins_reader(videos):
+    """A byte-order mark is dropped (upstream glues it to the first path, which then does not
+    exist, invisibly); a list that is not UTF-8, or a video given as the list, names its file
+    and line (upstream: UnicodeDecodeError, naming neither)."""
+    root = videos['root']
+    bom = root / 'bom.txt'
+    bom.write_bytes(codecs.BOM_UTF8 + b'good.mp4 0\none_frame.mp4 1\n')
+    upstream = DATASETS.build(video_dataset(root, str(bom)))
+    assert upstream.get_data_info(0)['filename'] == str(root / '\ufeffgood.mp4')
+    checked = DATASETS.build(dict(video_dataset(root, str(bom)), type='CheckedVideoDataset'))
+    assert [checked.get_data_info(i)['filename'] for i in range(2)] == \
+        [str(root / 'good.mp4'), str(root / 'one_frame.mp4')]
+    assert validate_video_annotations(str(bom), str(root)) == []
+    latin = root / 'latin1.txt'
+    latin.write_bytes('good.mp4 0\ncafé.mp4 1\n'.encode('latin-1'))
+    with pytest.raises(UnicodeDecodeError):
+        DATASETS.build(video_dataset(root, str(latin)))
+    not_text = r': not a UTF-8 text list \(a list saved as Latin-1 or UTF-16, or a file'
+    builds = [
+        lambda ann: DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset')),
+        lambda ann: validate_video_annotations(ann, str(root)),
+        lambda ann: GuardedDataset(video_dataset(root, ann)),
+    ]
+    for build in builds:
+        with pytest.raises(AnnotationError, match=r'latin1\.txt:2: byte 0xe9 is not UTF-8 at '
+                                                  r'column 4' + not_text) as info:
+            build(str(latin))
+        assert info.value.line == 2
+        with pytest.raises(AnnotationError, match=r'good\.mp4:\d+: .*' + not_text):
+            build(str(root / 'good.mp4'))
+
+
+def test_checked_video_dataset_loads_upstreams_multi_class_samples(videos):
+    root = videos['root']
+    ann = write_list(root, 'multi_class.txt', ['good.mp4 0 3', 'one_frame.mp4 2'])
+    config = video_dataset(root, ann, multi_class=True, num_classes=4)
+    checked = DATASETS.build(dict(config, type='CheckedVideoDataset'))
+    assert checked.load_data_list() == DATASETS.build(config).load_data_list() == [
+        dict(filename=str(root / 'good.mp4'), label=[0, 3]),
+        dict(filename=str(root / 'one_frame.mp4'), label=[2])]
+    with pytest.raises(ValueError, match=r'multi_class\.txt: multi_class=True needs num_classes'):
+        DATASETS.build(dict(config, type='CheckedVideoDataset', num_classes=None))
+
+
+#: a validation/test pipeline: 3 clips of T=3 picks spread over the video
+TEST_PIPELINE = [dict(type='SafeDecordInit'),
+                 dict(type='HyperframeSampleFrames', num_frames=3, mode='uniform', num_clips=3,
+                      test_mode=True),
+                 dict(type='DecordDecode'), dict(type='Resize', scale=(32, 32), keep_ratio=False),
+                 dict(type='HyperframeStack'), dict(type='PackActionInputs')]
+
+
+def test_checked_video_dataset_names_a_video_damaged_mid_stream(videos, log_lines):
+    """The frame-cache families validate and test through CheckedVideoDataset without a
+    GuardedDataset: a video that opens and then fails to decode stops the test naming file and
+    sample, where upstream's DECORDError names neither; wrapped, it is named once."""
+    from decord._ffi.base import DECORDError
+    root = videos['root']
+    damaged = str(root / 'damaged.mp4')
+    ann = write_list(root, 'damaged.txt', ['good.mp4 0', 'damaged.mp4 1'])
+    config = video_dataset(root, ann, pipeline=TEST_PIPELINE, test_mode=True)
+    with pytest.raises(DECORDError, match='Error sending packet') as upstream:
+        DATASETS.build(config)[1]
+    assert 'damaged' not in str(upstream.value)
+    checked = DATASETS.build(dict(config, type='CheckedVideoDataset'))
+    assert checked[0]['inputs'].shape == (3, 9, 32, 32)
+    with pytest.raises(BadVideoError, match=rf'^{re.escape(damaged)} \(sample 1\): DECORDError: '
+                                            r'.*Error sending packet') as info:
+        checked[1]
+    assert (info.value.filename, info.value.index) == (damaged, 1)
+    assert isinstance(info.value.__cause__, DECORDError)
+    with pytest.raises(BadVideoError) as wrapped:
+        GuardedDataset(dict(config, type='CheckedVideoDataset'))[1]
+    assert str(wrapped.value) == str(info.value)
+    skipping = GuardedDataset(dict(config, type='CheckedVideoDataset'), on_bad_video='skip')
+    np.random.seed(0)
+    assert skipping[1]['inputs'].shape == (3, 9, 32, 32)
+    assert skipping.skipped == {damaged: 1}
+    warnings = [line for line in log_lines if 'skipped bad video' in line]
+    assert len(warnings) == 1 and warnings[0].startswith(
+        f'GuardedDataset: skipped bad video {damaged} (sample 1): DECORDError: ')
 
 
 # --- GuardedDataset at load time ---------------------------------------------------------------
