@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from mmengine.config import Config
 from tqdm import tqdm
 
+from ..datasets.annotations import AnnotationError, read_list_lines
 from .config_utils import SamplerSpec, sampler_spec, unique_pipelines
 from .findings import Finding
 
@@ -48,15 +49,23 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
         return [], f'annotation file {ann_file} not found'
     root = (dataset.get('data_prefix') or {}).get('video') or ''
     paths = []
-    with open(str(ann_file), encoding='utf-8') as handle:
-        for line in handle:
-            if not line.strip():
+    # the datasets' reader: a list that is not UTF-8 text is a reason naming file:line, and a
+    # byte-order mark is not glued to the first path (which would then be "not found")
+    try:
+        for line in read_list_lines(str(ann_file), dataset.get('delimiter', ' ')):
+            if line.blank:
                 continue
             if str(ann_file).endswith('.jsonl'):
-                relative = json.loads(line)['video']
+                try:
+                    relative = json.loads(line.text)['video']
+                except (ValueError, KeyError, TypeError) as error:
+                    return [], (f'{ann_file}:{line.number}: not a JSON object with a "video" '
+                                f'key ({type(error).__name__}: {error})')
             else:
-                relative = line.strip().split(dataset.get('delimiter', ' '))[0]
+                relative = line.fields[0]
             paths.append(osp.join(root, relative) if root else relative)
+    except AnnotationError as error:
+        return [], str(error)
     # A frame-label file lists a video once; a video list may repeat one in several lines.
     return list(dict.fromkeys(paths)), None
 

@@ -17,7 +17,10 @@ one-line fix):
   or its first conv has neither 3 nor 3T input channels; a ``timm.*`` backbone asks for
   pretrained weights without a file that exists (timm would download them);
 - ``model-build``: the model cannot be built at all;
-- with data (:mod:`.data_checks`): ``span``, ``frame-rate``, ``unreadable-video``;
+- with data: ``label-range``, labels of a video list outside the classes of the model's head
+  (the loss stops at the first with ``IndexError: Target 12 is out of bounds``, naming no file
+  or line), and ``annotation``, a list that is not UTF-8 text; and (:mod:`.data_checks`)
+  ``span``, ``frame-rate``, ``unreadable-video``;
 - ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
 """
 import copy
@@ -28,10 +31,12 @@ from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
+from mmaction.datasets import VideoDataset
+from mmaction.registry import DATASETS
 from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
-from ..datasets.annotations import read_list_lines
+from ..datasets.annotations import AnnotationError, ListLine, read_list_lines
 from ..datasets.transforms.pipeline_info import (fuses_streams, stacked_segments,
                                                   transform_type)
 from .config_utils import model_streams, sampler_spec, unique_pipelines
@@ -51,6 +56,8 @@ MIRROR_WORDS: Dict[str, Dict[str, str]] = {
         'counterclockwise': 'clockwise', 'anticlockwise': 'clockwise', 'cw': 'ccw', 'ccw': 'cw'},
 }
 _CLASS_FILES = ('classes.txt', 'class_names.txt', 'label_map.txt')
+#: lines with an out-of-range label quoted in a finding before "and N more"
+_LISTED_LABELS = 5
 
 
 # ------------------------------------------------------------------------------ augmentation
@@ -154,8 +161,12 @@ def find_class_names(dataset: Dict) -> Optional[ClassNames]:
                 if names:
                     return ClassNames(names, path, True)
     if ann_file and osp.isfile(str(ann_file)) and not str(ann_file).endswith('.jsonl'):
+        try:
+            lines = list(read_list_lines(str(ann_file), dataset.get('delimiter', ' ')))
+        except AnnotationError:
+            return None  # not text: check_labels reports it, with --data
         words: Dict[int, List[str]] = {}
-        for _, _, fields in read_list_lines(str(ann_file), dataset.get('delimiter', ' ')):
+        for _, _, fields in lines:
             if len(fields) >= 2 and fields[-1].lstrip('-').isdigit():
                 stem = osp.splitext(fields[0])[0]
                 words.setdefault(int(fields[-1]), []).append(stem)
@@ -244,6 +255,57 @@ def check_flip_labels(cfg: Config) -> List[Finding]:
 
 
 # ------------------------------------------------------------------- model against the data
+def _reads_video_list(dataset: Dict) -> bool:
+    """Whether the dataset config reads a ``VideoDataset`` list (``path label ...``): other
+    lists put other numbers after the path (a frame count in ``RawframeDataset``'s)."""
+    kind = dataset.get('type')
+    kind = kind if isinstance(kind, type) else DATASETS.get(kind)
+    return isinstance(kind, type) and issubclass(kind, VideoDataset)
+
+
+def _labels(line: ListLine) -> List[int]:
+    """The integer labels of a list line; a label that is not an integer is the dataset's
+    error when it reads the list, named with its line there."""
+    return [int(field) for field in line.fields[1:] if field.lstrip('-').isdigit()]
+
+
+def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
+    """Labels of every ``VideoDataset`` list outside ``0..num_classes - 1``, the classes of the
+    model's head, and lists that cannot be read as UTF-8 text."""
+    findings = []
+    for where, dataset, _ in unique_pipelines(cfg):
+        ann_file = str(dataset.get('ann_file') or '')
+        # a missing list is the data check's note ("data not checked")
+        if not (ann_file and _reads_video_list(dataset) and osp.isfile(ann_file)):
+            continue
+        try:
+            lines = list(read_list_lines(ann_file, dataset.get('delimiter', ' ')))
+        except AnnotationError as error:
+            findings.append(Finding('error', 'annotation', f'{where}: {error}',
+                                    'save the list as UTF-8 text (or name the list, not a video, '
+                                    'as ann_file)'))
+            continue
+        outside = [(line.number, label) for line in lines for label in _labels(line)
+                   if not 0 <= label < num_classes]
+        if not outside:
+            continue
+        shown = ', '.join(f'{ann_file}:{number}: {label}'
+                          for number, label in outside[:_LISTED_LABELS])
+        more = (f', and {len(outside) - _LISTED_LABELS} more' if len(outside) > _LISTED_LABELS
+                else '')
+        largest = max(label for _, label in outside)
+        fix = 'correct those labels'
+        if largest >= num_classes:
+            fix += (f', or, if the list is right, give the model\'s head (and the datasets\' '
+                    f'num_classes) {largest + 1} classes')
+        findings.append(Finding(
+            'error', 'label-range',
+            f'{where}: {len(outside)} label(s) of {ann_file} are outside 0..{num_classes - 1}, '
+            f'the classes of the model\'s head (num_classes={num_classes}); training stops at '
+            f'the first: {shown}{more}', fix))
+    return findings
+
+
 def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
     """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline; for
     a pipeline that stacks its streams into one hyperframe (``HyperframeStack(fuse_streams=True)``,
@@ -438,8 +500,8 @@ def diagnose(cfg: Config,
 
     Args:
         cfg (Config): the config.
-        data (bool): also read the annotation files and probe every video (frame counts, fps).
-            Defaults to False.
+        data (bool): also read the annotation files (labels against the head's classes) and
+            probe every video (frame counts, fps). Defaults to False.
         gpu_mem_gib (float, optional): GPU memory to fit the training batch into, GiB.
             Defaults to None (the memory estimate is reported without a verdict).
         input_size (tuple[int, int], optional): ``(H, W)`` of the model input for the memory
@@ -474,6 +536,8 @@ def diagnose(cfg: Config,
     findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
     findings += check_pretrained(streams)
     if data:
+        head_classes = getattr(getattr(model, 'cls_head', None), 'num_classes', None)
+        findings += check_labels(cfg, head_classes) if head_classes is not None else []
         findings += check_data(cfg, progress=progress)
     if model is not None:
         findings += check_memory(cfg, model, gpu_mem_gib, input_size, data)

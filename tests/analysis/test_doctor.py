@@ -8,9 +8,11 @@ from mmaction.registry import MODELS
 from mmengine.config import Config
 
 from hyperframes_mm.analysis.config_utils import load_config, unique_pipelines
+from hyperframes_mm.analysis.data_checks import annotation_videos
 from hyperframes_mm.analysis.doctor import (ClassNames, Finding, check_augmentation,
-                                            check_flip_labels, diagnose, find_class_names,
-                                            mirror_name, name_words, suggest_flip_label_map)
+                                            check_flip_labels, check_labels, diagnose,
+                                            find_class_names, mirror_name, name_words,
+                                            suggest_flip_label_map)
 from hyperframes_mm.analysis.memory import (BACKWARD_FACTOR, GIB, MIB, MemoryEstimate,
                                             estimate_memory, forward_activation_bytes,
                                             pipeline_input_size)
@@ -138,6 +140,79 @@ def test_unreadable_videos(tiny_root, tmp_path):
     assert 'missing.mp4: file not found' in findings[0].message
     memory = next(f for f in findings if f.code == 'memory')
     assert memory.message.startswith('memory not estimated')
+
+
+def test_labels_outside_the_heads_classes(tiny_root, tmp_path):
+    """The audit's case: a list label the 4-class head has no class for. Training stops in the
+    loss ("Target 7 is out of bounds") naming no file or line; the doctor names both."""
+    lines = (tiny_root / 'train.txt').read_text().splitlines()
+    lines[1] = lines[1].split()[0] + ' 7'
+    lines[3] = lines[3].split()[0] + ' -1'
+    ann_file = tmp_path / 'train.txt'
+    ann_file.write_text('\n'.join(lines) + '\n')
+    options = {'train_dataloader.dataset.ann_file': str(ann_file),
+               'train_dataloader.dataset.data_prefix.video': str(tiny_root)}
+    assert problems(run('good', **options)) == []  # only the lists tell
+    findings = run('good', data=True, **options)
+    assert problems(findings) == [('error', 'label-range')]
+    assert findings[0] == Finding(
+        'error', 'label-range',
+        f'train_dataloader.dataset: 2 label(s) of {ann_file} are outside 0..3, the classes of '
+        "the model's head (num_classes=4); training stops at the first: "
+        f'{ann_file}:2: 7, {ann_file}:4: -1',
+        "correct those labels, or, if the list is right, give the model's head (and the "
+        "datasets' num_classes) 8 classes")
+
+
+def test_label_check_lists_five_lines_and_reads_only_video_lists(tmp_path):
+    ann_file = tmp_path / 'train.txt'
+    ann_file.write_text(''.join(f'v{i}.mp4 {label}\n' for i, label in
+                                enumerate([0, -1, -2, 1, -3, -4, -5, -6, -7])))
+    video_list = dict(type='VideoDataset', ann_file=str(ann_file))
+    finding, = check_labels(_cfg([], **video_list), 2)
+    assert finding.message.endswith(f'{ann_file}:2: -1, {ann_file}:3: -2, {ann_file}:5: -3, '
+                                    f'{ann_file}:6: -4, {ann_file}:7: -5, and 2 more')
+    assert finding.message.startswith('train_dataloader.dataset: 7 label(s) of')
+    assert finding.fix == 'correct those labels'  # no head is too small for negative labels
+    # the plugin's datasets read the same lists; a frame list's second number is a frame count
+    assert len(check_labels(_cfg([], **dict(video_list, type='CheckedVideoDataset')), 2)) == 1
+    assert check_labels(_cfg([], **dict(video_list, type='RawframeDataset')), 2) == []
+    in_range = tmp_path / 'in_range.txt'
+    # a label that is not an integer is the dataset's AnnotationError, not a range finding
+    in_range.write_text('v.mp4 0\nw.mp4 1\nx.mp4 one\n\n')
+    assert check_labels(_cfg([], **dict(video_list, ann_file=str(in_range))), 2) == []
+    assert check_labels(_cfg([], **dict(video_list, ann_file=str(tmp_path / 'absent'))), 2) == []
+
+
+def test_a_list_that_is_not_utf8_text(tmp_path):
+    ann_file = tmp_path / 'train.txt'
+    ann_file.write_bytes('a.mp4 0\ncafé.mp4 1\n'.encode('latin-1'))
+    dataset = dict(type='VideoDataset', ann_file=str(ann_file))
+    assert check_labels(_cfg([], **dataset), 2) == [Finding(
+        'error', 'annotation',
+        f'train_dataloader.dataset: {ann_file}:2: byte 0xe9 is not UTF-8 at column 4: not a '
+        'UTF-8 text list (a list saved as Latin-1 or UTF-16, or a file that is not a list, such '
+        'as a video; save it as UTF-8)',
+        'save the list as UTF-8 text (or name the list, not a video, as ann_file)')]
+    # the class-name guess from the list's paths does without it; check_labels reports it
+    assert find_class_names(dataset) is None
+
+
+def test_the_videos_a_list_names_are_read_as_the_datasets_read_it(tmp_path):
+    """doctor --data probes the listed videos: a byte-order mark is not part of the first path,
+    and a list that is not UTF-8 text, or a JSON line without a video, is a reason naming
+    file:line (it crashed doctor with UnicodeDecodeError / KeyError)."""
+    ann_file = tmp_path / 'train.txt'
+    ann_file.write_bytes(b'\xef\xbb\xbfa.mp4 0\n\nb.mp4 1\na.mp4 0\n')
+    assert annotation_videos(dict(ann_file=str(ann_file), data_prefix=dict(video='v'))) == (
+        ['v/a.mp4', 'v/b.mp4'], None)
+    ann_file.write_bytes('a.mp4 0\ncafé.mp4 1\n'.encode('latin-1'))
+    paths, reason = annotation_videos(dict(ann_file=str(ann_file)))
+    assert paths == [] and reason.startswith(f'{ann_file}:2: byte 0xe9 is not UTF-8 at column 4')
+    frames = tmp_path / 'labels.jsonl'
+    frames.write_text('{"video": "a.mp4"}\n{"clip": "b.mp4"}\n')
+    assert annotation_videos(dict(ann_file=str(frames))) == (
+        [], f"{frames}:2: not a JSON object with a \"video\" key (KeyError: 'video')")
 
 
 def test_mmaction_preprocessor_cannot_tile_the_mean(tiny_root):

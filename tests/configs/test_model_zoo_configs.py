@@ -81,6 +81,30 @@ def test_config_builds_its_model(path):
     assert sampled == [segments * backbone.num_frames for backbone in backbones]
 
 
+def _dataset_class_counts(dataset: dict) -> list:
+    """``(type, num_classes)`` of a dataloader's dataset and of every dataset it wraps."""
+    counts = [(dataset.get('type'), dataset.get('num_classes'))]
+    if isinstance(dataset.get('dataset'), dict):
+        counts += _dataset_class_counts(dataset['dataset'])
+    return counts
+
+
+@pytest.mark.parametrize('path', ALL_CONFIGS, ids=_id)
+def test_datasets_check_labels_against_the_heads_classes(zoo_table, path):
+    """A list label the head has no class for stops training in the loss, naming no file or
+    line; a dataset given num_classes names both when it reads the list. Every dataset that
+    is given a count is given the head's, and the frame-cache families' CheckedVideoDataset
+    (no GuardedDataset to check for it) is always given one."""
+    cfg = Config.fromfile(str(path))
+    classes = zoo_table.num_classes(cfg.model.cls_head)
+    for key in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        counts = _dataset_class_counts(cfg[key].dataset)
+        assert all(count in (None, classes) for _, count in counts), (key, counts, classes)
+        for kind, count in counts:
+            if kind == 'CheckedVideoDataset':
+                assert count == classes, (key, counts, classes)
+
+
 @pytest.mark.parametrize('path', ALL_CONFIGS, ids=_id)
 def test_config_name_agrees_with_its_values(zoo_table, path):
     assert zoo_table.check_name(path, Config.fromfile(str(path))) == []

@@ -7,7 +7,9 @@
 # (tools/build_frame_cache.py does it beforehand, in parallel). Validation and test (and
 # inference on other videos) decode the videos. A dataset base adds its lists, videos and
 # pipelines. The lists are read by CheckedVideoDataset (mmaction2's VideoDataset, each line
-# checked first), so a bad line stops the run naming its file and line.
+# checked first), so a bad line stops the run naming its file and line, and a video that fails to
+# decode stops it naming the file and sample: validation and test skip nothing, since a test
+# set that quietly lost clips would be another test set.
 _base_ = ['./hyperframe_steps.py']
 dataset_type = 'CheckedVideoDataset'
 custom_hooks = [dict(type='BuildFrameCacheHook')]
