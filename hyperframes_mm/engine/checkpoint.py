@@ -301,8 +301,8 @@ def _looks_like(head: bytes) -> str:
     """What a file that is not a checkpoint looks like, from its first bytes, for the error."""
     if not head.strip(b'\x00'):
         return ('starts with zero bytes only: its space was allocated but the data never '
-                'written (a power loss or a crash while saving). Delete it and resume from an '
-                'earlier checkpoint')
+                'written (a power loss or a crash while saving). Use another copy of it (a '
+                'training run resumes from an earlier checkpoint)')
     if head.startswith(GZIP_MAGIC):
         return 'is gzip-compressed: decompress it (gunzip) and load what it holds'
     if _is_onnx(head):
@@ -426,9 +426,23 @@ def load_verified(filename: str, map_location='cpu'):
         # a remote file's loader (an unknown open-mmlab:// name, say) fails in its own terms
         if not local:
             raise
+        if isinstance(error, RuntimeError) and not _reads_as_damaged(error):
+            # not the file's fault (a map_location without its device, memory, a newer
+            # torch's format): torch's own error, with the file it was loading
+            error.add_note(f'while loading {filename}')
+            raise
         raise _unreadable(filename, error) from error
     check_finite(checkpoint, filename)
     return checkpoint
+
+
+#: what torch's RuntimeErrors say of a file cut short or damaged (its legacy reader, and its
+#: zip reader on a damaged archive without CRC-32s); its other RuntimeErrors are not the file's
+DAMAGED_FILE_MESSAGES = ('unexpected EOF', 'might be corrupted', 'PytorchStreamReader failed')
+
+
+def _reads_as_damaged(error: RuntimeError) -> bool:
+    return any(message in str(error) for message in DAMAGED_FILE_MESSAGES)
 
 
 def _unreadable(filename: str, error: Exception) -> CheckpointCorruptError:

@@ -44,7 +44,8 @@ class HyperframeRunner(Runner):
       dict failed with ``KeyError: 'meta'`` and another model's checkpoint resumed with part of
       its weights, to fail at the first optimizer step. Such files raise
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointRefusedError` naming the file, as does
-      any error restoring its optimizer or scheduler state.
+      optimizer state of another optimizer; any other error restoring the training state
+      keeps its type and gains a note naming the file.
     - ``load_from`` stays non-strict (fine-tuning replaces the head), but a checkpoint that
       shares no key with the model (another network, or keys under another prefix) raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` rather than training
@@ -106,14 +107,12 @@ class HyperframeRunner(Runner):
             super().resume(filename, resume_optimizer, resume_param_scheduler, map_location)
         except CheckpointRefusedError:
             raise
-        # what Optimizer.load_state_dict and the schedulers raise for state of another setup,
-        # without the file's name
+        # Optimizer.load_state_dict and the schedulers raise for state of another setup without
+        # the file's name; so do errors that are not the file's (a GPU count auto_scale_lr
+        # refuses, memory), so the error stays theirs and only gains the file
         except (KeyError, ValueError, RuntimeError) as error:
-            raise CheckpointRefusedError(
-                f'{filename}: cannot resume from it: restoring its training state (optimizer, '
-                f'parameter schedulers, message hub) failed with {type(error).__name__}: '
-                f'{error}. Resume from a checkpoint saved with this config, or start from its '
-                'weights with load_from.') from error
+            error.add_note(f'while resuming from {filename}')
+            raise
         finally:
             self._resuming = False
         if resume_optimizer:

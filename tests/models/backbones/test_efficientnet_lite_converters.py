@@ -220,7 +220,7 @@ def test_tool_names_a_file_it_cannot_convert(tool, tmp_path, capsys):
                  'saved by a failed download, or a file of another kind).'),
     (bytes(64), 'not a PyTorch checkpoint: the file starts with zero bytes only: its space was '
                 'allocated but the data never written (a power loss or a crash while saving). '
-                'Delete it and resume from an earlier checkpoint.'),
+                'Use another copy of it (a training run resumes from an earlier checkpoint).'),
 ], ids=['text', 'zeros'])
 def test_tool_says_in_one_line_that_a_file_is_not_a_checkpoint(tool, tmp_path, capsys, content,
                                                                problem):
