@@ -252,19 +252,28 @@ def validation_folds(record: Path) -> Dict[str, Dict[int, float]]:
 
 
 def choose(names: Sequence[str], validated: Dict[str, Dict[int, float]]):
-    """The row of ``names`` (each validated) with the best mean over the subjects the compared
-    rows share: those of the row validated on the most, and only the rows validated on every
-    one of them. A held-out subject moves every row's score together, so a mean over two
-    subjects is not read against a mean over four; a row validated on fewer is left out of
-    the comparison rather than pulling every row back to its subjects.
+    """The row of ``names`` (each validated) with the best mean over the subjects compared.
+    Those are all four training subjects, each held out once (the protocol), among the rows
+    validated on all four; only where no row was are they the subjects every row shares. A
+    held-out subject moves every row's score together, so rows are compared on the same
+    subjects, never a mean over two against a mean over four; a row not validated on all four
+    is left out of a comparison of rows that were, as not yet through the protocol.
 
     Returns:
-        tuple: (the chosen row, {compared row: its mean over the shared subjects}, the shared
-        subjects).
+        tuple: (the chosen row, {compared row: its mean over the subjects}, the subjects).
+
+    Raises:
+        ValueError: no subject is common to the rows (none went through the protocol, and
+            they were validated on disjoint subjects).
     """
-    subjects = max((tuple(sorted(validated[name])) for name in names), key=len)
+    full = [name for name in names if set(VALIDATION_SUBJECTS) <= set(validated[name])]
+    subjects = (VALIDATION_SUBJECTS if full else
+                tuple(sorted(set.intersection(*(set(validated[name]) for name in names)))))
+    if not subjects:
+        raise ValueError(f'no held-out subject common to {", ".join(names)}: validate them on '
+                         'the same subjects (--validate-on)')
     compared = {name: sum(validated[name][subject] for subject in subjects) / len(subjects)
-                for name in names if set(subjects) <= set(validated[name])}
+                for name in (full or names)}
     return max(compared, key=compared.get), compared, subjects
 
 
@@ -291,10 +300,11 @@ def validation_report(args) -> str:
         '# UTD-MHAD depth from ImageNet weights: choices on the training subjects', '',
         'Each fold trains on three training subjects and scores the fourth (the test views, '
         'last checkpoint); the test subjects are not read. Cells: top-1 mean ± sd (runs). '
-        'The mean is over the folds a row was run on; a choice compares rows on the subjects '
-        'they share, those of the row validated on the most (a row validated on fewer is left '
-        'out of it), and the chosen rows then train on all four training subjects and are '
-        'tested once (results/utd_mhad_imagenet.md). A fold scores 107-108 clips: the binomial '
+        'The mean is over the folds a row was run on; a choice compares rows on all four '
+        'subjects, among the rows validated on all four (a row validated on fewer is left out '
+        'of it; where no row has all four, on the subjects every row shares), and the chosen '
+        'rows then train on all four training subjects and are tested once '
+        '(results/utd_mhad_imagenet.md). A fold scores 107-108 clips: the binomial '
         'sd of a top-1 of '
         f'{(p := sorted(means.values())[len(means) // 2]):.2f} on 108 clips is '
         f'{(p * (1 - p) / 108) ** 0.5:.3f}, the noise of one cell from its clips alone.', '',
@@ -446,7 +456,7 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     best, compared, subjects = choose(fast, validated)
     seeds = len(results[best])
     fewer = len(fast) - len(compared)
-    left_out = f'; {fewer} validated on fewer not compared' if fewer else ''
+    left_out = (f'; {fewer} not validated on all four, not compared' if fewer else '')
     lines.append(f'- the row chosen on the training subjects at <= {BEST_MAX_LATENCY}x TSM\'s '
                  f'latency: {best} (validation {compared[best]:.3f} on '
                  f'{subjects_text(subjects)}, the best of the {len(compared)} rows validated '

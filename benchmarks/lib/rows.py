@@ -133,14 +133,16 @@ def selected(rows: Sequence[Row], words: Optional[Sequence[str]]) -> List[Row]:
 
 def weight_files(cfg) -> List[str]:
     """The local files a config's model starts from: ``load_from``, and every ``pretrained``
-    path and timm ``pretrained_cfg_overlay.file`` of its model (a URL or ``scheme://`` name is
-    no local file; ``pretrained=True`` names none)."""
+    path, timm ``pretrained_cfg_overlay.file`` and ``init_cfg`` ``checkpoint`` of its model (a
+    URL or ``scheme://`` name is no local file; ``pretrained=True`` names none)."""
     files = [cfg.get('load_from')]
 
     def visit(node) -> None:
         if isinstance(node, dict):
             files.append(node.get('pretrained'))
             files.append((node.get('pretrained_cfg_overlay') or {}).get('file'))
+            if node.get('type') == 'Pretrained':
+                files.append(node.get('checkpoint'))
             for value in node.values():
                 visit(value)
         elif isinstance(node, (list, tuple)):
@@ -266,8 +268,9 @@ class RowBenchmark:
                 continue
             with tempfile.TemporaryDirectory() as tmp:
                 cfg = Config.fromfile(str(self.run_config(row, seed, args, Path(tmp))))
+            # relative paths as the runs read them: tools run in the repository
             missing += [f'{row.name} seed {seed}: {file}' for file in weight_files(cfg)
-                        if not Path(file).is_file()]
+                        if not (runner.REPO / file).is_file()]
         return missing
 
     @staticmethod

@@ -2,6 +2,7 @@
 else; one command selects one run; learning curves are read against the control; targets and
 claims are computed from the numbers given; the record alone rewrites the tables."""
 import json
+import re
 
 import pytest
 from mmengine.config import Config
@@ -186,25 +187,33 @@ def test_weight_files_are_the_local_files_a_config_starts_from():
     cfg = Config(dict(load_from='work/epoch_3.pth', model=dict(
         backbone=dict(pretrained='a.pth', streams=[dict(pretrained='torchvision://resnet18'),
                                                    dict(pretrained=True)]),
-        neck=dict(type='timm.x', pretrained=True, pretrained_cfg_overlay=dict(file='b.pth')))))
-    assert lib.weight_files(cfg) == ['a.pth', 'b.pth', 'work/epoch_3.pth']
+        neck=dict(type='timm.x', pretrained=True, pretrained_cfg_overlay=dict(file='b.pth')),
+        cls_head=dict(init_cfg=[dict(type='Pretrained', checkpoint='c.pth'),
+                                dict(type='Normal', checkpoint='not a file to load')]))))
+    assert lib.weight_files(cfg) == ['a.pth', 'b.pth', 'c.pth', 'work/epoch_3.pth']
     assert lib.weight_files(Config(dict(model=dict(backbone=dict(pretrained=None))))) == []
 
 
 def test_a_missing_weight_file_stops_the_runs_before_any_trains(tmp_path, monkeypatch):
     """A fold's calibrated file is made per training list: without it nothing trains, and the
-    message names the run and the file (not a failure after the runs queued first)."""
+    message names the run and the file (not a failure after the runs queued first). Relative
+    paths are read from the repository, where the runs start, wherever the command is run."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv('HF_IMAGENET_MOBILENET_V2', str(tmp_path / 'imagenet.pth'))
     (tmp_path / 'imagenet.pth').write_bytes(b'')
+    calibrated = tmp_path / 'calibrated'  # no file there
+    monkeypatch.setattr(bench, 'CALIBRATED_FILE',
+                        str(calibrated / 'mobilenet_v2_utd_mhad_calibrated_{train_list}.pth'))
     args = bench.parse_args(['--data', str(tmp_path / 'data'), '--work-dir', str(tmp_path / 'w'),
                              '--record', str(tmp_path / 'record.json')])
     (_, _), fold = bench.validation_fold(3)
     rows = [ROWS[name]._replace(edits=(fold, ) + ROWS[name].edits)
             for name in ('calibrated norms', bench.RECIPE_ROW)]
-    expected = 'calibrated norms seed 0: checkpoints/mobilenet_v2_utd_mhad_calibrated_s3_train.pth'
+    expected = (f'calibrated norms seed 0: {calibrated}/'
+                'mobilenet_v2_utd_mhad_calibrated_s3_train.pth')
     assert bench.BENCH.missing_weights([(row, 0) for row in rows], args) == [expected]
-    with pytest.raises(SystemExit, match=f'weight files missing, nothing trained .*\n{expected}$'):
+    with pytest.raises(SystemExit, match='weight files missing, nothing trained .*\n'
+                                         + re.escape(expected) + '$'):
         bench.BENCH.train([(row, 0) for row in rows], args)
     assert not (tmp_path / 'w').exists()
 
@@ -285,12 +294,14 @@ def test_targets_and_claims_from_given_numbers():
         '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
         '(validation 0.800 on subjects 5, 7, the best of the 2 rows validated on them within '
         'that latency), tested once: 0.870 ± 0.010 over 3 seeds at 0.300x (>= 0.87): **met**']
-    # a row validated on one of those subjects is not compared, however high it scored there
-    one_fold = dict(validated, **{'extra BN': {5: 0.95}})
-    assert bench.targets(results, costs, one_fold)[-1].startswith(
+    # where rows went through all four subjects, a row that did not is not compared, however
+    # high it scored on its own
+    protocol = {name: {1: 0.7, 3: 0.7, **scores} for name, scores in validated.items()}
+    protocol['extra BN'] = {5: 0.95, 7: 0.95}
+    assert bench.targets(results, costs, protocol)[-1].startswith(
         '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
-        '(validation 0.800 on subjects 5, 7, the best of the 2 rows validated on them within '
-        'that latency; 1 validated on fewer not compared)')
+        '(validation 0.750 on subjects 1, 3, 5, 7, the best of the 2 rows validated on them '
+        'within that latency; 1 not validated on all four, not compared)')
     # chosen on validation, not on the test: lr 0.5x tests higher but validated lower
     assert bench.targets(results, costs, {})[-1].endswith('no validated row is that fast '
                                                           '(--validate-on)')
@@ -331,7 +342,7 @@ def test_rows_are_chosen_on_the_subjects_they_share():
     validated = {'a': {1: 0.70, 3: 0.80, 5: 0.90, 7: 0.60}, 'b': {1: 0.74, 3: 0.80, 5: 0.80,
                                                                  7: 0.70},
                  'c': {5: 0.99, 7: 0.99}}
-    # c is higher on subjects 5 and 7, but the comparison is on the four subjects a and b share
+    # c is higher on subjects 5 and 7, but a and b went through the protocol (all four)
     assert bench.choose(['a', 'b', 'c'], validated) == (
         'b', {'a': pytest.approx(0.75), 'b': pytest.approx(0.76)}, (1, 3, 5, 7))
     # on subjects 5 and 7 alone a leads b; c, on them too, leads both
@@ -339,8 +350,16 @@ def test_rows_are_chosen_on_the_subjects_they_share():
                                                  for subject in (5, 7)} for name in validated}) \
         == ('c', {'a': pytest.approx(0.75), 'b': pytest.approx(0.75), 'c': pytest.approx(0.99)},
             (5, 7))
+    # one more fold short of the protocol does not leave the others out: all are read on the
+    # subjects they share, where d (best on its own three) is the worst
+    partial = {'a': {5: 0.80, 7: 0.80}, 'b': {5: 0.76, 7: 0.80}, 'd': {1: 0.99, 5: 0.70, 7: 0.70}}
+    assert bench.choose(['a', 'b', 'd'], partial) == (
+        'a', {'a': pytest.approx(0.80), 'b': pytest.approx(0.78), 'd': pytest.approx(0.70)},
+        (5, 7))
     # a tie goes to the first row named
     assert bench.choose(['b', 'a'], {'a': {5: 0.5}, 'b': {5: 0.5}})[0] == 'b'
+    with pytest.raises(ValueError, match='no held-out subject common to a, b'):
+        bench.choose(['a', 'b'], {'a': {5: 0.5}, 'b': {7: 0.5}})
     assert bench.subjects_text((5, )) == 'subject 5'
 
 
