@@ -19,8 +19,7 @@ import torch
 from mmengine.logging import print_log
 
 from ..apis.onnx_recognizer import onnx_feeds
-from ..datasets import validate_video_annotations
-from ..datasets.annotations import read_list_lines
+from ..datasets.bad_video import check_video_list
 from .export import INPUT_PROJECTION
 
 #: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
@@ -41,14 +40,16 @@ Sample = Union[torch.Tensor, Dict[str, torch.Tensor]]
 
 
 def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path],
-                    num_classes: Optional[int] = None) -> List[Tuple[Path, int]]:
-    """The ``(video, label)`` pairs of a ``VideoDataset`` list, read as the plugin's datasets
-    read theirs (:func:`~hyperframes_mm.datasets.validate_video_annotations`), every video
+                    delimiter: str = ' ', *, num_classes: Optional[int] = None
+                    ) -> List[Tuple[Path, int]]:
+    """The ``(video, label)`` pairs of a ``VideoDataset`` list, parsed as the plugin's datasets
+    parse theirs (:func:`~hyperframes_mm.datasets.bad_video.check_video_list`), every video
     checked to exist.
 
     Args:
         ann_file (str | Path): the list, ``path label`` per line.
         video_root (str | Path): the folder its paths are relative to (``''``: as listed).
+        delimiter (str): the dataset's field delimiter. Defaults to ``' '``.
         num_classes (int, optional): labels must be below it: the model's class count, where
             known (a label the model has no score for would count as a wrong top-1 in the
             parity report, silently). Defaults to None (only negative labels are refused).
@@ -61,10 +62,10 @@ def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path],
             missing and the first of them with their lines (a calibration or parity set with
             holes would be measured on other clips than asked, silently).
     """
-    missing = validate_video_annotations(str(ann_file), str(video_root), num_classes=num_classes)
-    # the validator accepted every line: each holds a path and one integer label
-    pairs = [(Path(video_root) / line.fields[0], int(line.fields[1]))
-             for line in read_list_lines(ann_file)]
+    entries = check_video_list(str(ann_file), delimiter, num_classes=num_classes)
+    pairs = [(Path(video_root) / entry.path, entry.labels[0]) for entry in entries]
+    missing = [(entry.number, path) for entry, (path, _) in zip(entries, pairs)
+               if not path.is_file()]
     if missing:
         shown = ', '.join(f'{path} (line {number})' for number, path in missing[:5])
         more = f' and {len(missing) - 5} more' if len(missing) > 5 else ''
@@ -73,9 +74,10 @@ def labelled_videos(ann_file: Union[str, Path], video_root: Union[str, Path],
     return pairs
 
 
-def dataset_list(loader, where: str = 'dataloader') -> Tuple[str, str]:
-    """The ``(list file, video folder)`` of a dataloader config's ``VideoDataset``, as
-    :func:`labelled_videos` takes them, found through the wrappers of :data:`LIST_WRAPPERS`.
+def dataset_list(loader, where: str = 'dataloader') -> Tuple[str, str, str]:
+    """The ``(list file, video folder, delimiter)`` of a dataloader config's ``VideoDataset``,
+    as :func:`labelled_videos` takes them, found through the wrappers of
+    :data:`LIST_WRAPPERS`.
 
     Args:
         loader (dict): a dataloader config (``cfg.train_dataloader``).
@@ -84,7 +86,8 @@ def dataset_list(loader, where: str = 'dataloader') -> Tuple[str, str]:
 
     Raises:
         ValueError: no single list to read (a ``ConcatDataset``, another wrapper, a dataset
-            without ``ann_file``); the message names ``where`` and the dataset's key.
+            without ``ann_file``), or a multi-label list (calibration and parity score one
+            label a clip); the message names ``where`` and the dataset's key.
     """
     dataset, key = loader['dataset'], f'{where}.dataset'
     while 'ann_file' not in dataset:
@@ -96,7 +99,11 @@ def dataset_list(loader, where: str = 'dataloader') -> Tuple[str, str]:
                              f'{", ".join(LIST_WRAPPERS)} around it (a ConcatDataset holds '
                              'several lists: quantise with a config whose loader reads one)')
         dataset, key = dataset['dataset'], f'{key}.dataset'
-    return dataset['ann_file'], (dataset.get('data_prefix') or {}).get('video', '')
+    if dataset.get('multi_class'):
+        raise ValueError(f'{key}: a multi_class list; int8 parity scores one label a clip')
+    # data_prefix=dict(video=None) means paths as listed, as in VideoDataset
+    root = (dataset.get('data_prefix') or {}).get('video') or ''
+    return dataset['ann_file'], root, dataset.get('delimiter', ' ')
 
 
 def spread(pairs: Sequence, count: Optional[int]) -> list:

@@ -224,14 +224,17 @@ def test_list_errors_name_the_file_and_line(tmp_path, lines, num_classes, error)
     (tmp_path / 'a.mp4').write_bytes(b'')
     (tmp_path / 'bad.txt').write_text(lines)
     with pytest.raises(AnnotationError, match=error):
-        labelled_videos(tmp_path / 'bad.txt', tmp_path, num_classes)
+        labelled_videos(tmp_path / 'bad.txt', tmp_path, num_classes=num_classes)
 
 
 def test_labels_below_the_class_count_are_read_as_listed(tmp_path):
     (tmp_path / 'a.mp4').write_bytes(b'')
     (tmp_path / 'list.txt').write_text('a.mp4 2\na.mp4 0\n')
-    assert labelled_videos(tmp_path / 'list.txt', tmp_path, 3) == [(tmp_path / 'a.mp4', 2),
-                                                                   (tmp_path / 'a.mp4', 0)]
+    assert labelled_videos(tmp_path / 'list.txt', tmp_path, num_classes=3) == [
+        (tmp_path / 'a.mp4', 2), (tmp_path / 'a.mp4', 0)]
+    # the dataset's delimiter, as the dataset reads the list
+    (tmp_path / 'comma.txt').write_text('a.mp4,1\n')
+    assert labelled_videos(tmp_path / 'comma.txt', tmp_path, ',') == [(tmp_path / 'a.mp4', 1)]
 
 
 @pytest.mark.parametrize('config, train, test', [
@@ -249,8 +252,8 @@ def test_dataset_list_reads_the_list_inside_a_family_config_guarded_dataset(conf
     from mmengine.config import Config
     cfg = Config.fromfile(str(REPO / 'configs/hyperframes' / config))
     assert cfg.train_dataloader.dataset.type == 'GuardedDataset'
-    assert dataset_list(cfg.train_dataloader) == train
-    assert dataset_list(cfg.test_dataloader) == test
+    assert dataset_list(cfg.train_dataloader) == (*train, ' ')
+    assert dataset_list(cfg.test_dataloader) == (*test, ' ')
 
 
 def test_a_family_config_without_its_data_names_the_missing_list(tmp_path, monkeypatch):
@@ -273,8 +276,14 @@ def test_dataset_list_unwraps_list_wrappers_and_names_the_others():
                          dataset=dict(type='GuardedDataset', dataset=video)),
                     dict(type=RepeatDataset, times=2, dataset=video),
                     dict(type='ClassBalancedDataset', oversample_thr=0.5, dataset=video)):
-        assert dataset_list(dict(dataset=wrapped)) == ('l.txt', 'v')
-    assert dataset_list(dict(dataset=dict(type='VideoDataset', ann_file='l.txt'))) == ('l.txt', '')
+        assert dataset_list(dict(dataset=wrapped)) == ('l.txt', 'v', ' ')
+    assert dataset_list(dict(dataset=dict(type='VideoDataset', ann_file='l.txt'))) == (
+        'l.txt', '', ' ')
+    # VideoDataset's video=None: the paths as listed, not under a folder named 'None'
+    assert dataset_list(dict(dataset=dict(type='VideoDataset', ann_file='l.txt', delimiter=',',
+                                          data_prefix=dict(video=None)))) == ('l.txt', '', ',')
+    with pytest.raises(ValueError, match=r'^dataloader\.dataset: a multi_class list'):
+        dataset_list(dict(dataset=dict(video, multi_class=True, num_classes=3)))
     concat = dict(type='ConcatDataset', datasets=[video, video])
     with pytest.raises(ValueError, match=r'^x\.py: train_dataloader\.dataset\.dataset: '
                        r'ConcatDataset holds no ann_file; .* unwrapping only GuardedDataset, '
