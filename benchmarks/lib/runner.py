@@ -116,14 +116,18 @@ def run_identity(cfg: Dict, key: str):
     """``cfg[key]`` without what decides only how a missing frame cache entry is handled
     (``FrameCacheInit``'s ``on_stale``, ``BuildFrameCacheHook``) and with ``SafeCheckpointHook``
     and ``CheckedVideoDataset`` written as the recorded runs' hook and dataset
-    (:data:`RECORDED_CHECKPOINT_WRITING`, :data:`RECORDED_DATASET`): the benchmarks build every
-    entry before they train, so a run reads the same frames either way, a run trains the same
-    weights whichever hook saves them and on the same samples whether its list was checked,
-    and runs trained before those settings changed still count."""
+    (:data:`RECORDED_CHECKPOINT_WRITING`, :data:`RECORDED_DATASET`), and a single-label
+    ``VideoDataset``'s ``num_classes`` left out: the benchmarks build every entry before they
+    train, so a run reads the same frames either way, a run trains the same weights whichever
+    hook saves them and on the same samples whether its list was checked (against a class
+    count or not), and runs trained before those settings changed still count."""
     def strip(value):
         if isinstance(value, dict):
             if value.get('type') in RECORDED_DATASET:
                 value = dict(value, type=RECORDED_DATASET[value['type']])
+            if value.get('type') == 'VideoDataset' and not value.get('multi_class'):
+                # one label a clip: num_classes only bounds the labels the list is checked for
+                value = {name: item for name, item in value.items() if name != 'num_classes'}
             if value.get('type') == 'SafeCheckpointHook':
                 value = dict({name: item for name, item in value.items()
                               if name != 'backend_args'}, **RECORDED_CHECKPOINT_WRITING)
