@@ -164,13 +164,12 @@ def test_finished_runs_are_reused_only_for_the_same_config(written, tmp_path):
     assert bench.finished(args, row, 0) == result
     config.write_text(ran.replace("type='CheckedVideoDataset'", "type='RawframeDataset'"))
     assert bench.finished(args, row, 0) is None
-    # ... and so does one whose single labels were not checked against the class count (runs
-    # from before the family's datasets named it)
-    dataset_classes = 'num_classes=27,\n        pipeline='
-    assert ran.count(dataset_classes) == 3  # the three dataloaders' datasets
-    config.write_text(ran.replace(dataset_classes, 'pipeline='))
+    # ... and so does one whose single labels were checked against a class count
+    listed = 'pipeline=['
+    assert ran.count(listed) == 3  # the three dataloaders' datasets
+    config.write_text(ran.replace(listed, 'num_classes=27, ' + listed))
     assert bench.finished(args, row, 0) == result
-    config.write_text(ran.replace(dataset_classes, 'multi_class=True, ' + dataset_classes))
+    config.write_text(ran.replace(listed, 'num_classes=27, multi_class=True, ' + listed))
     assert bench.finished(args, row, 0) is None
     config.write_text(ran)
     # another row's config in that folder (here: raw frames, no motion products) is not this run

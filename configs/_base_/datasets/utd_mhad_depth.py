@@ -24,8 +24,6 @@ else:
     raise ValueError(f'HF_UTD_VAL_SUBJECT={val_subject!r}: validation holds out one training '
                      'subject, 1, 3, 5 or 7 (unset for the final protocol)')
 ann_file_test = f'{data_root}/cross_subject_test.txt'
-# every dataset refuses a list label outside 0..num_classes-1, naming its file and line (the
-# loss would stop at it naming neither); a model's head has as many classes
 num_classes = 27
 # The family's settings, set here once: every row's pipelines read them (a row changes only
 # what it is about: its picks, or the input format of an mmaction2 baseline).
@@ -55,12 +53,15 @@ pipeline_parts = [
 train_pipeline, val_pipeline, test_pipeline = pipelines(
     pipeline_parts, hyperframe_sampler, _base_.hyperframe_format)
 
+# No num_classes on the datasets: a config carried to another data set changes the head's
+# class count, and a count left here would refuse its labels past this one
+# (tools/doctor.py --data checks the labels against the head).
 train_dataloader = dict(
     dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root),
-                 num_classes=num_classes, pipeline=train_pipeline))
+                 pipeline=train_pipeline))
 val_dataloader = dict(
     dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root),
-                 num_classes=num_classes, pipeline=val_pipeline))
+                 pipeline=val_pipeline))
 test_dataloader = dict(
     dataset=dict(ann_file=ann_file_test, data_prefix=dict(video=data_root),
-                 num_classes=num_classes, pipeline=test_pipeline))
+                 pipeline=test_pipeline))
