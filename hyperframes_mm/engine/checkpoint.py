@@ -48,7 +48,7 @@ import pickletools
 import re
 import secrets
 import zipfile
-from typing import List, Optional, Union
+from typing import List, Optional, Sequence, Union
 
 from mmengine.fileio import LocalBackend, register_backend
 
@@ -85,6 +85,13 @@ class CheckpointMismatchError(CheckpointRefusedError):
 _KEYS_SHOWN = 5
 
 
+def first_names(names: Sequence[str], shown: int = 3) -> str:
+    """The first ``shown`` of ``names``, and how many there are where some are cut: an error
+    names a few keys or records, not the hundreds of another network."""
+    cut = f', ... ({len(names)} in all)' if len(names) > shown else ''
+    return ', '.join(names[:shown]) + cut
+
+
 def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchError:
     """The error of a strict load of ``filename`` that failed with mmengine's ``error``, naming
     the file, with its lists of missing and unexpected keys cut to their first few and counted
@@ -95,7 +102,7 @@ def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchErro
         names = keys.split(', ')
         if colon and head.startswith(('missing keys', 'unexpected key')) and \
                 len(names) > _KEYS_SHOWN:
-            line = f'{head}: {", ".join(names[:_KEYS_SHOWN])}, ... ({len(names)} in all)'
+            line = f'{head}: {first_names(names, _KEYS_SHOWN)}'
         if line.startswith('size mismatch'):  # one line per tensor
             sizes += 1
             if sizes > _KEYS_SHOWN:
@@ -253,7 +260,7 @@ def _check_torch_archive(path: str, names: List[str]) -> None:
             'compiled program, not a state dict of weights. Load it with '
             'torch.jit.load, or save the weights with torch.save(model.state_dict(), ...).')
     if f'{folder}/data.pkl' not in names:
-        shown = ', '.join(names[:3]) + (f', ... ({len(names)} in all)' if len(names) > 3 else '')
+        shown = first_names(names)
         raise CheckpointCorruptError(
             f'{path}: a zip archive but not a PyTorch checkpoint: torch.save writes a '
             f'"<folder>/data.pkl" record, this archive holds {shown or "no records"}.')

@@ -8,7 +8,7 @@ unchanged. Nothing of mmengine is replaced: a config without ``runner_type`` get
 stock runner, whatever else it imports.
 """
 import re
-from typing import Callable, List, Union
+from typing import Callable, Union
 
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
@@ -16,8 +16,9 @@ from mmengine.runner import Runner, find_latest_checkpoint
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
 from mmaction.registry import RUNNERS
-from .checkpoint import (CheckpointMismatchError, CheckpointRefusedError, load_verified,
-                         mismatch_error, newest_intact_checkpoint, verify_checkpoint_file)
+from .checkpoint import (CheckpointMismatchError, CheckpointRefusedError, first_names,
+                         load_verified, mismatch_error, newest_intact_checkpoint,
+                         verify_checkpoint_file)
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
 
 
@@ -184,14 +185,8 @@ def check_shares_keys(model, checkpoint, filename: str, revise_keys: list) -> No
     if expected and not set(keys) & set(expected):
         raise CheckpointMismatchError(
             f'{filename}: no weight of the checkpoint is one of the model of the config, so '
-            f'loading it would change nothing. It holds {_first_keys(keys)}; the model has '
-            f'{_first_keys(expected)}.')
-
-
-def _first_keys(keys: List[str], shown: int = 3) -> str:
-    if not keys:
-        return 'no keys'
-    return ', '.join(keys[:shown]) + (f', ... ({len(keys)} in all)' if len(keys) > shown else '')
+            f'loading it would change nothing. It holds {first_names(keys) or "no keys"}; the '
+            f'model has {first_names(expected)}.')
 
 
 def check_optimizer_groups(optim_wrapper, filename: str) -> None:
