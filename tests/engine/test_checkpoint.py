@@ -214,28 +214,32 @@ def test_a_file_that_is_not_a_checkpoint_is_refused_by_name_and_kind(tmp_path, m
     assert path.read_bytes() == content  # refused, not deleted
 
 
-def test_a_torchscript_archive_is_refused_without_advice_to_drop_weights_only(tmp_path):
-    path = tmp_path / 'scripted.pt'
+def _torchscript_archive(path):
     torch.jit.save(torch.jit.script(torch.nn.Linear(2, 2)), str(path))
-    with pytest.raises(checkpoint.CheckpointCorruptError) as refused:
-        checkpoint.load_verified(str(path))
-    assert str(refused.value) == (
-        f'{path}: a TorchScript archive (torch.jit.save), not a checkpoint: it holds a compiled '
-        'program, not a state dict of weights. Load it with torch.jit.load, or save the weights '
-        'with torch.save(model.state_dict(), ...).')
 
 
-def test_a_zip_that_is_not_a_torch_archive_is_refused_by_name(tmp_path):
-    path = tmp_path / 'bundle.pth'
+def _other_zip(path):
     with zipfile.ZipFile(path, 'w') as archive:
         for name in ('data.pkl', 'weights/w.npy', 'README', 'LICENSE'):
             archive.writestr(name, b'x')
+
+
+@pytest.mark.parametrize('make, message', [
+    # no advice to drop weights-only loading, as torch gives
+    (_torchscript_archive,
+     'a TorchScript archive (torch.jit.save), not a checkpoint: it holds a compiled program, not '
+     'a state dict of weights. Load it with torch.jit.load, or save the weights with '
+     'torch.save(model.state_dict(), ...).'),
+    (_other_zip,
+     'a zip archive but not a PyTorch checkpoint: torch.save writes a "<folder>/data.pkl" '
+     'record, this archive holds data.pkl, weights/w.npy, README, ... (4 in all).'),
+], ids=['torchscript', 'zip'])
+def test_an_archive_that_is_not_a_checkpoint_is_refused_by_name(tmp_path, make, message):
+    path = tmp_path / 'model.pth'
+    make(path)
     with pytest.raises(checkpoint.CheckpointCorruptError) as refused:
         checkpoint.load_verified(str(path))
-    assert str(refused.value) == (
-        f'{path}: a zip archive but not a PyTorch checkpoint: torch.save writes a '
-        '"<folder>/data.pkl" record, this archive holds data.pkl, weights/w.npy, README, ... '
-        '(4 in all).')
+    assert str(refused.value) == f'{path}: {message}'
 
 
 def test_init_recognizer_says_the_file_is_not_a_checkpoint_not_that_it_does_not_fit(tmp_path):
