@@ -14,7 +14,9 @@ or the synthetic motion benchmark, :data:`SYNTHETIC`):
   the one the row makes now, else when the record holds a run of the same
   :meth:`RowBenchmark.run_key` (every setting the runner reads, the seed, what made the data
   set): a change to one row trains that row again, the tables keep every other, and two
-  rows that make the same run share it.
+  rows that make the same run share it;
+* a row that changes only the test of another (``Row.tested_from``: its test views) tests that
+  row's checkpoints, which train first, once, and are not trained again for it.
 """
 import argparse
 import json
@@ -43,6 +45,15 @@ class Row(NamedTuple):
     edits: tuple = ()
     #: training cost relative to one hyperframe model, to start the longest runs first
     cost: float = 1.0
+    #: the row whose runs this one tests, where its edits change only the test (its views):
+    #: each seed is that row's checkpoint tested with this row's config, not trained again
+    tested_from: Optional['Row'] = None
+
+    def edited(self, before: tuple = (), after: tuple = ()) -> 'Row':
+        """This row with ``before`` and ``after`` its own edits, and so the row it is tested
+        from: a fold's lists or a smoke run's epochs change the training it reuses too."""
+        source = None if self.tested_from is None else self.tested_from.edited(before, after)
+        return self._replace(edits=tuple(before) + self.edits + tuple(after), tested_from=source)
 
 
 def converted(meta: Dict, lists: Sequence[str]) -> Dict:
@@ -293,12 +304,20 @@ class RowBenchmark:
 
     def train_run(self, row: Row, seed: int, args) -> Dict:
         """Train one seed of a row (or resume it), test it on the test and training lists; its
-        result."""
+        result. A row tested from another's runs (``tested_from``) tests that row's checkpoint
+        of the seed, trained first if it is not (:meth:`test_run`)."""
         done = self.finished(args, row, seed)
         if done is not None:
             return done
-        work_dir = self.run_dir(args, row, seed)
         what = f'{row.name} seed {seed}'
+        if row.tested_from is not None:
+            source = self.train_run(row.tested_from, seed, args)
+            checkpoint = runner.REPO / source['checkpoint']
+            if checkpoint.is_file():
+                return self.test_run(row, seed, args, source, checkpoint)
+            self.log(f'{what}: {row.tested_from.name} seed {seed} is recorded, but its '
+                     f'checkpoint {checkpoint} is not here: this row trains it again')
+        work_dir = self.run_dir(args, row, seed)
         resuming = self.resumable(work_dir, row, seed, args)
         if resuming:
             (work_dir / 'result.json').unlink(missing_ok=True)
@@ -306,17 +325,55 @@ class RowBenchmark:
             self.log(f'{what}: resuming from '
                      f'{(work_dir / "last_checkpoint").read_text().strip()}')
         else:
-            moved = runner.set_aside(work_dir)
-            if moved is not None:
-                self.log(f'{what}: the earlier run there cannot be resumed (another config\'s, '
-                         f'or stopped before its first checkpoint); moved to {moved}')
-            work_dir.mkdir(parents=True)
-            config = self.run_config(row, seed, args, work_dir)
+            config = self.fresh_run_dir(row, seed, args)
         self.log(f'{what}: training ({work_dir / "train.log"})')
+        try:
+            checkpoint = runner.train(config, work_dir, work_dir / 'train.log', resume=resuming)
+        except runner.ToolFailed as error:
+            raise RuntimeError(f'{what}: {error}') from error
+        return self.tested(row, seed, args, config, checkpoint,
+                           dict(train_min=runner.training_seconds(work_dir) / 60,
+                                curves=runner.curves(work_dir)))
+
+    def test_run(self, row: Row, seed: int, args, source: Dict, checkpoint: Path) -> Dict:
+        """Test ``row``'s config on ``checkpoint``, the run ``source`` of the row it is tested
+        from: the training, its time and its learning curves are that run's.
+
+        Raises:
+            ValueError: the row's edits change more than the test (a row declared wrongly).
+        """
+        config = self.fresh_run_dir(row, seed, args)
+        with tempfile.TemporaryDirectory() as tmp:
+            if not runner.same_training(config, self.run_config(row.tested_from, seed, args,
+                                                                Path(tmp))):
+                raise ValueError(f'{row.name}: tested from {row.tested_from.name}\'s runs, but '
+                                 'its config trains otherwise; only the test may differ')
+        self.log(f'{row.name} seed {seed}: testing {row.tested_from.name}\'s {checkpoint}')
+        return self.tested(row, seed, args, config, str(checkpoint),
+                           dict(train_min=source['train_min'], curves=source['curves'],
+                                tested_from=row.tested_from.name))
+
+    def fresh_run_dir(self, row: Row, seed: int, args) -> Path:
+        """An empty run folder for the row and seed (an earlier one there set aside), with the
+        run's config in it; that config."""
+        work_dir = self.run_dir(args, row, seed)
+        moved = runner.set_aside(work_dir)
+        if moved is not None:
+            self.log(f'{row.name} seed {seed}: the earlier run there cannot be resumed '
+                     f'(another config\'s, or stopped before its first checkpoint); moved to '
+                     f'{moved}')
+        work_dir.mkdir(parents=True)
+        return self.run_config(row, seed, args, work_dir)
+
+    def tested(self, row: Row, seed: int, args, config: Path, checkpoint: str,
+               training: Dict) -> Dict:
+        """Test ``checkpoint`` with ``config`` on the test and the training list, write the
+        run's ``result.json`` (with ``training``: its time and curves) and return it."""
+        what = f'{row.name} seed {seed}'
+        work_dir = config.parent
         groups = self.data_description(args).get('groups', {})
         predictions = work_dir / 'predictions.pkl'
         try:
-            checkpoint = runner.train(config, work_dir, work_dir / 'train.log', resume=resuming)
             test, _ = runner.test(config, checkpoint, work_dir / 'test', work_dir / 'test.log',
                                   dump=predictions if groups else None)
             train_list = str(Path(args.data).resolve() / self.train_list)
@@ -327,9 +384,8 @@ class RowBenchmark:
             raise RuntimeError(f'{what}: {error}') from error
         result = dict(row=row.name, seed=seed, key=self.run_key(row, seed, args),
                       top1=test['acc/top1'], top5=test['acc/top5'], mean_class=test['acc/mean1'],
-                      train_top1=fit['acc/top1'],
-                      train_min=runner.training_seconds(work_dir) / 60, config=str(config),
-                      checkpoint=checkpoint, curves=runner.curves(work_dir))
+                      train_top1=fit['acc/top1'], config=str(config), checkpoint=checkpoint,
+                      **training)
         if groups:  # the top-1 of each group of classes of the test list
             from hyperframes_mm.evaluation import accuracy_by_group
             result.update({group: value for group, value in
@@ -361,14 +417,36 @@ class RowBenchmark:
         self.log(f'frame cache: {cache}')
         if self.meta.prepare is not None:
             self.meta.prepare(data)
+        # a row tested from another's runs waits for them: those train first, once each
+        # (a folder is a row's name and seed: one job per folder, even when the row is asked
+        # for beside it), then their checkpoints are tested
+        trained = {(row.name, seed): (row, seed) for row, seed in jobs if row.tested_from is None}
+        for row, seed in jobs:
+            if row.tested_from is not None:
+                trained.setdefault((row.tested_from.name, seed), (row.tested_from, seed))
+        errors = self.run_jobs(list(trained.values()), args)
+        failed = {(row.name, seed) for row, seed in trained.values()} & {
+            (row.name, seed) for row, seed, _ in errors}
+        tested = [(row, seed) for row, seed in jobs if row.tested_from is not None]
+        errors += [(row, seed, f'{row.name} seed {seed}: not tested, {row.tested_from.name} '
+                    f'seed {seed} failed') for row, seed in tested
+                   if (row.tested_from.name, seed) in failed]
+        errors += self.run_jobs([(row, seed) for row, seed in tested
+                                 if (row.tested_from.name, seed) not in failed], args)
+        if errors:
+            raise SystemExit(f'{len(errors)} runs failed:\n' +
+                             '\n'.join(str(error) for _, _, error in errors))
+
+    def run_jobs(self, jobs: Sequence[Tuple[Row, int]], args) -> List[Tuple[Row, int, str]]:
+        """Run ``(row, seed)`` jobs (:meth:`train_run`), ``--jobs`` at once, the costliest
+        first; the others go on when one fails, which is logged as it fails. Returns
+        ``(row, seed, error)`` of each failure."""
         # run_tasks keeps this order among equal costs: every row's seed 0 before any seed 1
         tasks = [Task((row, seed), row.cost, partial(self.train_run, row, seed, args))
                  for row, seed in sorted(jobs, key=lambda job: job[1])]
         failures = run_tasks(tasks, args.jobs, RuntimeError,
                              failed=lambda task, error: self.log(str(error)))
-        if failures:
-            raise SystemExit(f'{len(failures)} runs failed:\n' +
-                             '\n'.join(str(error) for _, error in failures))
+        return [(*task.what, str(error)) for task, error in failures]
 
     def seeds_of(self, row: Row, args) -> List[int]:
         """The row's own seeds, those asked for, every other seed it has a run folder of (an

@@ -168,6 +168,18 @@ def same_config(ran: Path, expected: Path) -> bool:
                for key in RUN_KEYS)
 
 
+#: what only ``tools/test.py`` reads: configs that differ in nothing else train the same run
+TEST_KEYS = ('test_dataloader', 'test_cfg', 'test_evaluator')
+
+
+def same_training(config: Path, other: Path) -> bool:
+    """Whether two configs train the same run (every key of :data:`RUN_KEYS` but the test's,
+    :data:`TEST_KEYS`): a checkpoint of one is a checkpoint of the other."""
+    cfg, other_cfg = _loaded(config), _loaded(other)
+    return all(run_identity(cfg, key) == run_identity(other_cfg, key)
+               for key in RUN_KEYS if key not in TEST_KEYS)
+
+
 def resumable(work_dir: Path, expected: Path) -> bool:
     """Whether a stopped run of the config ``expected`` left a checkpoint to resume from."""
     pointer = Path(work_dir) / 'last_checkpoint'

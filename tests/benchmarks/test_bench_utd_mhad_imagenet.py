@@ -144,8 +144,9 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         assert cfg.train_cfg.val_interval == 2, name
         sampler = lambda loader: cfg[loader].dataset.pipeline[1]  # noqa: E731
         # a shifted row's clip costs two passes: it tests 2 clips (its config says why)
-        test_clips = (bench.T8_TEST_CLIPS if 'test clips' in name else
-                      2 if name in (bench.SHIFT_ROW, bench.SHIFT8_ROW) else 3)
+        test_clips = {bench.SHIFT_ROW: 2, bench.SHIFT8_ROW: 2,
+                      bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS}.get(
+                          name, bench.T8_TEST_CLIPS if 'test clips' in name else 3)
         assert (sampler('val_dataloader')['num_clips'],
                 sampler('test_dataloader')['num_clips']) == (1, test_clips), name
         for loader in LOADERS:

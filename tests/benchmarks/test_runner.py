@@ -111,3 +111,18 @@ def test_a_resumed_run_appends_to_its_log(tmp_path):
     runner.run_tool([sys.executable, '-c', 'print("second")'], log, append=True)
     assert log.read_text().splitlines()[0] == 'first start'
     assert log.read_text().splitlines()[-1] == 'second'
+
+
+def test_configs_train_the_same_run_when_only_the_test_differs(tmp_path):
+    base = "model = dict(type='A')\ntrain_dataloader = dict(batch_size=16)\n"
+    paths = {}
+    for name, extra in [('base', ''), ('test', "test_dataloader = dict(num_clips=3)\n"
+                                               "test_evaluator = dict(type='Acc')\n"),
+                        ('train', "train_dataloader = dict(batch_size=8)\n"),
+                        ('val', "val_cfg = dict(type='ValLoop')\n")]:
+        paths[name] = tmp_path / f'{name}.py'
+        paths[name].write_text(base + extra)
+    assert runner.same_training(paths['base'], paths['test'])
+    assert not runner.same_config(paths['base'], paths['test'])
+    assert not runner.same_training(paths['base'], paths['train'])
+    assert not runner.same_training(paths['base'], paths['val'])  # validation is in the run
