@@ -301,8 +301,8 @@ def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
         findings.append(Finding(
             'error', 'label-range',
             f'{where}: {len(outside)} label(s) of {ann_file} are outside 0..{num_classes - 1}, '
-            f'the classes of the model\'s head (num_classes={num_classes}); training stops at '
-            f'the first: {shown}{more}', fix))
+            f'the classes of the model\'s head (num_classes={num_classes}); a run that reads the '
+            f'list stops before its first step: {shown}{more}', fix))
     return findings
 
 

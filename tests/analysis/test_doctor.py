@@ -158,7 +158,8 @@ def test_labels_outside_the_heads_classes(tiny_root, tmp_path):
     assert findings[0] == Finding(
         'error', 'label-range',
         f'train_dataloader.dataset: 2 label(s) of {ann_file} are outside 0..3, the classes of '
-        "the model's head (num_classes=4); training stops at the first: "
+        "the model's head (num_classes=4); a run that reads the list stops before its first "
+        "step: "
         f'{ann_file}:2: 7, {ann_file}:4: -1',
         "correct those labels, or, if the list is right, give the model's head (and the "
         "datasets' num_classes) 8 classes")

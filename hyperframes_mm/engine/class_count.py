@@ -1,0 +1,155 @@
+"""The model's classes against the labels it is trained and scored on, checked before a loop runs.
+
+A config carried to another data set changes the head's class count (``model.cls_head.
+num_classes``), and nothing else in mmaction2 compares a list's labels with it: a training label
+past the head stops the first step that draws it with ``IndexError: Target 25 is out of
+bounds`` (no list, no line), and a test label past it is scored as a class the model cannot
+predict, silently (a list numbered from 1 scores 0 with exit 0). The datasets cannot check
+this themselves: they take no class count (the count is the head's, and a count left in a
+dataset would refuse every label of a larger data set). The batch blending's one-hot width
+(``MixupBlending``'s ``num_classes``) is another copy of the head's count that a carried config
+leaves behind, which fails in the loss with a broadcasting error.
+
+:class:`ClassCountHook`, which :class:`~hyperframes_mm.engine.runner.HyperframeRunner` registers
+itself, checks the labels of the datasets a loop is about to read against the head before the
+loop's first step, naming the list, the samples and the key to change, and gives the blending
+the head's width.
+"""
+from numbers import Integral
+from typing import Iterator, List, Optional, Tuple
+
+from mmengine.hooks import Hook
+from mmengine.model import is_model_wrapper
+
+#: samples named in an error (the count names the rest)
+_SHOWN = 5
+
+
+class ClassCountError(ValueError):
+    """A list holds labels the model's head has no class for."""
+
+
+def head_classes(model) -> Optional[int]:
+    """The class count of the model's head (``cls_head.num_classes``), None without one."""
+    model = model.module if is_model_wrapper(model) else model
+    count = getattr(getattr(model, 'cls_head', None), 'num_classes', None)
+    return count if isinstance(count, Integral) else None
+
+
+def leaf_datasets(dataset) -> Iterator:
+    """The datasets that hold the samples, inside mmengine's wrappers (``ConcatDataset``'s
+    ``datasets``, ``RepeatDataset`` / ``ClassBalancedDataset``'s ``dataset``) and the plugin's
+    ``GuardedDataset``."""
+    inner = getattr(dataset, 'datasets', None)
+    if isinstance(inner, (list, tuple)):
+        for part in inner:
+            yield from leaf_datasets(part)
+    elif getattr(dataset, 'dataset', None) is not None:
+        yield from leaf_datasets(dataset.dataset)
+    else:
+        yield dataset
+
+
+def labels_outside(dataset, num_classes: int) -> List[Tuple[str, int, str, int]]:
+    """``(list, sample index, file, label)`` of every single label of ``dataset`` outside
+    ``0..num_classes - 1``. Unlabelled samples (-1, mmaction2's inference lists) are not
+    labels; multi-label datasets are skipped (their label vectors are as wide as their own
+    ``num_classes``, which they check)."""
+    outside = []
+    for leaf in leaf_datasets(dataset):
+        if getattr(leaf, 'multi_class', False):
+            continue
+        source = str(getattr(leaf, 'ann_file', '') or type(leaf).__name__)
+        for index, info in enumerate(_samples(leaf)):
+            label = info.get('label') if isinstance(info, dict) else None
+            if (isinstance(label, Integral) and label != -1
+                    and not 0 <= label < num_classes):
+                outside.append((source, index, str(info.get('filename', '')), int(label)))
+    return outside
+
+
+def _samples(dataset) -> Iterator:
+    """The sample records of a dataset: mmengine's ``BaseDataset`` serialises its list (its
+    ``data_list`` is then empty) and gives each back by ``get_data_info``."""
+    if callable(getattr(dataset, 'get_data_info', None)):
+        for index in range(len(dataset)):
+            yield dataset.get_data_info(index)
+    else:
+        yield from getattr(dataset, 'data_list', None) or ()
+
+
+def check_labels(dataset, num_classes: int, split: str) -> None:
+    """Raise :class:`ClassCountError` naming the list, the first samples and the count when a
+    label of ``dataset`` (the ``split`` loop's) has no class in the head.
+
+    Raises:
+        ClassCountError: some labels are outside ``0..num_classes - 1``.
+    """
+    outside = labels_outside(dataset, num_classes)
+    if not outside:
+        return
+    lists = ', '.join(dict.fromkeys(source for source, _, _, _ in outside))
+    shown = '; '.join(f'sample {index} ({name or "no file"}): {label}'
+                      for _, index, name, label in outside[:_SHOWN])
+    more = f'; and {len(outside) - _SHOWN} more' if len(outside) > _SHOWN else ''
+    largest = max(label for _, _, _, label in outside)
+    fix = 'correct those labels'
+    if largest >= num_classes:
+        fix += (f', or, if the list is right, give the head {largest + 1} classes '
+                '(model.cls_head.num_classes)')
+    raise ClassCountError(
+        f'{split} list {lists}: {len(outside)} label(s) outside 0..{num_classes - 1}, the '
+        f'classes of the model\'s head (model.cls_head.num_classes={num_classes}): {shown}'
+        f'{more}. {fix[0].upper()}{fix[1:]}; tools/doctor.py --data lists every such line.')
+
+
+def blending_widths(model) -> List:
+    """The batch blending of the model's data preprocessor and, for ``RandomBatchAugment``,
+    each of its blendings: every object whose ``num_classes`` is a one-hot width."""
+    model = model.module if is_model_wrapper(model) else model
+    blending = getattr(getattr(model, 'data_preprocessor', None), 'blending', None)
+    if blending is None:
+        return []
+    inner = [part for part in getattr(blending, 'augments', None) or () if part is not None]
+    return [blending, *inner]
+
+
+class ClassCountHook(Hook):
+    """Before training, validation and test: the labels the loop reads against the head's
+    classes (:func:`check_labels`), and, before training, the blending's one-hot width set to
+    the head's count, with a warning naming the key, where a carried config left the data set's
+    old count there (a width other than the head's has no meaning: the blended labels meet the
+    head's scores in the loss). A model without a ``cls_head.num_classes`` is not checked."""
+
+    priority = 'VERY_HIGH'
+
+    def before_train(self, runner) -> None:
+        classes = head_classes(runner.model)
+        if classes is None:
+            return
+        self._check(runner, 'train', classes)
+        val_loop = getattr(runner, '_val_loop', None)
+        if val_loop is not None and not isinstance(val_loop, dict):
+            check_labels(val_loop.dataloader.dataset, classes, 'val')
+        for blending in blending_widths(runner.model):
+            width = getattr(blending, 'num_classes', None)
+            if isinstance(width, Integral) and width != classes:
+                runner.logger.warning(
+                    f'model.data_preprocessor.blending: {type(blending).__name__} makes '
+                    f'labels num_classes={width} wide, and the head has {classes} classes '
+                    f'(model.cls_head.num_classes): it blends {classes}-wide labels')
+                blending.num_classes = classes
+
+    def before_val(self, runner) -> None:
+        classes = head_classes(runner.model)
+        if classes is not None:
+            self._check(runner, 'val', classes)
+
+    def before_test(self, runner) -> None:
+        classes = head_classes(runner.model)
+        if classes is not None:
+            self._check(runner, 'test', classes)
+
+    @staticmethod
+    def _check(runner, split: str, classes: int) -> None:
+        check_labels(getattr(runner, f'{split}_dataloader').dataset, classes, split)

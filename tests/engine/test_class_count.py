@@ -1,0 +1,96 @@
+"""hyperframes_mm.engine.class_count: HyperframeRunner checks the labels a loop reads against the
+head's classes before the loop's first step (a list numbered past the head stops naming the
+list and its samples, in training and in test, where it was scored silently), and gives a batch
+blending the head's width where a carried config left another there."""
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+from mmengine.config import Config
+from mmengine.registry import RUNNERS
+
+from hyperframes_mm.engine.class_count import ClassCountError, check_labels, labels_outside
+from ..conftest import TINY_CONFIG
+
+
+@pytest.fixture
+def runner_of(tmp_path, tiny_dataset, monkeypatch):
+    """A factory of HyperframeRunners of the tiny config (4 classes) with these options."""
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+
+    def build(**options):
+        cfg = Config.fromfile(str(TINY_CONFIG))
+        cfg.merge_from_dict(options)
+        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='run'))
+    return build
+
+
+def _relabelled(tiny_dataset, tmp_path, name, change):
+    """``name`` of the tiny data set with each label ``change(label)``: (its path, labels)."""
+    lines = (tiny_dataset / name).read_text().split()
+    paths, labels = lines[0::2], [change(int(label)) for label in lines[1::2]]
+    path = tmp_path / name
+    path.write_text(''.join(f'{video} {label}\n' for video, label in zip(paths, labels)))
+    return path, paths, labels
+
+
+def test_training_stops_before_its_first_step_on_labels_past_the_head(runner_of, tiny_dataset):
+    labels = [int(label) for label in (tiny_dataset / 'train.txt').read_text().split()[1::2]]
+    past = [(index, label) for index, label in enumerate(labels) if label >= 3]
+    assert len(past) == 4  # the fourth class's clips
+    runner = runner_of(**{'model.cls_head.num_classes': 3})
+    with pytest.raises(ClassCountError) as error:
+        runner.train()
+    videos = (tiny_dataset / 'train.txt').read_text().split()[0::2]
+    shown = '; '.join(f'sample {index} ({tiny_dataset / videos[index]}): 3'
+                      for index, _ in past)
+    assert str(error.value) == (
+        f'train list {tiny_dataset / "train.txt"}: 4 label(s) outside 0..2, the classes of the '
+        f'model\'s head (model.cls_head.num_classes=3): {shown}. Correct those labels, or, if '
+        'the list is right, give the head 4 classes (model.cls_head.num_classes); '
+        'tools/doctor.py --data lists every such line.')
+    assert runner.iter == 0 and not list(Path(runner.work_dir).glob('*.pth'))
+
+
+def test_a_test_list_numbered_from_one_stops_the_test_instead_of_scoring(runner_of,
+                                                                         tiny_dataset,
+                                                                         tmp_path):
+    ann_file, paths, labels = _relabelled(tiny_dataset, tmp_path, 'val.txt',
+                                          lambda label: label + 1)
+    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(ann_file)})
+    with pytest.raises(ClassCountError, match=(
+            rf'^test list {ann_file}: 2 label\(s\) outside 0\.\.3, .*num_classes=4\): sample '
+            rf'{labels.index(4)} \(.*\): 4; sample {labels.index(4) + 1} \(.*\): 4\. Correct')):
+        runner.test()
+    # a list of the head's classes is tested
+    runner = runner_of()
+    assert set(runner.test()) >= {'acc/top1', 'acc/mean1'}
+
+
+def test_the_blending_gets_the_heads_width_where_the_config_left_another(runner_of):
+    runner = runner_of(**{'model.data_preprocessor.blending':
+                          dict(type='MixupBlending', alpha=0.2, num_classes=7),
+                          'train_cfg.max_epochs': 1, 'train_cfg.val_begin': 2})
+    runner.train()  # the loss meets 7-wide labels with 4 scores without it
+    assert runner.model.data_preprocessor.blending.num_classes == 4
+    assert runner.iter == 4
+    log = (Path(runner.log_dir) / f'{runner.timestamp}.log').read_text()
+    assert ('model.data_preprocessor.blending: MixupBlending makes labels num_classes=7 wide, '
+            'and the head has 4 classes (model.cls_head.num_classes): it blends 4-wide labels'
+            ) in log
+
+
+def test_labels_are_found_inside_dataset_wrappers_and_unlabelled_samples_pass():
+    def leaf(labels, ann_file='list.txt', multi_class=False):
+        return SimpleNamespace(ann_file=ann_file, multi_class=multi_class, data_list=[
+            dict(filename=f'v{index}.mp4', label=label) for index, label in enumerate(labels)])
+    inner = leaf([0, 5, -1, torch.tensor(1).item()], 'a.txt')
+    wrapped = SimpleNamespace(datasets=[SimpleNamespace(dataset=inner),
+                                        leaf([[0, 9]], 'b.txt', multi_class=True),
+                                        leaf([-2, 2], 'c.txt')])
+    assert labels_outside(wrapped, 3) == [('a.txt', 1, 'v1.mp4', 5), ('c.txt', 0, 'v0.mp4', -2)]
+    check_labels(leaf([0, 2, -1]), 3, 'val')
+    with pytest.raises(ClassCountError, match=r'^val list c\.txt: 1 label\(s\) outside 0\.\.2, '
+                       r'.*: sample 0 \(v0\.mp4\): -2\. Correct those labels; tools'):
+        check_labels(leaf([-2], 'c.txt'), 3, 'val')
