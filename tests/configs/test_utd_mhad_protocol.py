@@ -1,6 +1,7 @@
 """The UTD-MHAD families read every choice on training subjects: HF_UTD_VAL_SUBJECT holds out
-one training subject for validation, and whatever it is set to, the test stays the test
-subjects' list (so the test is never what a choice was read on)."""
+one training subject for validation (by number, of UTD-MHAD or of another data set in its
+layout), and whatever it is set to, the test stays the test subjects' list (so the test is
+never what a choice was read on)."""
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,13 @@ def test_validation_subject_moves_train_and_val_never_test(path, monkeypatch):
         'cross_subject_test.txt')
 
 
-def test_a_test_subject_cannot_validate(monkeypatch):
-    monkeypatch.setenv('HF_UTD_VAL_SUBJECT', '2')
-    with pytest.raises(ValueError, match='HF_UTD_VAL_SUBJECT=.2.*1, 3, 5 or 7'):
+def test_the_fold_is_a_subject_number_of_whichever_data_set(monkeypatch):
+    """UTD-MHAD's converter writes folds for its training subjects only (a test subject has no
+    lists to validate on); another data set in its layout names its own subjects."""
+    monkeypatch.setenv('HF_UTD_VAL_SUBJECT', '9')
+    assert _lists(Config.fromfile(CONFIGS[0])) == (
+        'cross_subject_val/s9_train.txt', 'cross_subject_val/s9_val.txt',
+        'cross_subject_test.txt')
+    monkeypatch.setenv('HF_UTD_VAL_SUBJECT', 'all')
+    with pytest.raises(ValueError, match="HF_UTD_VAL_SUBJECT='all': .*by its number"):
         Config.fromfile(CONFIGS[0])

@@ -13,16 +13,18 @@ data_root = '{{$HF_UTD_MHAD:data/utd_mhad}}'
 # final protocol: train on all four training subjects and test once, with the last checkpoint,
 # on subjects 2, 4, 6, 8; its validation loop then scores the test subjects as a learning curve
 # only (no setting and no checkpoint is chosen by it).
+# Another data set in this layout (HF_UTD_MHAD) holds out its own subjects' folds, any number.
 val_subject = '{{$HF_UTD_VAL_SUBJECT:none}}'
 if val_subject == 'none':
     ann_file_train = f'{data_root}/cross_subject_train.txt'
     ann_file_val = f'{data_root}/cross_subject_test.txt'
-elif val_subject in ('1', '3', '5', '7'):
+elif val_subject.isdigit():
     ann_file_train = f'{data_root}/cross_subject_val/s{val_subject}_train.txt'
     ann_file_val = f'{data_root}/cross_subject_val/s{val_subject}_val.txt'
 else:
     raise ValueError(f'HF_UTD_VAL_SUBJECT={val_subject!r}: validation holds out one training '
-                     'subject, 1, 3, 5 or 7 (unset for the final protocol)')
+                     'subject, by its number (1, 3, 5 or 7 on UTD-MHAD; unset for the final '
+                     'protocol)')
 ann_file_test = f'{data_root}/cross_subject_test.txt'
 num_classes = 27
 # The family's settings, set here once: every row's pipelines read them (a row changes only
