@@ -103,9 +103,10 @@ def check_labels(dataset, num_classes: int, split: str) -> None:
         f'{more}. {fix[0].upper()}{fix[1:]}; tools/doctor.py --data lists every such line.')
 
 
-def blending_widths(model) -> List:
+def blendings(model) -> List:
     """The batch blending of the model's data preprocessor and, for ``RandomBatchAugment``,
-    each of its blendings: every object whose ``num_classes`` is a one-hot width."""
+    each of its blendings: every object whose ``num_classes`` is a one-hot width (the first is
+    the one the config names)."""
     model = model.module if is_model_wrapper(model) else model
     blending = getattr(getattr(model, 'data_preprocessor', None), 'blending', None)
     if blending is None:
@@ -131,14 +132,17 @@ class ClassCountHook(Hook):
         val_loop = getattr(runner, '_val_loop', None)
         if val_loop is not None and not isinstance(val_loop, dict):
             check_labels(val_loop.dataloader.dataset, classes, 'val')
-        for blending in blending_widths(runner.model):
-            width = getattr(blending, 'num_classes', None)
-            if isinstance(width, Integral) and width != classes:
-                runner.logger.warning(
-                    f'model.data_preprocessor.blending: {type(blending).__name__} makes '
-                    f'labels num_classes={width} wide, and the head has {classes} classes '
-                    f'(model.cls_head.num_classes): it blends {classes}-wide labels')
-                blending.num_classes = classes
+        parts = blendings(runner.model)
+        widths = sorted({width for part in parts
+                         if isinstance(width := getattr(part, 'num_classes', None), Integral)
+                         and width != classes})
+        if widths:
+            runner.logger.warning(
+                f'model.data_preprocessor.blending: {type(parts[0]).__name__} makes labels '
+                f'num_classes={", ".join(map(str, widths))} wide, and the head has {classes} '
+                f'classes (model.cls_head.num_classes): it blends {classes}-wide labels')
+            for part in parts:
+                part.num_classes = classes
 
     def before_val(self, runner) -> None:
         classes = head_classes(runner.model)

@@ -19,10 +19,15 @@ def runner_of(tmp_path, tiny_dataset, monkeypatch):
     """A factory of HyperframeRunners of the tiny config (4 classes) with these options."""
     monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
 
+    built = []
+
     def build(**options):
         cfg = Config.fromfile(str(TINY_CONFIG))
         cfg.merge_from_dict(options)
-        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='run'))
+        # a name of its own: runners named alike in the same second share mmengine's logger
+        built.append(f'{tmp_path.name}-{len(built)}')
+        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'),
+                                  experiment_name=built[-1]))
     return build
 
 
