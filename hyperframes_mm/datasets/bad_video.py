@@ -224,9 +224,10 @@ class CheckedVideoDataset(VideoDataset):
     naming the file and the sample index, the original error chained. Nothing is skipped: the
     frame-cache families' validation and test read their videos through this dataset without a
     :class:`GuardedDataset`, and a test that quietly lost clips would score another test set.
-    Missing videos are not looked up when the list is read: opening one raises the same way,
-    and :class:`GuardedDataset` around this dataset lists them up front or skips them. Takes
-    ``VideoDataset``'s arguments.
+    Missing videos are not looked up when the list is read (a frame cache may outlive its
+    videos): opening one raises the same way, :class:`GuardedDataset` around this dataset lists
+    them up front or skips them, and ``BuildFrameCacheHook`` lists those without an entry before
+    a run that reads them through the cache. Takes ``VideoDataset``'s arguments.
     """
 
     def load_data_list(self) -> List[dict]:

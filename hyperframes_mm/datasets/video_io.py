@@ -1,6 +1,6 @@
 """Video files in and out: :func:`open_video` is the one place the plugin opens a video to read
-its frames (decord, as mmaction2's ``DecordInit``; a file it cannot read is a
-:class:`BadVideoError` naming it), :func:`write_video` writes real video files (H.264 through
+its frames (decord, as mmaction2's ``DecordInit``; a file that is missing or that it cannot read
+is a :class:`BadVideoError` naming it), :func:`write_video` writes real video files (H.264 through
 PyAV, mp4v as the fallback), atomically. Kept free of mmaction2 imports, so that frame-cache
 build workers load it cheaply."""
 import io
@@ -63,10 +63,15 @@ def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
 
     Every reader the plugin makes comes from here, so that a broken file fails the same way
     everywhere: as a :class:`BadVideoError` naming the file, not as decord's many-line
-    ``RuntimeError`` naming neither file nor sample.
+    ``RuntimeError`` naming neither file nor sample. A local path that does not exist says so:
+    decord reports it as a read error, which reads as a damaged file.
     """
     import decord
     name = name or str(source)
+    if isinstance(source, (str, os.PathLike)) and '://' not in str(source) and \
+            not os.path.exists(source):
+        where = '' if name == str(source) else f' ({source})'
+        raise BadVideoError(f'{name}: video file not found{where}', name)
     try:
         return decord.VideoReader(source, num_threads=num_threads)
     except _bad_video_errors() as error:

@@ -6,32 +6,37 @@ built, with mmaction2's own ``tools/train.py``, and every entry is written once,
 one process, before any DataLoader worker starts.
 """
 import os
-from typing import Iterator, List, Tuple
+from typing import Iterator, List, NamedTuple, Tuple
 
 from mmengine.hooks import Hook
 from mmengine.runner import BaseLoop
 
 from mmaction.registry import HOOKS
 
-from ..datasets.frame_cache import build_frame_cache
+from ..datasets.annotations import AnnotationError
+from ..datasets.bad_video import GuardedDataset
+from ..datasets.frame_cache import build_frame_cache, entry_problem
 from ..datasets.transforms.cache_loading import FrameCacheInit
 from ..utils import positive_int
+from .checkpoint import first_names
 from .distributed import main_process_first
 
 #: the runner's loops, by the name a log line gives them
 _LOOPS = (('train', '_train_loop'), ('val', '_val_loop'), ('test', '_test_loop'))
 
 
-def leaf_datasets(dataset) -> Iterator:
+def leaf_datasets(dataset, skips: bool = False) -> Iterator[Tuple[object, bool]]:
     """The datasets inside mmengine's wrappers (``ConcatDataset``, ``RepeatDataset``, the
-    plugin's ``GuardedDataset``): the ones with a pipeline and samples of their own."""
+    plugin's ``GuardedDataset``): the ones with a pipeline and samples of their own, each with
+    whether a ``GuardedDataset(on_bad_video='skip')`` around it skips its bad videos."""
+    skips = skips or (isinstance(dataset, GuardedDataset) and dataset.on_bad_video == 'skip')
     if hasattr(dataset, 'datasets'):
         for inner in dataset.datasets:
-            yield from leaf_datasets(inner)
+            yield from leaf_datasets(inner, skips)
     elif hasattr(dataset, 'dataset'):
-        yield from leaf_datasets(dataset.dataset)
+        yield from leaf_datasets(dataset.dataset, skips)
     else:
-        yield dataset
+        yield dataset, skips
 
 
 def cache_step(dataset):
@@ -51,14 +56,24 @@ def cache_plan(step: FrameCacheInit, filenames: List[str]) -> Tuple[str, str, Li
     return video_root, step.cache_root, [step.relative_path(name) for name in filenames]
 
 
-def cache_reads(runner) -> Iterator[Tuple[str, FrameCacheInit, List[str]]]:
-    """``(loop name, FrameCacheInit step, video filenames)`` of every dataset of the runner's
-    built loops that reads the frame cache."""
+class CacheRead(NamedTuple):
+    """A dataset of a built loop that reads the frame cache: the ``loop`` name (``'train'``,
+    ...), its ``FrameCacheInit`` ``step``, its list file (``ann_file``, ``''`` if none), its
+    samples' video ``filenames``, and whether a ``GuardedDataset`` ``skips`` its bad videos."""
+    loop: str
+    step: FrameCacheInit
+    ann_file: str
+    filenames: List[str]
+    skips: bool
+
+
+def cache_reads(runner) -> Iterator[CacheRead]:
+    """Every dataset of the runner's built loops that reads the frame cache."""
     for loop_name, attr in _LOOPS:
         loop = getattr(runner, attr, None)
         if not isinstance(loop, BaseLoop) or not hasattr(loop, 'dataloader'):
             continue  # not built: a config dict, or a loop without data
-        for dataset in leaf_datasets(loop.dataloader.dataset):
+        for dataset, skips in leaf_datasets(loop.dataloader.dataset):
             step = cache_step(dataset)
             if step is None:
                 continue
@@ -67,7 +82,42 @@ def cache_reads(runner) -> Iterator[Tuple[str, FrameCacheInit, List[str]]]:
             filenames = [dataset.get_data_info(index)['filename']
                          for index in range(len(dataset))]
             if filenames:
-                yield loop_name, step, filenames
+                yield CacheRead(loop_name, step, str(getattr(dataset, 'ann_file', '') or ''),
+                                filenames, skips)
+
+
+def unreadable_videos(step: FrameCacheInit, filenames: List[str]) -> List[str]:
+    """The ``filenames`` (each once, in order) that do not exist and have no usable entry: no
+    reader can give their frames, so every sample of one fails when it is drawn. A video with a
+    usable entry is not among them: the cache may outlive its videos."""
+    unreadable = []
+    for filename in dict.fromkeys(filenames):
+        if os.path.isfile(filename):
+            continue
+        entry = step.entry_of(filename)
+        if entry_problem(entry, filename, step.short_side) is not None:
+            unreadable.append(filename)
+    return unreadable
+
+
+def refuse_missing_videos(read: CacheRead) -> None:
+    """Stop the run before it starts when a list names videos that do not exist (and have no
+    entry), unless a ``GuardedDataset`` skips them: otherwise the run fails part-way through an
+    epoch, when the first of them is drawn.
+
+    Raises:
+        AnnotationError: naming the list, how many videos are missing and the first few.
+    """
+    if read.skips:
+        return
+    missing = unreadable_videos(read.step, read.filenames)
+    if missing:
+        where = read.ann_file or f'the {read.loop} dataset'
+        raise AnnotationError(
+            f'{where}: {len(missing)} video(s) do not exist and have no frame cache entry, so '
+            f'the {read.loop} loop would fail when it drew one: {first_names(missing)}\n(fix '
+            "the paths or data_prefix, or wrap the dataset in GuardedDataset(on_bad_video="
+            "'skip') to skip them)", read.ann_file)
 
 
 @HOOKS.register_module()
@@ -81,6 +131,11 @@ class BuildFrameCacheHook(Hook):
     place. A video that cannot be decoded is named in a warning and left without an entry, so
     the pipeline meets it as it would without the cache (``FrameCacheInit(on_stale='decode')``
     then fails on it the same way decoding does, which ``GuardedDataset`` can skip).
+
+    A list that names videos that do not exist (and have no entry) stops the run before
+    anything is built, with an ``AnnotationError`` naming the list and the videos: every sample
+    of them would fail, and the first one drawn would end the run part-way through an epoch.
+    Under ``GuardedDataset(on_bad_video='skip')`` they are named in warnings and skipped.
 
     ``custom_hooks = [dict(type='BuildFrameCacheHook', workers=2)]``
 
@@ -98,12 +153,18 @@ class BuildFrameCacheHook(Hook):
 
     def before_run(self, runner) -> None:
         from mmengine.dist import is_main_process
-        for loop_name, step, filenames in cache_reads(runner):
-            video_root, cache_root, videos = cache_plan(step, filenames)
+        reads = list(cache_reads(runner))
+        # Every rank checks, and before anything is built: a run that cannot start writes
+        # nothing, and no rank waits at the builder's barrier for one that stopped.
+        for read in reads:
+            refuse_missing_videos(read)
+        for read in reads:
+            video_root, cache_root, videos = cache_plan(read.step, read.filenames)
             with main_process_first(what='building the frame cache'):
                 summary = build_frame_cache(videos, video_root, cache_root,
-                                            short_side=step.short_side, workers=self.workers,
-                                            verify=self.verify, progress=is_main_process())
-            runner.logger.info(f'BuildFrameCacheHook: {loop_name} videos: {summary}')
+                                            short_side=read.step.short_side,
+                                            workers=self.workers, verify=self.verify,
+                                            progress=is_main_process())
+            runner.logger.info(f'BuildFrameCacheHook: {read.loop} videos: {summary}')
             for video, error in summary.failed.items():
                 runner.logger.warning(f'BuildFrameCacheHook: no entry for {video}: {error}')

@@ -376,8 +376,12 @@ def test_missing_entry(built, tmp_path):
     assert results['total_frames'] == 30
     np.testing.assert_array_equal(frames, _decord_all(source))
     assert not (cache / 'b.avi.hfc').exists()
-    with pytest.raises(BadVideoError, match=r'nope\.mp4: decord cannot read it'):
+    # no entry and no video: the video is the error, not raised while handling the entry's
+    # (whose advice, build the cache, cannot help)
+    with pytest.raises(BadVideoError) as caught:
         _init(cache, videos, on_stale='decode')(dict(filename=str(videos / 'nope.mp4')))
+    assert str(caught.value) == f'{videos / "nope.mp4"}: video file not found'
+    assert caught.value.__context__ is None
 
 
 def test_decode_logs_missing_entries_once_and_unusable_ones_each(built, log_lines):
@@ -395,6 +399,21 @@ def test_decode_logs_missing_entries_once_and_unusable_ones_each(built, log_line
     assert messages[1].startswith(f'FrameCacheInit: decoding {videos / "a.mp4"}, its entry is '
                                   f'unusable: {entry}: stale')
     assert _tree(cache) == before
+
+
+def test_a_training_sample_of_a_video_that_does_not_exist_names_file_and_sample(videos):
+    """The frame-cache families' training read: CheckedVideoDataset, no entry, decoded."""
+    from mmaction.registry import DATASETS
+    (videos / 'gone.txt').write_text('a.mp4 0\ngone.mp4 1\n')
+    dataset = DATASETS.build(dict(type='CheckedVideoDataset', ann_file=str(videos / 'gone.txt'),
+                                  data_prefix=dict(video=str(videos)),
+                                  pipeline=[dict(type='FrameCacheInit', on_stale='decode')]))
+    gone = str(videos / 'gone.mp4')
+    with pytest.raises(BadVideoError) as caught:
+        dataset[1]
+    assert str(caught.value) == f'{gone} (sample 1): BadVideoError: {gone}: video file not found'
+    assert (caught.value.filename, caught.value.index) == (gone, 1)
+    assert caught.value.__cause__.__context__ is None
 
 
 def test_entry_outlives_its_source(built):

@@ -29,6 +29,21 @@ def test_a_file_decord_cannot_read_is_a_bad_video_error_naming_it(tmp_path):
         open_video(str(path), name='camera 1')
 
 
+def test_a_file_that_does_not_exist_says_so(tmp_path):
+    """decord reports a missing file as a read error, which reads as a damaged one."""
+    path = tmp_path / 'gone.mp4'
+    with pytest.raises(BadVideoError) as caught:
+        open_video(str(path))
+    assert str(caught.value) == f'{path}: video file not found'
+    assert caught.value.filename == str(path)
+    with pytest.raises(BadVideoError) as caught:
+        open_video(str(path), name='camera 1')
+    assert str(caught.value) == f'camera 1: video file not found ({path})'
+    # a URL is not a local file: decord tries it, and its error is the one reported
+    with pytest.raises(BadVideoError, match=r'^nosuchproto://x/gone\.mp4: decord cannot read '):
+        open_video('nosuchproto://x/gone.mp4')
+
+
 def test_the_package_opens_videos_through_open_video_only():
     openers = [path.relative_to(REPO).as_posix()
                for path in sorted((REPO / 'hyperframes_mm').rglob('*.py'))

@@ -1,6 +1,7 @@
 """BuildFrameCacheHook writes, before the run, exactly the entries the run's FrameCacheInit
 steps open; the transforms then read them and write nothing."""
 import logging
+import textwrap
 
 import numpy as np
 import pytest
@@ -9,13 +10,15 @@ from mmengine.logging import MMLogger
 from mmengine.runner import BaseLoop
 from torch.utils.data import DataLoader
 
+from hyperframes_mm.datasets.annotations import AnnotationError
 from hyperframes_mm.datasets.bad_video import GuardedDataset
 from hyperframes_mm.datasets.frame_cache import entry_path, open_entry, read_header
 from hyperframes_mm.datasets.video_io import open_video, write_video
 from hyperframes_mm.engine import BuildFrameCacheHook
 from hyperframes_mm.engine.cache_hook import cache_plan
+from hyperframes_mm.utils import upstream_tool_path
 
-from ..conftest import moving_frames
+from ..conftest import TINY_CONFIG, moving_frames, run_tool
 
 NAMES = ('a.mp4', 'sub/b.mp4', 'sub/deeper/c.mp4')
 
@@ -47,7 +50,7 @@ class Runner:
 def video_dataset(root, **init):
     from mmaction.datasets import VideoDataset
     return VideoDataset(str(root / 'list.txt'), data_prefix=dict(video=str(root)),
-                        pipeline=[dict(type='FrameCacheInit', on_stale='error', **init)])
+                        pipeline=[dict(dict(type='FrameCacheInit', on_stale='error'), **init)])
 
 
 def decoded(path):
@@ -129,6 +132,97 @@ def test_a_bad_video_is_named_and_the_others_are_built(videos):
     assert warnings[0].startswith('BuildFrameCacheHook: no entry for sub/b.mp4: ')
     assert (videos / 'a.mp4.hfc').is_file() and (videos / 'sub/deeper/c.mp4.hfc').is_file()
     assert not (videos / 'sub' / 'b.mp4.hfc').exists()
+
+
+def missing_list(root, gone):
+    """``list.txt`` naming the three videos and, after the first, the ``gone`` ones."""
+    names = [NAMES[0], *gone, *NAMES[1:]]
+    (root / 'list.txt').write_text(''.join(f'{name} {i % 3}\n' for i, name in enumerate(names)))
+    return root / 'list.txt'
+
+
+@pytest.mark.parametrize('on_stale', ['decode', 'error'])
+def test_a_list_naming_videos_that_do_not_exist_stops_the_run_before_anything_is_built(
+        videos, on_stale):
+    """Each would fail the run part-way through an epoch, when drawn; nothing is written."""
+    ann = missing_list(videos, ['gone.mp4'])
+    with pytest.raises(AnnotationError) as caught:
+        BuildFrameCacheHook().before_run(Runner(train=video_dataset(videos, on_stale=on_stale)))
+    assert str(caught.value) == (
+        f'{ann}: 1 video(s) do not exist and have no frame cache entry, so the train loop would '
+        f'fail when it drew one: {videos / "gone.mp4"}\n(fix the paths or data_prefix, or wrap '
+        "the dataset in GuardedDataset(on_bad_video='skip') to skip them)")
+    assert caught.value.ann_file == str(ann)
+    assert sorted(path.name for path in videos.rglob('*') if path.is_file()) == [
+        'a.mp4', 'b.mp4', 'c.mp4', 'list.txt']
+
+
+def test_the_error_names_the_first_missing_videos_and_counts_them(videos, tmp_path):
+    ann = missing_list(videos, ['x/1.mp4', '2.mp4', '3.mp4', '2.mp4', '4.mp4'])
+    cache = tmp_path / 'cache'
+    dataset = video_dataset(videos, cache_root=str(cache), video_root=str(videos))
+    with pytest.raises(AnnotationError) as caught:
+        BuildFrameCacheHook().before_run(Runner(val=GuardedDataset(dataset)))
+    assert str(caught.value).splitlines()[0] == (
+        f'{ann}: 4 video(s) do not exist and have no frame cache entry, so the val loop would '
+        f'fail when it drew one: {videos / "x/1.mp4"}, {videos / "2.mp4"}, {videos / "3.mp4"}, '
+        '... (4 in all)')
+    assert not cache.exists()
+
+
+def test_missing_videos_are_skipped_under_guarded_dataset_skip(videos, log_lines):
+    missing_list(videos, ['gone.mp4'])
+    BuildFrameCacheHook().before_run(Runner(train=GuardedDataset(
+        video_dataset(videos, on_stale='decode'), on_bad_video='skip')))
+    warnings = [line for line in log_lines if line.startswith('BuildFrameCacheHook: no entry')]
+    assert warnings == [f'BuildFrameCacheHook: no entry for gone.mp4: {videos / "gone.mp4"}: '
+                        f'source video not found (for frame cache {videos / "gone.mp4.hfc"})']
+    assert sorted(path.relative_to(videos).as_posix() for path in videos.rglob('*.hfc')) == \
+        sorted(f'{name}.hfc' for name in NAMES)
+
+
+def test_a_missing_video_with_a_usable_entry_is_read_from_the_cache(videos):
+    """The cache may outlive its videos."""
+    hook = BuildFrameCacheHook()
+    hook.before_run(Runner(train=video_dataset(videos)))
+    frames = decoded(videos / 'a.mp4')
+    (videos / 'a.mp4').unlink()
+    hook.before_run(Runner(train=video_dataset(videos)))
+    header, mapped = open_entry(videos / 'a.mp4.hfc')
+    np.testing.assert_array_equal(mapped, frames)
+
+
+def test_mmaction_train_stops_before_the_first_iteration(videos, tmp_path):
+    """mmaction2's own tools/train.py on a frame-cache training list naming a missing video:
+    the run stops at its start, where it used to fail part-way through the epoch with a
+    decoding error and advice to build the cache."""
+    ann = missing_list(videos, ['gone.mp4'])
+    config = tmp_path / 'missing.py'
+    config.write_text(textwrap.dedent(f"""
+        _base_ = [{str(TINY_CONFIG)!r}]
+        train_dataloader = dict(dataset=dict(
+            type='CheckedVideoDataset', ann_file={str(ann)!r},
+            data_prefix=dict(video={str(videos)!r}),
+            pipeline=[dict(type='FrameCacheInit', on_stale='decode'),
+                      dict(type='SampleFrames', clip_len=5, frame_interval=2, num_clips=1),
+                      dict(type='FrameCacheDecode'),
+                      dict(type='Resize', scale=(32, 32), keep_ratio=False),
+                      dict(type='HyperframeStack'), dict(type='PackActionInputs')]))
+        val_dataloader = val_cfg = val_evaluator = None
+        custom_hooks = [dict(type='BuildFrameCacheHook')]
+        train_cfg = dict(max_epochs=1, val_interval=1)
+    """))
+    result = run_tool([upstream_tool_path('train'), config, '--work-dir', tmp_path / 'work'],
+                      videos, check=False)
+    assert result.returncode != 0
+    assert result.stderr.rstrip().splitlines()[-2:] == [
+        f'hyperframes_mm.datasets.annotations.AnnotationError: {ann}: 1 video(s) do not exist '
+        'and have no frame cache entry, so the train loop would fail when it drew one: '
+        f'{videos / "gone.mp4"}',
+        "(fix the paths or data_prefix, or wrap the dataset in GuardedDataset(on_bad_video="
+        "'skip') to skip them)"]
+    assert 'Epoch(train)' not in result.stdout + result.stderr
+    assert not list(videos.rglob('*.hfc'))
 
 
 def test_cache_plan_names_the_entries_the_step_opens(videos):

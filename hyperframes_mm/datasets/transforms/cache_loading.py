@@ -200,16 +200,23 @@ class FrameCacheInit(BaseTransform):
         """Check and map the entry of ``results['filename']``."""
         source = results['filename']
         entry = self.entry_of(source)
+        unusable = None
         try:
             header, mapped = open_entry(entry, source, self.short_side)
+        except FrameCacheError as error:
+            if self.on_stale == 'error':
+                raise
+            unusable = error
+        if unusable is None:
             fallback = (None if self.on_stale == 'error' else
                         lambda: SourceFrames(source, self.short_side))
             frames = CheckedFrames(mapped, header, entry, fallback)
             fps = header.fps
-        except FrameCacheError as error:
-            if self.on_stale == 'error':
-                raise
-            self._tell(entry, source, error)
+        else:
+            # opened outside the except clause: a video that cannot be opened is the error, not
+            # raised "during handling of" the entry's, whose advice (build the cache) does not
+            # help a video that does not exist
+            self._tell(entry, source, unusable)
             frames = SourceFrames(source, self.short_side)
             fps = float(frames.reader.get_avg_fps())
         results['frame_cache'] = frames
