@@ -67,12 +67,18 @@ class CacheRead(NamedTuple):
     skips: bool
 
 
-def cache_reads(runner) -> Iterator[CacheRead]:
-    """Every dataset of the runner's built loops that reads the frame cache."""
+def built_loops(runner) -> Iterator[Tuple[str, BaseLoop]]:
+    """``(name, loop)`` of the runner's loops that are built and read data (at ``before_run``:
+    the ones the command runs; the others are still config dicts)."""
     for loop_name, attr in _LOOPS:
         loop = getattr(runner, attr, None)
-        if not isinstance(loop, BaseLoop) or not hasattr(loop, 'dataloader'):
-            continue  # not built: a config dict, or a loop without data
+        if isinstance(loop, BaseLoop) and hasattr(loop, 'dataloader'):
+            yield loop_name, loop
+
+
+def cache_reads(runner) -> Iterator[CacheRead]:
+    """Every dataset of the runner's built loops that reads the frame cache."""
+    for loop_name, loop in built_loops(runner):
         for dataset, skips in leaf_datasets(loop.dataloader.dataset):
             step = cache_step(dataset)
             if step is None:

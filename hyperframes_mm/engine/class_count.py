@@ -21,6 +21,8 @@ from typing import Iterator, List, Optional, Tuple
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 
+from .cache_hook import built_loops, leaf_datasets
+
 #: samples named in an error (the count names the rest)
 _SHOWN = 5
 
@@ -36,27 +38,13 @@ def head_classes(model) -> Optional[int]:
     return count if isinstance(count, Integral) else None
 
 
-def leaf_datasets(dataset) -> Iterator:
-    """The datasets that hold the samples, inside mmengine's wrappers (``ConcatDataset``'s
-    ``datasets``, ``RepeatDataset`` / ``ClassBalancedDataset``'s ``dataset``) and the plugin's
-    ``GuardedDataset``."""
-    inner = getattr(dataset, 'datasets', None)
-    if isinstance(inner, (list, tuple)):
-        for part in inner:
-            yield from leaf_datasets(part)
-    elif getattr(dataset, 'dataset', None) is not None:
-        yield from leaf_datasets(dataset.dataset)
-    else:
-        yield dataset
-
-
 def labels_outside(dataset, num_classes: int) -> List[Tuple[str, int, str, int]]:
     """``(list, sample index, file, label)`` of every single label of ``dataset`` outside
     ``0..num_classes - 1``. Unlabelled samples (-1, mmaction2's inference lists) are not
     labels; multi-label datasets are skipped (their label vectors are as wide as their own
     ``num_classes``, which they check)."""
     outside = []
-    for leaf in leaf_datasets(dataset):
+    for leaf, _ in leaf_datasets(dataset):
         if getattr(leaf, 'multi_class', False):
             continue
         source = str(getattr(leaf, 'ann_file', '') or type(leaf).__name__)
@@ -116,22 +104,25 @@ def blendings(model) -> List:
 
 
 class ClassCountHook(Hook):
-    """Before training, validation and test: the labels the loop reads against the head's
-    classes (:func:`check_labels`), and, before training, the blending's one-hot width set to
-    the head's count, with a warning naming the key, where a carried config left the data set's
-    old count there (a width other than the head's has no meaning: the blended labels meet the
-    head's scores in the loss). A model without a ``cls_head.num_classes`` is not checked."""
+    """Before a run (``before_run``: its loops are built, nothing is loaded or trained yet, and
+    ahead of ``BuildFrameCacheHook``): the labels of every loop the run will read against the
+    head's classes (:func:`check_labels`), and, for training, the blending's one-hot width set
+    to the head's count, with a warning naming the key, where a carried config left the data
+    set's old count there (a width other than the head's has no meaning: the blended labels
+    meet the head's scores in the loss). A model without a ``cls_head.num_classes`` is not
+    checked."""
 
     priority = 'VERY_HIGH'
 
-    def before_train(self, runner) -> None:
+    def before_run(self, runner) -> None:
         classes = head_classes(runner.model)
         if classes is None:
             return
-        self._check(runner, 'train', classes)
-        val_loop = getattr(runner, '_val_loop', None)
-        if val_loop is not None and not isinstance(val_loop, dict):
-            check_labels(val_loop.dataloader.dataset, classes, 'val')
+        loops = dict(built_loops(runner))
+        for split, loop in loops.items():
+            check_labels(loop.dataloader.dataset, classes, split)
+        if 'train' not in loops:
+            return
         parts = blendings(runner.model)
         widths = sorted({width for part in parts
                          if isinstance(width := getattr(part, 'num_classes', None), Integral)
@@ -143,17 +134,3 @@ class ClassCountHook(Hook):
                 f'classes (model.cls_head.num_classes): it blends {classes}-wide labels')
             for part in parts:
                 part.num_classes = classes
-
-    def before_val(self, runner) -> None:
-        classes = head_classes(runner.model)
-        if classes is not None:
-            self._check(runner, 'val', classes)
-
-    def before_test(self, runner) -> None:
-        classes = head_classes(runner.model)
-        if classes is not None:
-            self._check(runner, 'test', classes)
-
-    @staticmethod
-    def _check(runner, split: str, classes: int) -> None:
-        check_labels(getattr(runner, f'{split}_dataloader').dataset, classes, split)
