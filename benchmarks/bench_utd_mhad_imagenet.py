@@ -80,6 +80,7 @@ EFF_TSN_ROW = 'TSN-EfficientNet-Lite0-5 (mmaction2)'
 EFF_TSM_ROW = 'TSM-EfficientNet-Lite0-5'
 EFF_T5_ROW = 'EfficientNet-Lite0 hyperframe T=5'
 EFF_T8_ROW = 'EfficientNet-Lite0 hyperframe T=8'
+EFF_GAIN_ROW = 'EfficientNet-Lite0 hyperframe T=5, gain at its input scale'
 TSM = family_config('tsm_imagenet-pretrained-mobilenetv2_')
 SCRATCH = family_config('hyperframe_scratch-mobilenetv2_')
 #: the from-scratch control on the ImageNet rows' optimiser, one row per schedule; the one
@@ -104,6 +105,20 @@ def calibrated_norms(cfg) -> None:
     are measured without its held-out subject, the final run's on the four training subjects."""
     train_list = Path(cfg.train_dataloader.dataset.ann_file).stem
     cfg.model.backbone.pretrained = CALIBRATED_FILE.format(train_list=train_list)
+
+
+def gain_at_input_scale(cfg) -> None:
+    """The frame-difference gain rescaled to the network's input scale. EfficientNet-Lite0
+    reads pixels divided by its own std (127.5), the MobileNetV2 rows by ImageNet's, which is
+    smaller: under the recipe's gain a frame difference reaches its stem weaker by the ratio of
+    the two, and the first conv's motion weights learn slower by its square (the inflated kernel
+    computes the same function at any gain; the gain sets how fast SGD moves it along the
+    differences). Multiplying the gain by the ratio gives the differences the MobileNetV2 rows'
+    scale."""
+    from mmengine.config import Config
+    reference = Config.fromfile(str(REPO / 'configs/_base_/models/hyper_r18.py'))
+    own, imagenet = cfg.model.data_preprocessor.std, reference.model.data_preprocessor.std
+    cfg.model.backbone.diff_gain *= (sum(own) / len(own)) / (sum(imagenet) / len(imagenet))
 
 
 #: where :func:`calibrated_norms` reads the converter's output (make it with
@@ -194,6 +209,11 @@ ABLATION_ROWS = [
         'of 112x112', HEADLINE_SEEDS, edits=(input_size(160), ), cost=2.4),
     Row('TSM-MobileNetV2-5, input 160', TSM, 'TSM at 160x160 instead of 112x112',
         edits=(input_size(160), ), cost=8.0),
+    Row(EFF_GAIN_ROW, family_config('hyperframe_imagenet-pretrained-efficientnet-lite0_1xb16-'
+                                    '1x1x5-'),
+        'the EfficientNet-Lite0 T=5 row with the frame differences at the MobileNetV2 rows\' '
+        'input scale (its diff gain times the ratio of the two preprocessors\' std)',
+        HEADLINE_SEEDS, edits=(gain_at_input_scale, ), cost=1.3),
     # time mixed deeper than conv1 (SHIFT), and the test views it can take
     SHIFT,
     Row(SHIFT_MORE_CLIPS_ROW, SHIFT.config, f'the shifted row\'s runs tested on '
