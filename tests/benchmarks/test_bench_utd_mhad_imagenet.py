@@ -82,7 +82,8 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert configs['hyperframe T=8, input 160'].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
-        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.TSM_ROW, bench.SCRATCH_ROW}
+        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.TSM_ROW, bench.SCRATCH_ROW,
+        bench.EFF_T5_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -408,6 +409,28 @@ def test_the_second_networks_targets_read_its_own_rows():
         == [True, True]
     assert [line.endswith('**missed**') for line in bench.second_network_targets(worse, costs)] \
         == [False, True]
+
+
+def test_the_second_networks_t5_row_is_its_gain_validated_best():
+    validated = {bench.EFF_T5_ROW: {5: 0.66, 7: 0.58}, bench.EFF_GAIN_ROW: {5: 0.68, 7: 0.70}}
+    results = {bench.EFF_T5_ROW: _runs(0.77), bench.EFF_GAIN_ROW: _runs(0.80)}
+    row, chosen = bench.second_network_t5(results, validated)
+    assert (row, chosen) == (bench.EFF_GAIN_ROW, (
+        f' (its gain chosen on the training subjects: validation {bench.EFF_T5_ROW} 0.620, '
+        f'{bench.EFF_GAIN_ROW} 0.690 on subjects 5, 7)'))
+    top1 = {bench.RECIPE_ROW: 0.79, bench.EFF_GAIN_ROW: 0.80, bench.EFF_TSN_ROW: 0.6}
+    costs = {name: dict(latency_ms=10.0) for name in top1}
+    assert bench.second_network_targets(top1, costs, row, chosen)[0] == (
+        f'- {bench.EFF_GAIN_ROW}{chosen} 0.800 vs {bench.RECIPE_ROW} 0.790 at 1.000x its '
+        'latency (>= at <= 1.5 = 1.500x): **met**')
+    # untested, or validated alone: the recipe's row
+    assert bench.second_network_t5({bench.EFF_T5_ROW: _runs(0.77)}, validated) == (
+        bench.EFF_T5_ROW, '')
+    assert bench.second_network_t5(results, {bench.EFF_T5_ROW: {5: 0.66}}) == (
+        bench.EFF_T5_ROW, '')
+    # the recipe's gain validated better: it stays
+    validated[bench.EFF_T5_ROW] = {5: 0.70, 7: 0.70}
+    assert bench.second_network_t5(results, validated)[0] == bench.EFF_T5_ROW
 
 
 @pytest.mark.slow
