@@ -36,7 +36,22 @@ def test_the_configs_are_the_families_efficientnet_rows():
     assert sorted(f'{path.parent.name}/{path.name.split("_")[0]}' for path in CONFIGS) == [
         'hmdb51/hyperframe', 'kinetics400/hyperframe', 'ucf101/hyperframe',
         'utd_mhad_imagenet/hyperframe', 'utd_mhad_imagenet/hyperframe',
-        'utd_mhad_imagenet/singleframe', 'utd_mhad_imagenet/tsm', 'utd_mhad_imagenet/tsn']
+        'utd_mhad_imagenet/hyperframe-scaledgain', 'utd_mhad_imagenet/singleframe',
+        'utd_mhad_imagenet/tsm', 'utd_mhad_imagenet/tsn']
+
+
+def test_the_scaled_gain_row_is_the_t5_row_with_the_gain_at_its_input_scale():
+    """The recipe's gain times this network's pixel std over the MobileNetV2 rows' (ImageNet's):
+    the frame differences reach its stem at their scale; nothing else changes."""
+    scaled, t5 = (Config.fromfile(str(next(path for path in CONFIGS if path.name.startswith(
+        prefix)))) for prefix in ('hyperframe-scaledgain_', 'hyperframe_imagenet-pretrained-'
+                                  'efficientnet-lite0_1xb16-1x1x5-'))
+    imagenet = Config.fromfile(str(CONFIG_ROOT.parent / '_base_/models/hyper_r18.py'))
+    assert imagenet.model.data_preprocessor.std == [58.395, 57.12, 57.375]
+    assert t5.model.backbone.diff_gain == 4.0
+    assert scaled.model.backbone.diff_gain == pytest.approx(4.0 * 127.5 / 57.63, abs=1e-12)
+    assert scaled.model.to_dict() == dict(t5.model.to_dict(), backbone=dict(
+        t5.model.backbone.to_dict(), diff_gain=scaled.model.backbone.diff_gain))
 
 
 def batch(cfg, clips: int, count: int = 2):
