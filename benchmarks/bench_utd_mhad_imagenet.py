@@ -530,9 +530,10 @@ def second_network_t(results: Dict[str, List[Dict]],
             f'{seen} on {subjects_text(subjects)}); {tested}')
 
 
-#: EfficientNet-Lite0's T=5 hyperframe under each frame-difference gain tried: the recipe's,
-#: and the recipe's at the network's input scale; the targets read the one validated best
-EFF_T5_ROWS = (EFF_T5_ROW, EFF_GAIN_ROW)
+#: EfficientNet-Lite0's T=5 hyperframe under each frame-difference gain tried (the recipe's,
+#: and the recipe's at the network's input scale), as a target line names the gain; the targets
+#: read the row validated best
+EFF_T5_ROWS = {EFF_T5_ROW: 'the recipe\'s gain', EFF_GAIN_ROW: 'at its input scale'}
 
 
 def second_network_t5(results: Dict[str, List[Dict]],
@@ -544,7 +545,7 @@ def second_network_t5(results: Dict[str, List[Dict]],
     if len(rows) < 2:
         return EFF_T5_ROW, ''
     chosen, compared, subjects = choose(rows, validated)
-    seen = ', '.join(f'{name} {mean:.3f}' for name, mean in compared.items())
+    seen = ', '.join(f'{EFF_T5_ROWS[name]} {mean:.3f}' for name, mean in compared.items())
     return chosen, (f' (its gain chosen on the training subjects: validation {seen} on '
                     f'{subjects_text(subjects)})')
 
