@@ -515,19 +515,30 @@ def same_optimiser_target(top1: Dict[str, float],
             f'{"**met**" if gain >= MIN_PRETRAINING_GAIN else "**missed**"}')
 
 
+def best_validated(labels: Dict[str, str], validated: Dict[str, Dict[int, float]]
+                   ) -> Optional[Tuple[str, str]]:
+    """Of the rows ``labels`` names that were validated, the one validated best
+    (:func:`choose`) and ``'<label> <mean>, ... on <subjects>'``; None when none was."""
+    rows = [name for name in labels if name in validated]
+    if not rows:
+        return None
+    chosen, compared, subjects = choose(rows, validated)
+    seen = ', '.join(f'{labels[name]} {mean:.3f}' for name, mean in compared.items())
+    return chosen, f'{seen} on {subjects_text(subjects)}'
+
+
 def second_network_t(results: Dict[str, List[Dict]],
                      validated: Dict[str, Dict[int, float]]) -> str:
     """EfficientNet-Lite0's T as item 1 chooses it: the hyperframe row of that network validated
     best on the training subjects, and its test top-1 (one reading, not a target)."""
-    rows = [name for name in (EFF_T5_ROW, EFF_T8_ROW) if name in validated]
-    if not rows:
+    best = best_validated({EFF_T5_ROW: 'T=5', EFF_T8_ROW: 'T=8'}, validated)
+    if best is None:
         return '- EfficientNet-Lite0\'s T: not validated yet (--validate-on)'
-    chosen, compared, subjects = choose(rows, validated)
-    seen = ', '.join(f'{name.rsplit(" ", 1)[-1]} {mean:.3f}' for name, mean in compared.items())
+    chosen, seen = best
     tested = (f'tested once: {mean_sd(results[chosen], "top1")} over {len(results[chosen])} '
               'seed(s)' if chosen in results else 'not trained yet')
     return (f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {chosen} (validation '
-            f'{seen} on {subjects_text(subjects)}); {tested}')
+            f'{seen}); {tested}')
 
 
 #: EfficientNet-Lite0's T=5 hyperframe under each frame-difference gain tried (the recipe's,
@@ -539,15 +550,14 @@ EFF_T5_ROWS = {EFF_T5_ROW: 'the recipe\'s gain', EFF_GAIN_ROW: 'at its input sca
 def second_network_t5(results: Dict[str, List[Dict]],
                       validated: Dict[str, Dict[int, float]]) -> Tuple[str, str]:
     """EfficientNet-Lite0's T=5 row for its targets: of :data:`EFF_T5_ROWS` tested and
-    validated, the one validated best (:func:`choose`); the recipe's row while fewer than two
-    are. Returns the row and, where a choice was made, how (a clause of the target lines)."""
-    rows = [name for name in EFF_T5_ROWS if name in results and name in validated]
-    if len(rows) < 2:
+    validated, the one validated best (:func:`best_validated`); the recipe's row while fewer
+    than two are. Returns the row and, where a choice was made, how (a clause of the target
+    lines)."""
+    tested = {name: label for name, label in EFF_T5_ROWS.items() if name in results}
+    if sum(name in validated for name in tested) < 2:
         return EFF_T5_ROW, ''
-    chosen, compared, subjects = choose(rows, validated)
-    seen = ', '.join(f'{EFF_T5_ROWS[name]} {mean:.3f}' for name, mean in compared.items())
-    return chosen, (f' (its gain chosen on the training subjects: validation {seen} on '
-                    f'{subjects_text(subjects)})')
+    chosen, seen = best_validated(tested, validated)
+    return chosen, f' (its gain chosen on the training subjects: validation {seen})'
 
 
 def second_network_targets(top1: Dict[str, float], costs: Dict[str, Dict],

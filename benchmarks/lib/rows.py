@@ -425,8 +425,7 @@ class RowBenchmark:
             if row.tested_from is not None:
                 trained.setdefault((row.tested_from.name, seed), (row.tested_from, seed))
         errors = self.run_jobs(list(trained.values()), args)
-        failed = {(row.name, seed) for row, seed in trained.values()} & {
-            (row.name, seed) for row, seed, _ in errors}
+        failed = {(row.name, seed) for row, seed, _ in errors}
         tested = [(row, seed) for row, seed in jobs if row.tested_from is not None]
         errors += [(row, seed, f'{row.name} seed {seed}: not tested, {row.tested_from.name} '
                     f'seed {seed} failed') for row, seed in tested
