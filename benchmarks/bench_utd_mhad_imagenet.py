@@ -90,6 +90,10 @@ SCRATCH_SGD_ROWS = ('from scratch, SGD 30e', 'from scratch, SGD 60e',
 T8 = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e')
 SHIFT_ROW = 'two T=5 hyperframes, shifted'
 SHIFT8_ROW = 'two T=8 hyperframes, shifted'
+SHIFT3_ROW = 'three T=5 hyperframes, shifted'
+#: the three-hyperframe row tests on 1 clip (3 passes, the T=5 row's count); 2 clips (6 passes)
+#: still fit within half of TSM's latency, and which of the two it keeps is read on validation
+SHIFT3_MORE_CLIPS_ROW = f'{SHIFT3_ROW}, 2 test clips'
 #: test clips a sample the shifted row can take within half of TSM's latency besides its own 2
 #: (each clip is two passes); which of the two it tests on is read on validation
 SHIFT_MORE_CLIPS = 3
@@ -119,6 +123,11 @@ SHIFT = Row(SHIFT_ROW,
             'two T=5 hyperframes of a clip (its halves), features shifted between them in the '
             'residual blocks (TemporalShift where MobileNetV2TSM puts it), 2 test clips',
             HEADLINE_SEEDS, cost=2.0)
+# a third hyperframe, so that the middle one's blocks read both neighbours (TSM's mixing)
+SHIFT3 = Row(SHIFT3_ROW,
+             family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x15-'),
+             'three T=5 hyperframes of a clip (15 picks in time order), features shifted '
+             'between neighbours in the residual blocks, 1 test clip', HEADLINE_SEEDS, cost=3.0)
 ZOO_ROWS = [
     Row(SINGLE_ROW, family_config('singleframe_imagenet-pretrained-mobilenetv2_'), 'the ImageNet MobileNetV2 on one frame '
         '(T=1), the test frames averaged', HEADLINE_SEEDS, cost=0.8),
@@ -208,6 +217,10 @@ ABLATION_ROWS = [
     Row(SHIFT8_ROW, family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x16-'),
         'the shifted row with the T=8 row\'s hyperframes (16 picks, the first eight and the last '
         'eight), 2 test clips', HEADLINE_SEEDS, cost=2.0),
+    SHIFT3,
+    Row(SHIFT3_MORE_CLIPS_ROW, SHIFT3.config,
+        'the three-hyperframe row\'s runs tested on 2 clips a sample (6 passes), not trained '
+        'again', HEADLINE_SEEDS, edits=(test_clips(2), ), cost=0.2, tested_from=SHIFT3),
     # the control with the ImageNet rows' optimiser (SGD, their learning rate, weight decay and
     # clipping), so that the ImageNet gain is one of initialisation; its schedule is chosen on
     # the training subjects among these (SCRATCH_SGD_ROWS)
@@ -414,7 +427,7 @@ def base_row(row: Row) -> str:
     recipe); the rows with configs of their own build on the T=5 recipe's (shifted), on that
     shifted row's, and on EfficientNet-Lite0's T=5 row's (its gain at its input scale)."""
     own = {SHIFT_ROW: RECIPE_ROW, SHIFT8_ROW: SHIFT_ROW, SHIFT_MORE_CLIPS_ROW: SHIFT_ROW,
-           EFF_GAIN_ROW: EFF_T5_ROW}
+           SHIFT3_ROW: SHIFT_ROW, SHIFT3_MORE_CLIPS_ROW: SHIFT3_ROW, EFF_GAIN_ROW: EFF_T5_ROW}
     if row.name in own:
         return own[row.name]
     return next(zoo.name for zoo in ZOO_ROWS if zoo.config == row.config)
