@@ -304,6 +304,16 @@ def test_targets_and_claims_from_given_numbers():
         '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
         '(validation 0.750 on subjects 1, 3, 5, 7, the best of the 2 rows validated on them '
         'within that latency; 1 not validated on all four, not compared)')
+    # a row validated above the chosen one but never tested is named, not passed over silently
+    # (one validated below it, or on other subjects, is not)
+    waiting = dict(protocol, **{'input 160': {1: 0.9, 3: 0.9, 5: 0.9, 7: 0.9},
+                                'norm_eval': {1: 0.6, 3: 0.6, 5: 0.6, 7: 0.6},
+                                'partial BN': {5: 0.99, 7: 0.99}})
+    assert bench.targets(results, costs, waiting)[-1].startswith(
+        '- the row chosen on the training subjects at <= 0.5x TSM\'s latency: hyperframe T=5 '
+        '(validation 0.750 on subjects 1, 3, 5, 7, the best of the 2 rows validated on them '
+        'within that latency; 1 not validated on all four, not compared; validated higher but '
+        'not tested, so not compared: input 160 0.900)')
     # chosen on validation, not on the test: lr 0.5x tests higher but validated lower
     assert bench.targets(results, costs, {})[-1].endswith('no validated row is that fast '
                                                           '(--validate-on)')
