@@ -74,6 +74,11 @@ def backbone(**kwargs) -> Edit:
     return lambda cfg: cfg.model.backbone.update(kwargs)
 
 
+def head(**kwargs) -> Edit:
+    """Set classification head arguments."""
+    return lambda cfg: cfg.model.cls_head.update(kwargs)
+
+
 def train_augment(**kwargs) -> Edit:
     """Set the training ``ConsistentClipAugment``'s arguments."""
     return lambda cfg: find(cfg.train_dataloader.dataset.pipeline,

@@ -82,8 +82,8 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert configs['hyperframe T=8, input 160'].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
-        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.TSM_ROW, bench.SCRATCH_ROW,
-        bench.EFF_T5_ROW}
+        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.TSM_ROW,
+        bench.SCRATCH_ROW, bench.EFF_T5_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -103,6 +103,41 @@ def test_the_t8_shifted_row_is_the_shifted_row_with_t8_hyperframes(written):
     assert shifted.model.backbone.num_frames == 8
     assert [shifted[loader].dataset.pipeline[1]['num_frames'] for loader in LOADERS] == [16] * 3
     assert bench.base_row(ROWS[bench.SHIFT8_ROW]) == bench.SHIFT_ROW
+
+
+def test_the_three_hyperframe_row_is_the_shifted_row_with_a_third_hyperframe(written):
+    configs = written[2]
+    assert _changed(configs, bench.SHIFT3_ROW, bench.SHIFT_ROW) == {
+        'segments', 'test_clips', 'model.backbone.num_segments', 'model.cls_head.num_segments',
+        'hyperframe_sampler.num_frames', 'test_dataloader.dataset.pipeline[1].num_clips',
+        'segment_format[0].segments', 'pipeline_parts[2][1].num_clips',
+        *(f'{loader}.dataset.pipeline[{step}].{key}' for loader in LOADERS
+          for step, key in ((1, 'num_frames'), (4, 'segments')))}
+    shifted = configs[bench.SHIFT3_ROW]
+    assert (shifted.model.backbone.num_segments, shifted.model.cls_head.num_segments) == (3, 3)
+    assert [shifted[loader].dataset.pipeline[1]['num_frames'] for loader in LOADERS] == [15] * 3
+    assert [shifted[loader].dataset.pipeline[4] for loader in LOADERS] == [
+        dict(type='HyperframeStack', segments=3)] * 3
+    assert shifted.test_dataloader.dataset.pipeline[1]['num_clips'] == 1
+    assert _changed(configs, bench.SHIFT3_MORE_CLIPS_ROW, bench.SHIFT3_ROW) == {
+        'test_dataloader.dataset.pipeline[1].num_clips'}
+    assert configs[bench.SHIFT3_MORE_CLIPS_ROW].test_dataloader.dataset.pipeline[1][
+        'num_clips'] == 2
+    assert ROWS[bench.SHIFT3_MORE_CLIPS_ROW].tested_from.name == bench.SHIFT3_ROW
+    assert bench.base_row(ROWS[bench.SHIFT3_ROW]) == bench.SHIFT_ROW
+
+
+def test_the_shifted_rows_variants_change_only_their_labels_or_size(written):
+    configs = written[2]
+    assert _changed(configs, bench.SHIFT_SMOOTH_ROW, bench.SHIFT_ROW) == {
+        'model.cls_head.label_smooth_eps'}
+    assert configs[bench.SHIFT_SMOOTH_ROW].model.cls_head.label_smooth_eps == 0.1
+    assert _changed(configs, bench.SHIFT_128_ROW, bench.SHIFT_ROW) == SIZE_CHANGED
+    sized = configs[bench.SHIFT_128_ROW]
+    assert sized.train_dataloader.dataset.pipeline[3].size == 128
+    assert sized.test_dataloader.dataset.pipeline[3].scale == (128, 128)
+    assert {bench.base_row(ROWS[name]) for name in (bench.SHIFT_SMOOTH_ROW, bench.SHIFT_128_ROW)
+            } == {bench.SHIFT_ROW}
 
 
 def test_the_sgd_controls_take_the_imagenet_rows_optimiser(written):
@@ -144,10 +179,12 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         assert (cfg.default_hooks.logger.interval, cfg.randomness) == (1, dict(seed=0)), name
         assert cfg.train_cfg.val_interval == 2, name
         sampler = lambda loader: cfg[loader].dataset.pipeline[1]  # noqa: E731
-        # a shifted row's clip costs two passes: it tests 2 clips (its config says why)
-        test_clips = {bench.SHIFT_ROW: 2, bench.SHIFT8_ROW: 2,
+        # a shifted row's clip costs two passes (three: one clip), so it tests 2 clips (its
+        # config says why)
+        test_clips = {bench.SHIFT3_ROW: 1, bench.SHIFT3_MORE_CLIPS_ROW: 2,
                       bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS}.get(
-                          name, bench.T8_TEST_CLIPS if 'test clips' in name else 3)
+                          name, 2 if name.startswith('two T=')
+                          else bench.T8_TEST_CLIPS if 'test clips' in name else 3)
         assert (sampler('val_dataloader')['num_clips'],
                 sampler('test_dataloader')['num_clips']) == (1, test_clips), name
         for loader in LOADERS:
