@@ -225,8 +225,10 @@ ABLATION_ROWS = [
     Row(SHIFT_SMOOTH_ROW, SHIFT.config, 'the shifted row trained on labels smoothed by 0.1 '
         '(mmaction2\'s label_smooth_eps: every training clip is fitted)', HEADLINE_SEEDS,
         edits=(head(label_smooth_eps=0.1), ), cost=2.0),
-    Row(SHIFT_128_ROW, SHIFT.config, 'the shifted row trained and tested at 128x128 instead of '
-        '112x112', HEADLINE_SEEDS, edits=(input_size(128), ), cost=2.6),
+    Row(SHIFT_128_ROW,
+        family_config('hyperframe-shift-128px_imagenet-pretrained-mobilenetv2_1xb16-1x1x10-'),
+        'the shifted row trained and tested at 128x128 instead of 112x112', HEADLINE_SEEDS,
+        cost=2.6),
     SHIFT3,
     Row(SHIFT3_MORE_CLIPS_ROW, SHIFT3.config,
         'the three-hyperframe row\'s runs tested on 2 clips a sample (6 passes), not trained '

@@ -9,7 +9,8 @@ from mmengine.config import Config
 
 from benchmarks import bench_utd_mhad_imagenet as bench
 from benchmarks.lib import rows as lib
-from benchmarks.lib.edits import stop_after
+from benchmarks.lib import runner
+from benchmarks.lib.edits import input_size, stop_after
 from .config_diff import differing_paths, flat
 
 ROWS = {row.name: row for row in bench.ROWS}
@@ -127,15 +128,23 @@ def test_the_three_hyperframe_row_is_the_shifted_row_with_a_third_hyperframe(wri
     assert bench.base_row(ROWS[bench.SHIFT3_ROW]) == bench.SHIFT_ROW
 
 
-def test_the_shifted_rows_variants_change_only_their_labels_or_size(written):
+def test_the_shifted_rows_variants_change_only_their_labels_or_size(written, tmp_path):
     configs = written[2]
     assert _changed(configs, bench.SHIFT_SMOOTH_ROW, bench.SHIFT_ROW) == {
         'model.cls_head.label_smooth_eps'}
     assert configs[bench.SHIFT_SMOOTH_ROW].model.cls_head.label_smooth_eps == 0.1
-    assert _changed(configs, bench.SHIFT_128_ROW, bench.SHIFT_ROW) == SIZE_CHANGED
     sized = configs[bench.SHIFT_128_ROW]
     assert sized.train_dataloader.dataset.pipeline[3].size == 128
-    assert sized.test_dataloader.dataset.pipeline[3].scale == (128, 128)
+    assert [sized[loader].dataset.pipeline[3].scale for loader in LOADERS[1:]] == [(128, 128)] * 2
+    # its config file (validated as the shifted row with the input-size edit, then given a file
+    # of its own as the chosen row) trains what that edit trained: the same runs, by key
+    data, args, _ = written
+    edit = ROWS[bench.SHIFT_ROW]._replace(edits=(input_size(128), ))
+    edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, args, tmp_path))).to_dict()
+    own = sized.to_dict()
+    assert _changed(configs, bench.SHIFT_128_ROW, bench.SHIFT_ROW) >= SIZE_CHANGED
+    assert all(runner.run_identity(own, key) == runner.run_identity(edited, key)
+               for key in runner.RUN_KEYS)
     assert {bench.base_row(ROWS[name]) for name in (bench.SHIFT_SMOOTH_ROW, bench.SHIFT_128_ROW)
             } == {bench.SHIFT_ROW}
 

@@ -106,7 +106,7 @@ def test_scratch_family_metafile_is_derived_from_its_configs_and_results(zoo_tab
 
 def test_imagenet_family_metafile_is_derived_from_its_configs(zoo_table):
     """The ImageNet-initialised UTD-MHAD family: metafile current; every row ImageNet but the
-    from-scratch control; 112x112 throughout."""
+    from-scratch control; 112x112 but where the name gives another side (``-128px_``)."""
     folder = CONFIG_ROOT / 'utd_mhad_imagenet'
     assert zoo_table.main([str(folder), '--check']) == 0
     models = {model['Name']: model
@@ -114,9 +114,11 @@ def test_imagenet_family_metafile_is_derived_from_its_configs(zoo_table):
     assert sorted(models) == sorted(path.stem for path in folder.glob('*.py'))
     for name, model in models.items():
         pretrained = 'None' if name.startswith('hyperframe_scratch-') else 'ImageNet'
+        side = re.search(r'-(\d+)px_', name)
+        side = side.group(1) if side else '112'
         assert (model['Metadata']['Pretrained'], model['Metadata']['Resolution'],
                 model['Metadata']['Training Data'], model['Modality']) == (
-                    pretrained, '112x112', 'UTD-MHAD', 'Depth'), name
+                    pretrained, f'{side}x{side}', 'UTD-MHAD', 'Depth'), name
         assert ('Results' in model) == (folder / 'results' / f'{name}.json').is_file()
 
 @pytest.mark.parametrize('family', FAMILIES + ('synthetic', 'utd_mhad', 'utd_mhad_imagenet'))
