@@ -5,7 +5,8 @@ so a config that changes the sampler (T, the picks, the streams) or the stacking
 pipeline cannot reach into the pipelines its dataset base built: it builds them again. Every
 dataset base keeps the parts of its pipelines, ``pipeline_parts`` (per split: the reader, the
 sampler's views, the decoding and transforms), and a config rebuilds its pipelines from them
-with :func:`pipelines` and hands them to its dataloaders with :func:`dataloaders`
+with :func:`pipelines` and hands them to its dataloaders with :func:`dataloaders`; a config
+that trains and tests at another input size sets its transforms' side with :func:`at_side`
 (``configs/hyperframes/utd_mhad_imagenet/hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-
 30e_utd-mhad-depth.py`` is the shortest such config; docs/model_zoo.md walks through it).
 
@@ -29,3 +30,21 @@ def dataloaders(*split_pipelines: List[Dict]) -> Tuple[Dict, ...]:
     """The dataloader entries that hand each pipeline to its split's dataset, in order; mmengine
     merges them into the base's dataloaders (their files, batch sizes and samplers stay)."""
     return tuple(dict(dataset=dict(pipeline=pipeline)) for pipeline in split_pipelines)
+
+
+def side_fields(step: Dict, side: int) -> Dict:
+    """The fields of a pipeline step that set the frame side, at ``side`` x ``side``: a training
+    crop's size (``ConsistentClipAugment``) and a fixed-size ``Resize``'s scale; none for any
+    other step (a ``Resize`` that keeps the ratio sets a short side, not the input's shape)."""
+    if step['type'] == 'ConsistentClipAugment':
+        return dict(size=side)
+    if step['type'] == 'Resize' and step.get('keep_ratio') is False:
+        return dict(scale=(side, side))
+    return {}
+
+
+def at_side(transforms: Sequence[Dict], side: int) -> List[Dict]:
+    """``transforms`` with every step that sets the frame side (:func:`side_fields`) at ``side``:
+    the training crop and the test views change together, so a model is never tested at a
+    side it was not trained at."""
+    return [dict(step, **side_fields(step, side)) for step in transforms]

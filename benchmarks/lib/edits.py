@@ -151,16 +151,15 @@ def two_passes(cfg) -> None:
 
 
 def input_size(side: int) -> Edit:
-    """Train and test at ``side`` x ``side``: the training crop (``ConsistentClipAugment``) and
-    every fixed-size ``Resize`` of the test views, in every pipeline."""
+    """Train and test at ``side`` x ``side``: every step that sets the frame side, in every
+    pipeline, as a config does it (:func:`hyperframes_mm.config_parts.at_side`)."""
+    from hyperframes_mm.config_parts import side_fields  # the one rule configs set sides by
+
     def change(cfg):
         cfg.input_size = side
         for pipeline in pipelines(cfg):
             for step in pipeline:
-                if step['type'] == 'ConsistentClipAugment':
-                    step['size'] = side
-                elif step['type'] == 'Resize' and step.get('keep_ratio') is False:
-                    step['scale'] = (side, side)
+                step.update(side_fields(step, side))
     return change
 
 

@@ -2,7 +2,7 @@
 as values, through mmengine's config loading and dumping."""
 from mmengine.config import Config
 
-from hyperframes_mm.config_parts import dataloaders, pipelines
+from hyperframes_mm.config_parts import at_side, dataloaders, pipelines, side_fields
 
 READER = dict(type='DecordInit')
 SAMPLER = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
@@ -19,6 +19,20 @@ def test_each_split_is_reader_sampler_with_its_views_transforms_format():
     # the sampler given is copied per split, never changed
     assert SAMPLER == dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
     assert train[1] is not test[1]
+
+
+def test_at_side_sets_the_crop_and_the_fixed_size_resize_and_nothing_else():
+    crop = dict(type='ConsistentClipAugment', size=96, area_range=(0.6, 1.0))
+    fixed = dict(type='Resize', scale=(96, 96), keep_ratio=False)
+    short_side = dict(type='Resize', scale=(-1, 96), keep_ratio=True)
+    decode = dict(type='DecordDecode')
+    transforms = [decode, crop, fixed, short_side]
+    assert at_side(transforms, 128) == [
+        decode, dict(crop, size=128), dict(fixed, scale=(128, 128)), short_side]
+    # copies: the base's transforms keep their side
+    assert crop['size'] == 96 and fixed['scale'] == (96, 96)
+    assert [side_fields(step, 64) for step in transforms] == [
+        {}, dict(size=64), dict(scale=(64, 64)), {}]
 
 
 def test_dataloaders_hand_each_pipeline_to_its_split_in_order():

@@ -5,17 +5,13 @@
 # measures 160 as a row edit). The depth maps are grey in all three channels: ImageNet's mean and
 # std (the data preprocessors') apply to them as they are.
 _base_ = ['./utd_mhad_depth.py']
-from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
+from hyperframes_mm.config_parts import at_side, dataloaders, pipelines  # after _base_
 input_size = 112  # training crop and test frame side, every row of the family
 # Validation is a cheap proxy of the test, run every few epochs for the learning curves (the
 # epochs a model needs to reach an accuracy): one clip, where the test averages test_clips.
 val_clips = 1
-augment = dict(_base_.augment, size=input_size)
-train_transforms = [_base_.frame_cache_decode, augment]
-test_transforms = [
-    _base_.test_transforms[0],
-    dict(_base_.test_transforms[1], scale=(input_size, input_size))
-]
+train_transforms = at_side(_base_.train_transforms, input_size)
+test_transforms = at_side(_base_.test_transforms, input_size)
 # each split's parts, as in utd_mhad_depth.py: (reader, the sampler's views, transforms)
 pipeline_parts = [
     (_base_.train_init, dict(), train_transforms),

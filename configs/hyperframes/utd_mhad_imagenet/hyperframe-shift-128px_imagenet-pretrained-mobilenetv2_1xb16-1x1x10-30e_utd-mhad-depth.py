@@ -4,19 +4,10 @@
 # cost. It is the row chosen on the four training subjects among those within half of TSM's
 # latency, and then tested once (benchmarks/README.md, results/utd_mhad_imagenet_val.md).
 _base_ = ['./hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x10-30e_utd-mhad-depth.py']
-from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
+from hyperframes_mm.config_parts import at_side, dataloaders, pipelines  # after _base_
 input_size = 128
-augment = dict(_base_.augment, size=input_size)
-train_transforms = [_base_.frame_cache_decode, augment]
-test_transforms = [
-    _base_.test_transforms[0],
-    dict(_base_.test_transforms[1], scale=(input_size, input_size))
-]
-pipeline_parts = [
-    (*_base_.pipeline_parts[0][:2], train_transforms),
-    (*_base_.pipeline_parts[1][:2], test_transforms),
-    (*_base_.pipeline_parts[2][:2], test_transforms),
-]
+# each split's parts as the shifted row's, every crop and test view at input_size
+pipeline_parts = [(*part[:2], at_side(part[2], input_size)) for part in _base_.pipeline_parts]
 train_pipeline, val_pipeline, test_pipeline = pipelines(pipeline_parts, _base_.hyperframe_sampler,
                                                         _base_.segment_format)
 train_dataloader, val_dataloader, test_dataloader = dataloaders(
