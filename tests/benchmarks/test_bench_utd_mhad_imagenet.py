@@ -60,6 +60,16 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
     assert _changed(written[2], name) == changed
 
 
+def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written):
+    configs = written[2]
+    lr = configs[bench.EFF_GAIN_ROW].optim_wrapper.optimizer.lr
+    assert [configs[name].optim_wrapper.optimizer.lr for name in bench.EFF_LR_ROWS] == [
+        lr * 0.5, lr * 2.0]
+    for name in bench.EFF_LR_ROWS:
+        assert _changed(configs, name, bench.EFF_GAIN_ROW) == {'optim_wrapper.optimizer.lr'}
+        assert bench.base_row(ROWS[name]) == bench.EFF_GAIN_ROW
+
+
 def test_calibrated_norms_read_the_file_of_the_runs_own_training_list(written, monkeypatch):
     assert written[2]['calibrated norms'].model.backbone.pretrained == (
         'checkpoints/mobilenet_v2_utd_mhad_calibrated_cross_subject_train.pth')
@@ -84,7 +94,7 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.TSM_ROW,
-        bench.SCRATCH_ROW, bench.EFF_T5_ROW}
+        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -209,6 +219,7 @@ def test_one_command_selects_one_run():
         bench.SCRATCH_ROW]
     assert [row.name for row in lib.selected(bench.ROWS, ['lr'])] == [
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up',
+        f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
@@ -467,26 +478,33 @@ def test_the_second_networks_targets_read_its_own_rows():
         == [False, True]
 
 
-def test_the_second_networks_t5_row_is_its_gain_validated_best():
+def test_the_second_networks_t5_row_is_its_gain_and_lr_validated_best():
     validated = {bench.EFF_T5_ROW: {5: 0.66, 7: 0.58}, bench.EFF_GAIN_ROW: {5: 0.68, 7: 0.70}}
-    results = {bench.EFF_T5_ROW: _runs(0.77), bench.EFF_GAIN_ROW: _runs(0.80)}
-    row, chosen = bench.second_network_t5(results, validated)
+    row, chosen = bench.second_network_t5(validated)
     assert (row, chosen) == (bench.EFF_GAIN_ROW, (
-        ' (its gain chosen on the training subjects: validation the recipe\'s gain 0.620, '
+        ' (chosen on the training subjects: validation the recipe\'s gain 0.620, '
         'at its input scale 0.690 on subjects 5, 7)'))
     top1 = {bench.RECIPE_ROW: 0.79, bench.EFF_GAIN_ROW: 0.80, bench.EFF_TSN_ROW: 0.6}
     costs = {name: dict(latency_ms=10.0) for name in top1}
     assert bench.second_network_targets(top1, costs, row, chosen)[0] == (
         f'- {bench.EFF_GAIN_ROW}{chosen} 0.800 vs {bench.RECIPE_ROW} 0.790 at 1.000x its '
         'latency (>= at <= 1.5 = 1.500x): **met**')
-    # untested, or validated alone: the recipe's row
-    assert bench.second_network_t5({bench.EFF_T5_ROW: _runs(0.77)}, validated) == (
-        bench.EFF_T5_ROW, '')
-    assert bench.second_network_t5(results, {bench.EFF_T5_ROW: {5: 0.66}}) == (
-        bench.EFF_T5_ROW, '')
+    # a learning rate validated above: chosen whether or not it was tested, and a row not
+    # tested yet is a target not trained yet, not the next best row read in its place
+    lr2 = f'{bench.EFF_GAIN_ROW}, lr 2x'
+    assert lr2 in bench.EFF_LR_ROWS
+    row, chosen = bench.second_network_t5(dict(validated, **{lr2: {5: 0.70, 7: 0.72}}))
+    assert (row, chosen) == (lr2, (
+        ' (chosen on the training subjects: validation the recipe\'s gain 0.620, '
+        'at its input scale 0.690, at its input scale, lr 2x 0.710 on subjects 5, 7)'))
+    assert bench.second_network_targets(top1, costs, row, chosen) == [
+        f'- {lr2} vs {bench.RECIPE_ROW}: not trained yet',
+        f'- {lr2} vs {bench.EFF_TSN_ROW}: not trained yet']
+    # validated alone: the recipe's row
+    assert bench.second_network_t5({bench.EFF_T5_ROW: {5: 0.66}}) == (bench.EFF_T5_ROW, '')
     # the recipe's gain validated better: it stays
     validated[bench.EFF_T5_ROW] = {5: 0.70, 7: 0.70}
-    assert bench.second_network_t5(results, validated)[0] == bench.EFF_T5_ROW
+    assert bench.second_network_t5(validated)[0] == bench.EFF_T5_ROW
 
 
 @pytest.mark.slow
