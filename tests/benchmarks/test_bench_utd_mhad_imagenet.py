@@ -64,7 +64,7 @@ def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written):
     configs = written[2]
     lr = configs[bench.EFF_GAIN_ROW].optim_wrapper.optimizer.lr
     assert [configs[name].optim_wrapper.optimizer.lr for name in bench.EFF_LR_ROWS] == [
-        lr * 0.5, lr * 2.0, lr * 4.0]
+        lr * 0.5, lr * 2.0, lr * 4.0, lr * 8.0]
     for name in bench.EFF_LR_ROWS:
         assert _changed(configs, name, bench.EFF_GAIN_ROW) == {'optim_wrapper.optimizer.lr'}
         assert bench.base_row(ROWS[name]) == bench.EFF_GAIN_ROW
@@ -220,7 +220,8 @@ def test_one_command_selects_one_run():
     assert [row.name for row in lib.selected(bench.ROWS, ['lr'])] == [
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
-        f'{bench.EFF_GAIN_ROW}, lr 4x', 'from scratch, SGD 60e, lr 4x']
+        f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
+        'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
 
