@@ -805,14 +805,14 @@ def validate(args, chosen) -> str:
         rows = [row.edited(after=(stop, )) for row in rows]
     if not args.report_only:
         fold.train([(row, seed) for row in rows for seed in (args.seeds or row.seeds)], args)
-    record = runner.Record(args.record)
-    results = {key: runs for key, runs in record.data.get('results', {}).items()}
-    for row in rows:
-        runs = [run for seed in (args.seeds or row.seeds)
-                if (run := fold.finished(args, row, seed)) is not None]
-        if runs:
-            results[f'{row.name} | s{subject}'] = runs
-    record.write(results)
+    with runner.updating(args.record) as record:
+        results = {key: runs for key, runs in record.data.get('results', {}).items()}
+        for row in rows:
+            runs = [run for seed in (args.seeds or row.seeds)
+                    if (run := fold.finished(args, row, seed)) is not None]
+            if runs:
+                results[f'{row.name} | s{subject}'] = runs
+        record.write(results)
     if args.max_epochs:
         return '\n'.join(f'{name}: top-1 {run["top1"]:.3f}' for name, runs in results.items()
                          for run in runs)

@@ -9,8 +9,11 @@ given config is decided on every setting mmengine's runner reads (:data:`RUN_KEY
 as data, not text: ``tools/train.py`` rewrites the config it ran (reordered, with the keys it
 sets from its command line).
 """
+import contextlib
+import fcntl
 import hashlib
 import json
+import tempfile
 import os
 import re
 import statistics
@@ -19,7 +22,7 @@ import sys
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -295,6 +298,23 @@ class Record:
         self.data = dict(results=portable(results), **extra)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(self.data, indent=1) + '\n')
+
+
+@contextlib.contextmanager
+def updating(path: Path) -> Iterator[Record]:
+    """The record at ``path``, read when no other process holds it and written by the caller
+    before it is released: benchmark commands that share a record (one validation fold each,
+    run side by side) each add their runs to the others' instead of writing back a copy read
+    before another's runs landed. The lock file lives in the temporary folder, not beside the
+    committed record."""
+    digest = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:16]
+    lock = Path(tempfile.gettempdir()) / f'hyperframes-record-{digest}.lock'
+    with open(lock, 'w') as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield Record(path)
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def portable(results: Dict[str, List[Dict]]) -> Dict[str, List[Dict]]:

@@ -1,8 +1,9 @@
 """benchmarks.lib.runner: what a run logged (curves, training time over resumed starts), the
-record's portable paths, a folder that cannot resume moved aside whole, a failing tool named
+record's portable paths and its updates side by side, a folder that cannot resume moved aside whole, a failing tool named
 with its log's tail."""
 import json
 import sys
+import threading
 
 from benchmarks.lib import runner
 
@@ -88,6 +89,33 @@ def test_committed_results_name_paths_relative_to_the_repository():
     assert runs['x'][0]['config'] == inside  # the runs themselves are left as they are
 
 
+
+
+def test_commands_updating_one_record_side_by_side_each_add_their_runs(tmp_path):
+    """Two validation folds finishing together: the second reads the record only once the
+    first has written it, so neither writes back a copy without the other's runs."""
+    path = tmp_path / 'record.json'
+    held, order = threading.Event(), []
+
+    def second():
+        held.wait()
+        with runner.updating(path) as record:
+            order.append(('second read', sorted(record.data['results'])))
+            record.write(dict(record.data['results'], b=[dict(top1=0.5)]))
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with runner.updating(path) as record:
+        assert record.data == {}
+        held.set()
+        thread.join(timeout=0.5)
+        assert thread.is_alive()  # waiting for the first to write
+        record.write(dict(a=[dict(top1=0.25)]))
+        order.append(('first wrote', ))
+    thread.join()
+    assert order == [('first wrote', ), ('second read', ['a'])]
+    assert json.loads(path.read_text())['results'] == dict(a=[dict(top1=0.25)],
+                                                           b=[dict(top1=0.5)])
 
 
 def test_a_failing_tool_reports_its_log_tail_and_path(tmp_path):
