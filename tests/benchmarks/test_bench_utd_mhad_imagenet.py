@@ -10,7 +10,7 @@ from mmengine.config import Config
 from benchmarks import bench_utd_mhad_imagenet as bench
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.edits import input_size, stop_after
+from benchmarks.lib.edits import input_size, lr_scale, stop_after
 from .config_diff import differing_paths, flat
 
 ROWS = {row.name: row for row in bench.ROWS}
@@ -60,7 +60,7 @@ def test_ablation_rows_change_only_what_they_say(written, name, changed):
     assert _changed(written[2], name) == changed
 
 
-def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written):
+def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written, tmp_path):
     configs = written[2]
     lr = configs[bench.EFF_GAIN_ROW].optim_wrapper.optimizer.lr
     assert [configs[name].optim_wrapper.optimizer.lr for name in bench.EFF_LR_ROWS] == [
@@ -68,6 +68,15 @@ def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written):
     for name in bench.EFF_LR_ROWS:
         assert _changed(configs, name, bench.EFF_GAIN_ROW) == {'optim_wrapper.optimizer.lr'}
         assert bench.base_row(ROWS[name]) == bench.EFF_GAIN_ROW
+    # the chosen rate's config file (validated as the gain row with the lr edit, then given a
+    # file of its own) trains what that edit trained: the same runs, by key
+    chosen = f'{bench.EFF_GAIN_ROW}, lr {bench.EFF_LR_CHOSEN:g}x'
+    assert (ROWS[chosen].config, ROWS[chosen].edits) == (bench.EFF_LR_CONFIG, ())
+    edit = ROWS[bench.EFF_GAIN_ROW]._replace(edits=(lr_scale(bench.EFF_LR_CHOSEN), ))
+    edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, written[1], tmp_path))).to_dict()
+    own = configs[chosen].to_dict()
+    assert all(runner.run_identity(own, key) == runner.run_identity(edited, key)
+               for key in runner.RUN_KEYS)
 
 
 def test_calibrated_norms_read_the_file_of_the_runs_own_training_list(written, monkeypatch):
