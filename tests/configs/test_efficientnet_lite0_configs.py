@@ -36,7 +36,8 @@ def test_the_configs_are_the_families_efficientnet_rows():
     assert sorted(f'{path.parent.name}/{path.name.split("_")[0]}' for path in CONFIGS) == [
         'hmdb51/hyperframe', 'kinetics400/hyperframe', 'ucf101/hyperframe',
         'utd_mhad_imagenet/hyperframe', 'utd_mhad_imagenet/hyperframe',
-        'utd_mhad_imagenet/hyperframe-scaledgain', 'utd_mhad_imagenet/singleframe',
+        'utd_mhad_imagenet/hyperframe-scaledgain', 'utd_mhad_imagenet/hyperframe-scaledgain-lr4x',
+        'utd_mhad_imagenet/singleframe',
         'utd_mhad_imagenet/tsm', 'utd_mhad_imagenet/tsn']
 
 
@@ -52,6 +53,16 @@ def test_the_scaled_gain_row_is_the_t5_row_with_the_gain_at_its_input_scale():
     assert scaled.model.backbone.diff_gain == pytest.approx(4.0 * 127.5 / 57.63, abs=1e-12)
     assert scaled.model.to_dict() == dict(t5.model.to_dict(), backbone=dict(
         t5.model.backbone.to_dict(), diff_gain=scaled.model.backbone.diff_gain))
+
+
+def test_the_chosen_rate_row_is_the_scaled_gain_row_at_4x_its_learning_rate():
+    lr4x, scaled = (Config.fromfile(str(next(path for path in CONFIGS if path.name.startswith(
+        prefix)))) for prefix in ('hyperframe-scaledgain-lr4x_', 'hyperframe-scaledgain_'))
+    assert scaled.optim_wrapper.optimizer.lr == 0.02 * 16 / 128
+    assert lr4x.optim_wrapper.to_dict() == dict(scaled.optim_wrapper.to_dict(), optimizer=dict(
+        scaled.optim_wrapper.optimizer.to_dict(), lr=4 * 0.02 * 16 / 128))
+    assert lr4x.model.to_dict() == scaled.model.to_dict()
+    assert (lr4x.param_scheduler, lr4x.train_cfg) == (scaled.param_scheduler, scaled.train_cfg)
 
 
 def batch(cfg, clips: int, count: int = 2):
