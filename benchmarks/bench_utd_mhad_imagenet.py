@@ -204,6 +204,10 @@ ABLATION_ROWS = [
         edits=(lr_scale(0.5), warmup(5))),
     Row('lr 1x, no warm-up', RECIPE, 'the cosine decay from the first iteration',
         edits=(warmup(0), )),
+    # the larger rates EfficientNet-Lite0's folds chose (EFF_LR_ROWS), read on the folds for the
+    # network the recipe was written for: whether its rate under-steps MobileNetV2 as well
+    *(Row(f'lr {scale:g}x', RECIPE, f'{scale:g}x the learning rate, the recipe\'s warm-up and '
+          'decay', edits=(lr_scale(scale), )) for scale in (2.0, 4.0)),
     Row('calibrated norms', RECIPE, 'the ImageNet file with norms calibrated on the training '
         'list\'s frames instead of identity norms', HEADLINE_SEEDS,
         edits=(calibrated_norms, )),

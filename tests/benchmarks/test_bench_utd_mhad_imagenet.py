@@ -47,6 +47,8 @@ def _changed(configs, name, base=bench.RECIPE_ROW):
     ('conv1 center', {'model.backbone.inflate_init'}),
     (bench.RANDOM_ROW, {'model.backbone.inflate_init'}),
     ('lr 0.5x', {'optim_wrapper.optimizer.lr'}),
+    ('lr 2x', {'optim_wrapper.optimizer.lr'}),
+    ('lr 4x', {'optim_wrapper.optimizer.lr'}),
     ('lr 0.5x, 5 warm-up epochs', {'optim_wrapper.optimizer.lr', 'param_scheduler[0].end',
                                    'param_scheduler[1].begin', 'param_scheduler[1].T_max'}),
     ('lr 1x, no warm-up', {'param_scheduler'}),
@@ -227,7 +229,7 @@ def test_one_command_selects_one_run():
     assert [row.name for row in lib.selected(bench.ROWS, [bench.SCRATCH_ROW])] == [
         bench.SCRATCH_ROW]
     assert [row.name for row in lib.selected(bench.ROWS, ['lr'])] == [
-        'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up',
+        'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up', 'lr 2x', 'lr 4x',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
         'from scratch, SGD 60e, lr 4x']
