@@ -593,8 +593,12 @@ def best_validated(labels: Dict[str, str], validated: Dict[str, Dict[int, float]
 def second_network_t(results: Dict[str, List[Dict]],
                      validated: Dict[str, Dict[int, float]]) -> str:
     """EfficientNet-Lite0's T as item 1 chooses it: the hyperframe row of that network validated
-    best on the training subjects, and its test top-1 (one reading, not a target)."""
-    best = best_validated({EFF_T5_ROW: 'T=5', EFF_T8_ROW: 'T=8'}, validated)
+    best on the training subjects, and its test top-1 (one reading, not a target). T=5 is read
+    as its targets read it (:func:`second_network_t5`: its gain and rate chosen); T=8 was
+    validated at the recipe's gain and rate only, which the line says."""
+    t5 = second_network_t5(validated)[0]
+    best = best_validated({t5: 'T=5' if t5 == EFF_T5_ROW else f'T=5 ({EFF_T5_ROWS[t5]})',
+                           EFF_T8_ROW: 'T=8 (the recipe\'s gain and rate)'}, validated)
     if best is None:
         return '- EfficientNet-Lite0\'s T: not validated yet (--validate-on)'
     chosen, seen = best

@@ -467,10 +467,17 @@ def test_the_second_networks_t_is_the_one_validated_best():
     results = {bench.EFF_T8_ROW: _runs(0.60, 0.62), bench.EFF_T5_ROW: _runs(0.9)}
     assert bench.second_network_t(results, validated) == (
         f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {bench.EFF_T8_ROW} '
-        '(validation T=5 0.700, T=8 0.720 on subjects 5, 7); tested once: 0.610 ± 0.014 over 2 '
-        'seed(s)')
+        '(validation T=5 0.700, T=8 (the recipe\'s gain and rate) 0.720 on subjects 5, 7); '
+        'tested once: 0.610 ± 0.014 over 2 seed(s)')
     assert bench.second_network_t({}, {bench.EFF_T5_ROW: {5: 0.7}}).endswith(
         f'{bench.EFF_T5_ROW} (validation T=5 0.700 on subject 5); not trained yet')
+    # T=5 as its targets read it: the gain and rate its folds chose
+    lr4 = f'{bench.EFF_GAIN_ROW}, lr 4x'
+    validated.update({bench.EFF_GAIN_ROW: {5: 0.72, 7: 0.72}, lr4: {5: 0.76, 7: 0.78}})
+    assert bench.second_network_t({lr4: _runs(0.8)}, validated) == (
+        f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {lr4} (validation T=5 '
+        '(at its input scale, lr 4x) 0.770, T=8 (the recipe\'s gain and rate) 0.720 on '
+        'subjects 5, 7); tested once: 0.800 over 1 seed(s)')
 
 
 def test_the_second_networks_targets_read_its_own_rows():
