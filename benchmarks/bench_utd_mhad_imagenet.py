@@ -138,8 +138,8 @@ SHIFT = Row(SHIFT_ROW,
             'two T=5 hyperframes of a clip (its halves), features shifted between them in the '
             'residual blocks (TemporalShift where MobileNetV2TSM puts it), 2 test clips',
             HEADLINE_SEEDS, cost=2.0)
-# a third hyperframe, so that the middle one's blocks read both neighbours (TSM's mixing)
 SHIFT_128 = family_config('hyperframe-shift-128px_imagenet-pretrained-mobilenetv2_1xb16-1x1x10-')
+# a third hyperframe, so that the middle one's blocks read both neighbours (TSM's mixing)
 SHIFT3 = Row(SHIFT3_ROW,
              family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x15-'),
              'three T=5 hyperframes of a clip (15 picks in time order), features shifted '
