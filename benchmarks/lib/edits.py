@@ -153,9 +153,10 @@ def two_passes(cfg) -> None:
 def input_size(side: int) -> Edit:
     """Train and test at ``side`` x ``side``: every step that sets the frame side, in every
     pipeline, as a config does it (:func:`hyperframes_mm.config_parts.at_side`)."""
-    from hyperframes_mm.config_parts import side_fields  # the one rule configs set sides by
-
     def change(cfg):
+        # the one rule configs set sides by; imported here, not when the edit is declared: the
+        # package imports torch and mmaction2, which a benchmark's row list must not cost
+        from hyperframes_mm.config_parts import side_fields
         cfg.input_size = side
         for pipeline in pipelines(cfg):
             for step in pipeline:

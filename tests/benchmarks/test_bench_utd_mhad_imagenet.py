@@ -3,6 +3,9 @@ else; one command selects one run; learning curves are read against the control;
 claims are computed from the numbers given; the record alone rewrites the tables."""
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from mmengine.config import Config
@@ -14,6 +17,7 @@ from benchmarks.lib.edits import input_size, lr_scale, stop_after
 from .config_diff import differing_paths, flat
 
 ROWS = {row.name: row for row in bench.ROWS}
+REPO = Path(__file__).resolve().parents[2]
 LOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
 #: what an input-size edit changes: the crop of training, the resize of the test views
 SIZE_CHANGED = {'input_size', 'train_dataloader.dataset.pipeline[3].size'} | {
@@ -608,3 +612,14 @@ def test_stop_after_keeps_the_schedule_but_its_length(written):
     stop_after(2)(cfg)
     assert (cfg.train_cfg.max_epochs, cfg.default_hooks.checkpoint.interval) == (2, 2)
     assert cfg.param_scheduler == configs[bench.RECIPE_ROW].param_scheduler
+
+
+def test_the_row_list_imports_neither_torch_nor_the_package():
+    """Declaring the rows (their edits included) is cheap: the package, torch and mmaction2 load
+    when a run is configured, not when the benchmark or its --help is read."""
+    code = ('import sys; import benchmarks.bench_utd_mhad_imagenet; '
+            'print(sorted(name for name in ("torch", "mmaction", "hyperframes_mm") '
+            'if name in sys.modules))')
+    out = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == '[]'
