@@ -88,9 +88,20 @@ EFF_GAIN = family_config('hyperframe-scaledgain_imagenet-pretrained-efficientnet
 #: network carried over from another's recipe has not been tuned on (rows named by factor)
 EFF_LR_SCALES = (0.5, 2.0, 4.0, 8.0)
 EFF_LR_ROWS = {f'{EFF_GAIN_ROW}, lr {scale:g}x': scale for scale in EFF_LR_SCALES}
-#: the rate the folds chose has a config of its own, which trains the runs its edit trained
+#: the rate the folds chose has a config of its own (named by the rate), which trains the runs
+#: its edit trained
 EFF_LR_CHOSEN = 4.0
-EFF_LR_CONFIG = family_config('hyperframe-scaledgain-lr4x_imagenet-pretrained-efficientnet-')
+EFF_LR_CONFIG = family_config(f'hyperframe-scaledgain-lr{EFF_LR_CHOSEN:g}x_imagenet-pretrained-'
+                              'efficientnet-')
+
+
+def eff_lr_row(name: str, scale: float) -> Row:
+    """EfficientNet-Lite0's gain row at ``scale`` x the recipe's learning rate: the chosen
+    rate's own config, any other rate as an edit of the gain row's."""
+    config, edits = ((EFF_LR_CONFIG, ()) if scale == EFF_LR_CHOSEN
+                     else (EFF_GAIN, (lr_scale(scale), )))
+    return Row(name, config, f'the gain row at {scale:g}x the recipe\'s learning rate (its '
+               'warm-up and decay unchanged)', HEADLINE_SEEDS, edits=edits, cost=1.3)
 TSM = family_config('tsm_imagenet-pretrained-mobilenetv2_')
 SCRATCH = family_config('hyperframe_scratch-mobilenetv2_')
 #: the from-scratch control on the ImageNet rows' optimiser, one row per schedule; the one
@@ -230,11 +241,7 @@ ABLATION_ROWS = [
         'the EfficientNet-Lite0 T=5 row with the frame differences at the MobileNetV2 rows\' '
         'input scale (its diff gain times the ratio of the two preprocessors\' std)',
         HEADLINE_SEEDS, cost=1.3),
-    *(Row(name, EFF_LR_CONFIG if scale == EFF_LR_CHOSEN else EFF_GAIN,
-          f'the gain row at {scale:g}x the recipe\'s learning rate (its warm-up and decay '
-          'unchanged)', HEADLINE_SEEDS,
-          edits=() if scale == EFF_LR_CHOSEN else (lr_scale(scale), ), cost=1.3)
-      for name, scale in EFF_LR_ROWS.items()),
+    *(eff_lr_row(name, scale) for name, scale in EFF_LR_ROWS.items()),
     # time mixed deeper than conv1 (SHIFT), and the test views it can take
     SHIFT,
     Row(SHIFT_MORE_CLIPS_ROW, SHIFT.config, f'the shifted row\'s runs tested on '

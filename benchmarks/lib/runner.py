@@ -13,12 +13,12 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import tempfile
 import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
