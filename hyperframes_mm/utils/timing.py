@@ -2,6 +2,8 @@
 machine hit every row alike. The one timing loop of the project: ``compare_latency`` and the
 micro-benchmarks (``benchmarks/bench_*.py``) all time through :func:`interleaved_timing`."""
 import contextlib
+import ctypes
+import os
 import statistics
 import time
 from typing import Any, Callable, Dict, Hashable, List, Optional, Tuple
@@ -36,13 +38,45 @@ class Timings(Dict[Hashable, List[float]]):
             a / b for a, b in zip(self[numerator], self[denominator], strict=True))
 
 
+#: glibc's ``mallopt`` parameters and the largest mmap threshold it takes (64-bit)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+MMAP_THRESHOLD_MAX = 32 << 20
+
+
+def steady_heap() -> bool:
+    """Make glibc's malloc keep the memory a call frees for the next call, for the rest of the
+    process. True where it took effect, False where the C library is not glibc.
+
+    glibc hands a freed heap top larger than its trim threshold back to the kernel, and serves
+    blocks above its mmap threshold from fresh mappings; both thresholds move with what the
+    process freed before. So one model can fault all its activations in from the kernel on
+    every call in one process and on none in another, and its latency then depends on the
+    process's past rather than on the model (a page fault for every 4 KiB of activations, on
+    every call). With the mmap threshold fixed at glibc's ceiling and trimming off, every call
+    reuses the pages of the one before. It cannot be undone (glibc has no way back to its
+    moving thresholds) and the process keeps the memory it peaked at, which is why only timing
+    calls it (:func:`interleaved_timing`), never the plugin's import.
+    """
+    try:
+        glibc = bool(os.confstr('CS_GNU_LIBC_VERSION'))
+    except (AttributeError, ValueError, OSError):  # no confstr, or no such name: not glibc
+        glibc = False
+    if not glibc:
+        return False
+    libc = ctypes.CDLL(None)
+    return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(
+        libc.mallopt(M_TRIM_THRESHOLD, 2**31 - 1))
+
+
 def interleaved_timing(calls: Dict[Hashable, Callable[[], Any]], repeats: int, warmup: int = 3,
                        progress: bool = True,
                        synchronize: Callable[[], None] = lambda: None,
                        inference: bool = True,
                        before: Optional[Callable[[Hashable, int], None]] = None) -> Timings:
     """Seconds per call of every entry: each round calls each entry once, in an order rotated by
-    one every round; the first ``warmup`` rounds are not kept.
+    one every round; the first ``warmup`` rounds are not kept. The process's heap is made
+    steady first (:func:`steady_heap`), so a call's time does not depend on what the process
+    allocated before it.
 
     Args:
         calls (dict): name -> a no-argument call to time.
@@ -64,6 +98,7 @@ def interleaved_timing(calls: Dict[Hashable, Callable[[], Any]], repeats: int, w
         raise ValueError(f'interleaved_timing: need repeats >= 1 and warmup >= 0, got {repeats}, '
                          f'{warmup}')
     from tqdm import tqdm
+    steady_heap()
     names = list(calls)
     times = Timings({name: [] for name in names})
     rounds = warmup + repeats
