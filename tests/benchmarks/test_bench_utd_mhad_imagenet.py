@@ -33,7 +33,7 @@ def written(tmp_path_factory):
     configs = {}
     for row in [ROWS[bench.RECIPE_ROW], ROWS[bench.TSM_ROW], ROWS[bench.T8_ROW],
                 ROWS['hyperframe T=8, mixup'], ROWS['hyperframe T=8, mixup + cutmix'],
-                *bench.ABLATION_ROWS]:
+                ROWS[bench.EFF_T8_ROW], *bench.ABLATION_ROWS]:
         folder = root / str(len(configs))
         folder.mkdir()
         configs[row.name] = Config.fromfile(str(bench.BENCH.run_config(row, 0, args, folder)))
@@ -85,6 +85,19 @@ def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written, tmp_p
                for key in runner.RUN_KEYS)
 
 
+def test_the_second_networks_t8_takes_the_gain_and_rate_its_t5_chose(written):
+    configs = written[2]
+    row, chosen = bench.EFF_T8_CHOSEN_ROW, configs[bench.EFF_LR_ROW_CHOSEN]
+    assert _changed(configs, row, bench.EFF_T8_ROW) == {'model.backbone.diff_gain',
+                                                        'optim_wrapper.optimizer.lr'}
+    assert configs[row].model.backbone.diff_gain == chosen.model.backbone.diff_gain
+    assert configs[row].optim_wrapper.optimizer.lr == chosen.optim_wrapper.optimizer.lr
+    assert configs[row].model.backbone.diff_gain != (
+        configs[bench.EFF_T8_ROW].model.backbone.diff_gain)
+    assert configs[row].model.backbone.num_frames == 8
+    assert bench.base_row(ROWS[row]) == bench.EFF_T8_ROW
+
+
 def test_calibrated_norms_read_the_file_of_the_runs_own_training_list(written, monkeypatch):
     assert written[2]['calibrated norms'].model.backbone.pretrained == (
         'checkpoints/mobilenet_v2_utd_mhad_calibrated_cross_subject_train.pth')
@@ -109,7 +122,7 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.TSM_ROW,
-        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW}
+        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_T8_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -236,7 +249,7 @@ def test_one_command_selects_one_run():
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up', 'lr 2x', 'lr 4x',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
-        'from scratch, SGD 60e, lr 4x']
+        bench.EFF_T8_CHOSEN_ROW, 'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
 
@@ -482,6 +495,12 @@ def test_the_second_networks_t_is_the_one_validated_best():
         f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {lr4} (validation T=5 '
         '(at its input scale, lr 4x) 0.770, T=8 (the recipe\'s gain and rate) 0.720 on '
         'subjects 5, 7); tested once: 0.800 over 1 seed(s)')
+    # T=8 at the gain and rate T=5 chose
+    validated[bench.EFF_T8_CHOSEN_ROW] = {5: 0.80, 7: 0.80}
+    assert bench.second_network_t({}, validated) == (
+        f'- EfficientNet-Lite0\'s T, chosen on the training subjects: {bench.EFF_T8_CHOSEN_ROW} '
+        '(validation T=5 (at its input scale, lr 4x) 0.770, T=8 (the recipe\'s gain and rate) '
+        '0.720, T=8 (at its input scale, lr 4x) 0.800 on subjects 5, 7); not trained yet')
 
 
 def test_the_second_networks_targets_read_its_own_rows():
