@@ -134,16 +134,6 @@ def schedule_of(config: Path) -> Edit:
     return change
 
 
-def backbone_of(config: Path, *keys: str) -> Edit:
-    """Take another config's backbone arguments ``keys`` (a value chosen for that config, such
-    as its frame-difference gain, carried to a row of another T)."""
-    def change(cfg):
-        from mmengine.config import Config
-        other = Config.fromfile(str(config)).model.backbone
-        cfg.model.backbone.update({key: other[key] for key in keys})
-    return change
-
-
 def two_passes(cfg) -> None:
     """A fast/slow config's streams through the shared backbone one after the other, features
     concatenated (``FastSlowRecognizer``), instead of stacked into one hyperframe for one pass

@@ -85,17 +85,30 @@ def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written, tmp_p
                for key in runner.RUN_KEYS)
 
 
-def test_the_second_networks_t8_takes_the_gain_and_rate_its_t5_chose(written):
+def test_the_second_networks_t8_takes_the_gain_and_rate_its_t5_chose(written, tmp_path):
     configs = written[2]
     row, chosen = bench.EFF_T8_CHOSEN_ROW, configs[bench.EFF_LR_ROW_CHOSEN]
-    assert _changed(configs, row, bench.EFF_T8_ROW) == {'model.backbone.diff_gain',
-                                                        'optim_wrapper.optimizer.lr'}
+    # (and the two stds the gain config computes it from, variables no run reads)
+    assert _changed(configs, row, bench.EFF_T8_ROW) == {
+        'model.backbone.diff_gain', 'optim_wrapper.optimizer.lr', 'imagenet_std', 'own_std'}
     assert configs[row].model.backbone.diff_gain == chosen.model.backbone.diff_gain
     assert configs[row].optim_wrapper.optimizer.lr == chosen.optim_wrapper.optimizer.lr
     assert configs[row].model.backbone.diff_gain != (
         configs[bench.EFF_T8_ROW].model.backbone.diff_gain)
     assert configs[row].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[row]) == bench.EFF_T8_ROW
+    # its config file trains what the folds trained: the T=8 row with the chosen T=5 row's gain
+    # and rate as edits, the same runs by key
+    assert (ROWS[row].config, ROWS[row].edits) == (bench.EFF_T8_CHOSEN, ())
+
+    def gain(cfg):
+        cfg.model.backbone.diff_gain = Config.fromfile(str(bench.EFF_GAIN)).model.backbone.diff_gain
+
+    edit = ROWS[bench.EFF_T8_ROW]._replace(edits=(gain, lr_scale(bench.EFF_LR_CHOSEN)))
+    edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, written[1], tmp_path))).to_dict()
+    own = configs[row].to_dict()
+    assert all(runner.run_identity(own, key) == runner.run_identity(edited, key)
+               for key in runner.RUN_KEYS)
 
 
 def test_calibrated_norms_read_the_file_of_the_runs_own_training_list(written, monkeypatch):

@@ -37,7 +37,7 @@ def test_the_configs_are_the_families_efficientnet_rows():
         'hmdb51/hyperframe', 'kinetics400/hyperframe', 'ucf101/hyperframe',
         'utd_mhad_imagenet/hyperframe', 'utd_mhad_imagenet/hyperframe',
         'utd_mhad_imagenet/hyperframe-scaledgain', 'utd_mhad_imagenet/hyperframe-scaledgain-lr4x',
-        'utd_mhad_imagenet/singleframe',
+        'utd_mhad_imagenet/hyperframe-scaledgain-lr4x', 'utd_mhad_imagenet/singleframe',
         'utd_mhad_imagenet/tsm', 'utd_mhad_imagenet/tsn']
 
 
@@ -57,12 +57,30 @@ def test_the_scaled_gain_row_is_the_t5_row_with_the_gain_at_its_input_scale():
 
 def test_the_chosen_rate_row_is_the_scaled_gain_row_at_4x_its_learning_rate():
     lr4x, scaled = (Config.fromfile(str(next(path for path in CONFIGS if path.name.startswith(
-        prefix)))) for prefix in ('hyperframe-scaledgain-lr4x_', 'hyperframe-scaledgain_'))
+        prefix)))) for prefix in ('hyperframe-scaledgain-lr4x_imagenet-pretrained-efficientnet-'
+                                  'lite0_1xb16-1x1x5-', 'hyperframe-scaledgain_'))
     assert scaled.optim_wrapper.optimizer.lr == 0.02 * 16 / 128
     assert lr4x.optim_wrapper.to_dict() == dict(scaled.optim_wrapper.to_dict(), optimizer=dict(
         scaled.optim_wrapper.optimizer.to_dict(), lr=4 * 0.02 * 16 / 128))
     assert lr4x.model.to_dict() == scaled.model.to_dict()
     assert (lr4x.param_scheduler, lr4x.train_cfg) == (scaled.param_scheduler, scaled.train_cfg)
+
+
+def test_the_chosen_t_row_is_the_chosen_rate_row_on_the_t8_rows_picks():
+    """T=8 at the gain and rate T=5 chose: the chosen-rate T=5 config with the T=8 row's
+    sampling and stem, as the T=8 row is the T=5 row on 8 picks."""
+    t8_lr4x, lr4x, t8 = (Config.fromfile(str(next(
+        path for path in CONFIGS if path.name.startswith(prefix)))) for prefix in (
+            'hyperframe-scaledgain-lr4x_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x8-',
+            'hyperframe-scaledgain-lr4x_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x5-',
+            'hyperframe_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x8-'))
+    assert t8_lr4x.model.to_dict() == dict(lr4x.model.to_dict(), backbone=dict(
+        lr4x.model.backbone.to_dict(), num_frames=8))
+    assert (t8_lr4x.optim_wrapper, t8_lr4x.param_scheduler) == (lr4x.optim_wrapper,
+                                                                  lr4x.param_scheduler)
+    for loader in ('train_dataloader', 'val_dataloader', 'test_dataloader'):
+        assert t8_lr4x[loader] == t8[loader]
+    assert t8_lr4x.test_dataloader.dataset.pipeline[1]['num_frames'] == 8
 
 
 def batch(cfg, clips: int, count: int = 2):
