@@ -109,6 +109,10 @@ def test_the_second_networks_t8_takes_the_gain_and_rate_its_t5_chose(written, tm
     own = configs[row].to_dict()
     assert all(runner.run_identity(own, key) == runner.run_identity(edited, key)
                for key in runner.RUN_KEYS)
+    # and that row at 128 pixels
+    assert _changed(configs, bench.EFF_T8_128_ROW, row) == SIZE_CHANGED
+    assert configs[bench.EFF_T8_128_ROW].input_size == 128
+    assert bench.base_row(ROWS[bench.EFF_T8_128_ROW]) == row
 
 
 def test_calibrated_norms_read_the_file_of_the_runs_own_training_list(written, monkeypatch):
@@ -135,7 +139,8 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.TSM_ROW,
-        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_T8_ROW}
+        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_T8_ROW,
+        bench.EFF_T8_CHOSEN_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -262,7 +267,7 @@ def test_one_command_selects_one_run():
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up', 'lr 2x', 'lr 4x',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
-        bench.EFF_T8_CHOSEN_ROW, 'from scratch, SGD 60e, lr 4x']
+        bench.EFF_T8_CHOSEN_ROW, bench.EFF_T8_128_ROW, 'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
 
