@@ -143,7 +143,9 @@ def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]
                     device: Optional[str] = None, batch: int = 1, repeats: int = 30,
                     warmup: int = 5, video_size: Tuple[int, int] = (256, 340), fps: float = 30.0,
                     progress: bool = True, checkpoint: Optional[str] = None) -> Dict[str, Dict]:
-    """Median latency of several configs' models, timed side by side in interleaved rounds.
+    """Median latency of several configs' models, timed side by side in interleaved rounds
+    (:func:`~hyperframes_mm.utils.timing.interleaved_timing`, which makes the process's heap
+    steady for the rest of the process: :func:`~hyperframes_mm.utils.timing.steady_heap`).
 
     Args:
         configs (dict): name -> config, or name -> ``(config, cfg_options)``.
@@ -188,7 +190,7 @@ def measure_latency(config: ConfigLike, checkpoint: Optional[str] = None,
                     warmup: int = 5, video_size: Tuple[int, int] = (256, 340),
                     fps: float = 30.0, cfg_options: Optional[dict] = None) -> Dict:
     """Median latency of one config's model on ``batch`` samples of random pixels:
-    :func:`compare_latency` of it alone, without a progress bar (the same arguments; the
-    result is that function's entry for the model)."""
+    :func:`compare_latency` of it alone, without a progress bar (the same arguments and the
+    same lasting steady heap; the result is that function's entry for the model)."""
     return compare_latency({'model': (config, cfg_options)}, device, batch, repeats, warmup,
                            video_size, fps, progress=False, checkpoint=checkpoint)['model']

@@ -38,30 +38,38 @@ class Timings(Dict[Hashable, List[float]]):
             a / b for a, b in zip(self[numerator], self[denominator], strict=True))
 
 
-#: glibc's ``mallopt`` parameters and the largest mmap threshold it takes (64-bit)
+#: glibc's ``mallopt`` parameters, and the largest mmap threshold it takes (its
+#: ``DEFAULT_MMAP_THRESHOLD_MAX``: 32 MiB on 64-bit builds, 512 KiB on 32-bit ones)
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-MMAP_THRESHOLD_MAX = 32 << 20
+MMAP_THRESHOLD_MAX = (32 << 20) if ctypes.sizeof(ctypes.c_void_p) == 8 else (512 << 10)
+
+
+def is_glibc() -> bool:
+    """Whether this process's C library is glibc (whose ``mallopt`` :func:`steady_heap` sets)."""
+    try:
+        return bool(os.confstr('CS_GNU_LIBC_VERSION'))
+    except (AttributeError, ValueError, OSError):  # no confstr (Windows), no such name, or musl
+        return False
 
 
 def steady_heap() -> bool:
     """Make glibc's malloc keep the memory a call frees for the next call, for the rest of the
-    process. True where it took effect, False where the C library is not glibc.
+    process. True where it took effect; False where it was not applied (the C library is not
+    glibc, or glibc refused a setting).
 
     glibc hands a freed heap top larger than its trim threshold back to the kernel, and serves
     blocks above its mmap threshold from fresh mappings; both thresholds move with what the
     process freed before. So one model can fault all its activations in from the kernel on
     every call in one process and on none in another, and its latency then depends on the
-    process's past rather than on the model (a page fault for every 4 KiB of activations, on
+    process's past rather than on the model (a page fault for every page of activations, on
     every call). With the mmap threshold fixed at glibc's ceiling and trimming off, every call
-    reuses the pages of the one before. It cannot be undone (glibc has no way back to its
-    moving thresholds) and the process keeps the memory it peaked at, which is why only timing
-    calls it (:func:`interleaved_timing`), never the plugin's import.
+    reuses the pages of the one before for every block below that ceiling (a larger block is
+    still mapped afresh on every call, as before, in every process alike). It cannot be undone
+    (glibc has no way back to its moving thresholds) and the process keeps the memory it peaked
+    at, which is why only timing calls it (:func:`interleaved_timing`), never the plugin's
+    import.
     """
-    try:
-        glibc = bool(os.confstr('CS_GNU_LIBC_VERSION'))
-    except (AttributeError, ValueError, OSError):  # no confstr, or no such name: not glibc
-        glibc = False
-    if not glibc:
+    if not is_glibc():
         return False
     libc = ctypes.CDLL(None)
     return bool(libc.mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_MAX)) and bool(
@@ -76,7 +84,7 @@ def interleaved_timing(calls: Dict[Hashable, Callable[[], Any]], repeats: int, w
     """Seconds per call of every entry: each round calls each entry once, in an order rotated by
     one every round; the first ``warmup`` rounds are not kept. The process's heap is made
     steady first (:func:`steady_heap`), so a call's time does not depend on what the process
-    allocated before it.
+    allocated before it; that lasts for the rest of the process.
 
     Args:
         calls (dict): name -> a no-argument call to time.
