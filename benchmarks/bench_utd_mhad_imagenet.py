@@ -92,8 +92,24 @@ EFF_LR_ROWS = {f'{EFF_GAIN_ROW}, lr {scale:g}x': scale for scale in EFF_LR_SCALE
 #: its edit trained
 EFF_LR_CHOSEN = 4.0
 EFF_LR_ROW_CHOSEN = f'{EFF_GAIN_ROW}, lr {EFF_LR_CHOSEN:g}x'
-EFF_LR_CONFIG = family_config(f'hyperframe-scaledgain-lr{EFF_LR_CHOSEN:g}x_imagenet-pretrained-'
-                              'efficientnet-lite0_1xb16-1x1x5-')
+
+
+def eff_chosen_rate_config(frames: int) -> Path:
+    """EfficientNet-Lite0's config at the gain and rate its T=5 folds chose, on ``frames``
+    picks."""
+    return family_config(f'hyperframe-scaledgain-lr{EFF_LR_CHOSEN:g}x_imagenet-pretrained-'
+                         f'efficientnet-lite0_1xb16-1x1x{frames}-')
+
+
+EFF_LR_CONFIG = eff_chosen_rate_config(5)
+#: EfficientNet-Lite0's T=8 row at the gain and rate its T=5 folds chose: its T was first
+#: chosen at the recipe's, which under-step this network, so T=5 and T=8 are compared alike (a
+#: config of its own, the chosen-rate one on 8 picks, as the folds chose it)
+EFF_T8_CHOSEN_ROW = f'{EFF_T8_ROW}, gain at its input scale, lr {EFF_LR_CHOSEN:g}x'
+EFF_T8_CHOSEN = eff_chosen_rate_config(8)
+#: that row at the depth videos' own side, as the shifted MobileNetV2 row was validated at it:
+#: a network made for 224 pixels sees its last stage at under 4x4 at 112
+EFF_T8_128_ROW = f'{EFF_T8_CHOSEN_ROW}, input 128'
 
 
 def eff_lr_row(name: str, scale: float) -> Row:
@@ -103,15 +119,8 @@ def eff_lr_row(name: str, scale: float) -> Row:
                      else (EFF_GAIN, (lr_scale(scale), )))
     return Row(name, config, f'the gain row at {scale:g}x the recipe\'s learning rate (its '
                'warm-up and decay unchanged)', HEADLINE_SEEDS, edits=edits, cost=1.3)
-#: EfficientNet-Lite0's T=8 row at the gain and rate its T=5 folds chose: its T was first
-#: chosen at the recipe's, which under-step this network, so T=5 and T=8 are compared alike (a
-#: config of its own, the chosen-rate one on 8 picks, as the folds chose it)
-EFF_T8_CHOSEN_ROW = f'{EFF_T8_ROW}, gain at its input scale, lr {EFF_LR_CHOSEN:g}x'
-#: that row at the depth videos' own side, as the shifted MobileNetV2 row was validated at it:
-#: a network made for 224 pixels sees its last stage at under 4x4 at 112
-EFF_T8_128_ROW = f'{EFF_T8_CHOSEN_ROW}, input 128'
-EFF_T8_CHOSEN = family_config(f'hyperframe-scaledgain-lr{EFF_LR_CHOSEN:g}x_imagenet-pretrained-'
-                              'efficientnet-lite0_1xb16-1x1x8-')
+
+
 TSM = family_config('tsm_imagenet-pretrained-mobilenetv2_')
 SCRATCH = family_config('hyperframe_scratch-mobilenetv2_')
 #: the from-scratch control on the ImageNet rows' optimiser, one row per schedule; the one
