@@ -87,11 +87,18 @@ EFF_GAIN = family_config('hyperframe-scaledgain_imagenet-pretrained-efficientnet
 #: yet this one scores lower on the held-out subject, and the step size is the first knob a
 #: network carried over from another's recipe has not been tuned on (rows named by factor)
 EFF_LR_SCALES = (0.5, 2.0, 4.0, 8.0)
-EFF_LR_ROWS = {f'{EFF_GAIN_ROW}, lr {scale:g}x': scale for scale in EFF_LR_SCALES}
+
+
+def eff_lr_name(scale: float) -> str:
+    """The name of EfficientNet-Lite0's gain row at ``scale`` x the recipe's learning rate."""
+    return f'{EFF_GAIN_ROW}, lr {scale:g}x'
+
+
+EFF_LR_ROWS = {eff_lr_name(scale): scale for scale in EFF_LR_SCALES}
 #: the rate the folds chose has a config of its own (named by the rate), which trains the runs
 #: its edit trained
 EFF_LR_CHOSEN = 4.0
-EFF_LR_ROW_CHOSEN = f'{EFF_GAIN_ROW}, lr {EFF_LR_CHOSEN:g}x'
+EFF_LR_ROW_CHOSEN = eff_lr_name(EFF_LR_CHOSEN)
 
 
 def eff_chosen_rate_config(frames: int) -> Path:
