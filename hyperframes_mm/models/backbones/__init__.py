@@ -8,8 +8,9 @@ from .inflate import (INFLATE_MODES, inflate_conv_weight, reinflate_conv_weight,
                       temporal_resample_matrix)
 from .inflated_backbone import InflatedBackbone
 from .pad_aware_conv import PadAwareConv2d, live_taps
-from .shifted_backbone import TemporalShiftBackbone, shiftable_blocks
+from .shifted_backbone import TemporalShiftBackbone
 from .stem import HyperframeStem
+from .temporal_shift import shiftable_blocks
 
 __all__ = [
     'FrameAttention', 'HyperMobileNetV2', 'HyperMobileNetV3', 'HyperResNet',

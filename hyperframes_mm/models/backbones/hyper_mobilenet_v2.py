@@ -25,6 +25,7 @@ from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
 from .mobilenet_v2_converters import mobilenet_v2_state_dict_to_mmaction
 from .stem import HyperframeStem
+from .temporal_shift import move_under_shift
 
 
 @MODELS.register_module()
@@ -129,15 +130,7 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
         """Read mmaction2's (= mmpretrain's) and torchvision's MobileNetV2 layouts; with
         shifted blocks, a 2D file's shifted convs move under ``.net`` (a checkpoint of the
         shifted model has them there already)."""
-        state_dict = mobilenet_v2_state_dict_to_mmaction(state_dict)
-        if not self.shifted or any('.net.' in key for key in state_dict):
-            return state_dict
-        shifted = tuple(f'{path}.' for path in self.shifted)
-        converted = {}
-        for key, value in state_dict.items():
-            prefix = next((prefix for prefix in shifted if key.startswith(prefix)), None)
-            converted[key if prefix is None else f'{prefix}net.{key[len(prefix):]}'] = value
-        return converted
+        return move_under_shift(mobilenet_v2_state_dict_to_mmaction(state_dict), self.shifted)
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""

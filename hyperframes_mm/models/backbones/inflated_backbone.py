@@ -7,9 +7,11 @@ from mmaction.registry import MODELS
 from mmengine.model import BaseModule
 from torch import nn
 
+from ...utils import positive_int
 from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
 from .stem import HyperframeStem
+from .temporal_shift import move_under_shift, shift_blocks, shifted_convs
 
 
 def build_2d_backbone(cfg: Dict) -> nn.Module:
@@ -90,6 +92,14 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
     ``extra_bn`` and motion products are refused: a generic backbone has no known conv-norm
     stem to put them in (a ViT has no norm after its patch embedding).
 
+    A hyperframe mixes time in its first conv only. With ``num_segments=S`` a sample is S
+    hyperframes in time order (``HyperframeStack(segments=S)``) and mmaction2's
+    ``TemporalShift`` sits where ``MobileNetV2TSM`` puts it, in every inverted residual block
+    with a skip connection (:func:`~.temporal_shift.shift_blocks`: timm's EfficientNets,
+    MobileNets, MNASNets), so those blocks also exchange features between the segments, as
+    ``HyperMobileNetV2(num_segments=S)`` does for mmaction2's MobileNetV2; the head must be
+    mmaction2's ``TSMHead(num_segments=S)``.
+
     Args:
         backbone (dict): config of the 2D backbone, built at 3 input channels.
         first_conv (str): dotted name of its first ``nn.Conv2d`` (or of a ConvModule holding it).
@@ -99,7 +109,12 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
             ``'replicate'``.
         pretrained (str, optional): a checkpoint of the wrapped 2D backbone (its own key
             layout, bare or under ``backbone.``; classifier keys are reported and ignored) or
-            of this wrapper (``model.*`` keys), C or C*T channels. Defaults to None.
+            of this wrapper (``model.*`` keys), C or C*T channels, shifted or not (a shifted
+            conv's keys move under the shift's ``net``). Defaults to None.
+        num_segments (int): S, hyperframes a clip; above 1, the inverted residual blocks are
+            shifted over S segments (see above); a network without such blocks is an error.
+            Defaults to 1 (no shift).
+        shift_div (int): ``1 / shift_div`` of the channels shifted each way. Defaults to 8.
         init_cfg (dict, optional): initialisation of the wrapper. Defaults to None.
         **stem: the :class:`~.stem.HyperframeStem`'s options, by name, declared and checked
             there: ``input_encoding``, ``diff_gain`` and ``frame_attention``, which run on the
@@ -112,10 +127,14 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
                  num_frames: int = 5,
                  inflate_init: str = 'replicate',
                  pretrained: Optional[str] = None,
+                 num_segments: int = 1,
+                 shift_div: int = 8,
                  init_cfg: Optional[Dict] = None,
                  **stem) -> None:
         name = type(self).__name__
         check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        positive_int(num_segments, 'num_segments', name)
+        positive_int(shift_div, 'shift_div', name)
         super().__init__(init_cfg=init_cfg)
         self.model = build_2d_backbone(backbone)
         type_name = backbone['type']
@@ -128,13 +147,18 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
         resize_conv_input(conv, 3 * num_frames)
         self.inflate_init, self.pretrained = inflate_init, pretrained
         self.hyperframe_stem = HyperframeStem(num_frames, name, **stem)
+        self.num_segments = num_segments
+        self.shifted = (shift_blocks(self.model, num_segments, shift_div, name, type_name)
+                        if num_segments > 1 else [])
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A checkpoint of the wrapped backbone gets the ``model.`` prefix; one of this wrapper
-        (it has ``model.<first conv>``) is kept as is."""
-        if f'{self.first_conv_name}.weight' in state_dict:
-            return state_dict
-        return {f'model.{key}': value for key, value in state_dict.items()}
+        (it has ``model.<first conv>``) keeps its keys. With shifted blocks, their convs' keys
+        then move under the shift's ``net`` where they are not there yet (a 2D file, or a
+        hyperframe checkpoint trained without shifts)."""
+        if f'{self.first_conv_name}.weight' not in state_dict:
+            state_dict = {f'model.{key}': value for key, value in state_dict.items()}
+        return move_under_shift(state_dict, shifted_convs(self.shifted, 'model.'))
 
     def forward(self, x: torch.Tensor) -> Any:
         """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""

@@ -1,38 +1,25 @@
 """mmaction2's temporal shift (TSM) inside a 2D backbone mmaction2 does not ship, where
 ``MobileNetV2TSM`` puts it: the TSM baseline for the networks ``InflatedBackbone`` inflates."""
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Optional
 
 import torch
-from mmaction.models.backbones.resnet_tsm import TemporalShift
 from mmaction.registry import MODELS
 from mmengine.logging import print_log
 from mmengine.model import BaseModule
-from torch import nn
 
 from ...utils import positive_int
 from .hyperframe_backbone import read_state_dict, strip_prefixes
 from .inflated_backbone import build_2d_backbone, feature_map
-
-
-def shiftable_blocks(model: nn.Module) -> List[str]:
-    """The inverted residual blocks ``MobileNetV2TSM`` would shift, by their structure: an
-    expansion conv (``conv_pw``), a projection (``conv_pwl``) and a skip connection in use
-    (timm's ``InvertedResidual``: EfficientNet, MobileNetV2/V3, MNASNet...). MobileNetV2TSM
-    shifts the expansion conv's input of exactly those blocks: on the residual branch only, so the
-    identity path keeps each frame's own features, and not in blocks without a skip, whose
-    output would then mix frames with no unshifted path."""
-    return [name for name, block in model.named_modules()
-            if getattr(block, 'has_skip', False) and hasattr(block, 'conv_pwl')
-            and isinstance(getattr(block, 'conv_pw', None), nn.Conv2d)]
+from .temporal_shift import move_under_shift, shift_blocks, shifted_convs
 
 
 @MODELS.register_module()
 class TemporalShiftBackbone(BaseModule):
     """A 2D backbone (``timm.<name>``, ``mmpretrain.<name>`` or any registered type) with
     mmaction2's ``TemporalShift`` in front of the expansion conv of every inverted residual block
-    with a skip connection (:func:`shiftable_blocks`): ``MobileNetV2TSM`` for networks mmaction2
-    does not ship, fed ``[N * num_segments, 3, H, W]`` segments as mmaction2's TSM recognizers
-    feed theirs.
+    with a skip connection (:func:`~.temporal_shift.shift_blocks`): ``MobileNetV2TSM`` for
+    networks mmaction2 does not ship, fed ``[N * num_segments, 3, H, W]`` segments as mmaction2's
+    TSM recognizers feed theirs.
 
     The 2D file is loaded in ``init_weights`` (strict, through the plugin's verified loading):
     its keys are the wrapped backbone's, each shifted conv's moved under the shift's ``net``
@@ -57,14 +44,7 @@ class TemporalShiftBackbone(BaseModule):
         positive_int(shift_div, 'shift_div', name)
         super().__init__(init_cfg=init_cfg)
         self.model = build_2d_backbone(backbone)
-        self.shifted = shiftable_blocks(self.model)
-        if not self.shifted:
-            raise ValueError(f'{name}: {backbone["type"]} has no inverted residual block with a '
-                             'skip connection (conv_pw, conv_pwl, has_skip) to shift')
-        for path in self.shifted:
-            block = self.model.get_submodule(path)
-            block.conv_pw = TemporalShift(block.conv_pw, num_segments=num_segments,
-                                          shift_div=shift_div)
+        self.shifted = shift_blocks(self.model, num_segments, shift_div, name, backbone['type'])
         self.num_segments, self.pretrained = num_segments, pretrained
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
@@ -72,14 +52,8 @@ class TemporalShiftBackbone(BaseModule):
         conv's parameters under ``conv_pw.net``; this module's own checkpoint as it is."""
         if any(key.startswith('model.') for key in state_dict):
             return dict(state_dict)
-        shifted = tuple(f'{path}.conv_pw.' for path in self.shifted)
-        converted = {}
-        for key, value in state_dict.items():
-            prefix = next((prefix for prefix in shifted if key.startswith(prefix)), None)
-            if prefix is not None:
-                key = f'{prefix}net.{key[len(prefix):]}'
-            converted[f'model.{key}'] = value
-        return converted
+        return {f'model.{key}': value for key, value in
+                move_under_shift(state_dict, shifted_convs(self.shifted)).items()}
 
     def init_weights(self) -> None:
         super().init_weights()

@@ -1,13 +1,17 @@
-"""TemporalShiftBackbone: mmaction2's temporal shift where MobileNetV2TSM puts it, in a timm
-network; the 2D file loads strictly into it; frames mix within a clip and never across clips."""
+"""TemporalShiftBackbone and InflatedBackbone(num_segments=S): mmaction2's temporal shift where
+MobileNetV2TSM puts it, in a timm network (over frames, or over hyperframes whose stem is
+inflated); the 2D file loads into it; segments mix within a clip and never across clips."""
 import pytest
 import timm
 import torch
 from mmaction.models.backbones.resnet_tsm import TemporalShift
 
-from hyperframes_mm.models.backbones import TemporalShiftBackbone, shiftable_blocks
+from hyperframes_mm.models.backbones import (InflatedBackbone, TemporalShiftBackbone,
+                                             inflate_conv_weight, shiftable_blocks)
+from hyperframes_mm.models.backbones.temporal_shift import move_under_shift
 
 SEGMENTS = 4
+FRAMES = 3
 #: the inverted residual blocks of tf_efficientnet_lite0 with a skip connection: the second and
 #: later block of every stage but the first (one block, no expansion) and the last (one block)
 LITE0_SHIFTED = ['blocks.1.1', 'blocks.2.1', 'blocks.3.1', 'blocks.3.2', 'blocks.4.1',
@@ -37,19 +41,18 @@ def build(path=None, segments=SEGMENTS):
     return backbone.eval()
 
 
-def test_the_blocks_mobilenet_v2_tsm_would_shift_are_shifted():
-    backbone = build()
+def assert_shifted_where_mobilenet_v2_tsm_shifts(backbone):
     assert backbone.shifted == LITE0_SHIFTED
-    assert shiftable_blocks(timm.create_model('tf_efficientnet_lite0')) == LITE0_SHIFTED
     shifts = [name for name, module in backbone.model.named_modules()
               if isinstance(module, TemporalShift)]
     assert shifts == [f'{name}.conv_pw' for name in LITE0_SHIFTED]
     assert {backbone.model.get_submodule(name).num_segments for name in shifts} == {SEGMENTS}
 
 
-def test_the_2d_file_loads_every_weight_under_the_shift(source):
-    path, state = source
-    loaded = build(path).state_dict()
+def assert_holds_the_2d_file(loaded, state, stem=lambda weight: weight):
+    """Every weight of the 2D file ``state`` is in ``loaded`` (a shifted backbone's state dict),
+    each shifted conv's under the shift's ``net``, the stem conv's as ``stem`` makes it; the
+    file's classifier is not."""
     for key, value in state.items():
         if key.startswith('classifier.'):
             assert f'model.{key}' not in loaded
@@ -57,7 +60,19 @@ def test_the_2d_file_loads_every_weight_under_the_shift(source):
         block = key.rsplit('.conv_pw.', 1)[0]
         mine = (f'model.{block}.conv_pw.net.{key.rsplit(".conv_pw.", 1)[1]}'
                 if block in LITE0_SHIFTED and '.conv_pw.' in key else f'model.{key}')
-        assert torch.equal(loaded[mine], value), key
+        expected = stem(value) if key == 'conv_stem.weight' else value
+        assert torch.equal(loaded[mine], expected), key
+
+
+def test_the_blocks_mobilenet_v2_tsm_would_shift_are_shifted():
+    assert_shifted_where_mobilenet_v2_tsm_shifts(build())
+    assert shiftable_blocks(timm.create_model('tf_efficientnet_lite0')) == LITE0_SHIFTED
+
+
+def test_the_2d_file_loads_every_weight_under_the_shift(source):
+    path, state = source
+    loaded = build(path).state_dict()
+    assert_holds_the_2d_file(loaded, state)
     # its own checkpoint (as a recognizer saves it) loads back as it is
     own = build()
     own.pretrained = None
@@ -93,3 +108,65 @@ def test_errors_name_the_backbone_or_the_file(tmp_path, source):
     torch.save(timm.create_model('mobilenetv2_100').state_dict(), other)
     with pytest.raises(ValueError, match=f'{other} is not a checkpoint of this backbone'):
         build(other)
+
+
+def test_move_under_shift_moves_each_wrapped_convs_keys_once():
+    state = {'a.conv_pw.weight': 1, 'a.conv_pw.net.bias': 2, 'a.conv_pwl.weight': 3,
+             'b.conv_pw.weight': 4}
+    assert move_under_shift(state, ['a.conv_pw']) == {
+        'a.conv_pw.net.weight': 1, 'a.conv_pw.net.bias': 2, 'a.conv_pwl.weight': 3,
+        'b.conv_pw.weight': 4}
+    assert move_under_shift(state, []) == state
+
+
+def build_inflated(path=None, segments=SEGMENTS):
+    backbone = InflatedBackbone(dict(type='timm.tf_efficientnet_lite0'), first_conv='conv_stem',
+                                num_frames=FRAMES, num_segments=segments,
+                                pretrained=None if path is None else str(path))
+    backbone.init_weights()
+    return backbone.eval()
+
+
+def test_shifted_hyperframes_are_shifted_where_the_tsm_baseline_is_and_load_the_2d_file(
+        tmp_path, source):
+    path, state = source
+    backbone = build_inflated(path)
+    assert backbone.num_segments == SEGMENTS
+    assert_shifted_where_mobilenet_v2_tsm_shifts(backbone)
+    loaded = backbone.state_dict()
+    assert_holds_the_2d_file(loaded, state,
+                             stem=lambda weight: inflate_conv_weight(weight, FRAMES, 'replicate'))
+    # a hyperframe checkpoint trained without shifts loads into the shifted network, weight for
+    # weight, and the shifted network's own checkpoint loads back as it is
+    plain = build_inflated(path, segments=1)
+    for checkpoint, weights in (('plain.pth', plain.state_dict()), ('own.pth', loaded)):
+        torch.save(weights, tmp_path / checkpoint)
+        again = build_inflated(tmp_path / checkpoint).state_dict()
+        assert again.keys() == loaded.keys()
+        assert all(torch.equal(again[key], value) for key, value in loaded.items()), checkpoint
+
+
+def test_shifted_hyperframes_mix_within_a_clip_and_never_across_clips(source):
+    torch.manual_seed(1)
+    clips = torch.randn(2 * SEGMENTS, 3 * FRAMES, 64, 64)
+    changed = clips.clone()
+    changed[0] += 1.0  # the first hyperframe of the first clip
+    for segments, reaches_the_last in ((SEGMENTS, True), (1, False)):
+        backbone = build_inflated(source[0], segments=segments)
+        with torch.no_grad():
+            out, out_changed = backbone(clips), backbone(changed)
+        assert out.shape == (2 * SEGMENTS, 1280, 1, 1)
+        # with shifts the change reaches the clip's last hyperframe; without, no other one
+        assert torch.equal(out[SEGMENTS - 1], out_changed[SEGMENTS - 1]) != reaches_the_last
+        assert torch.equal(out[SEGMENTS:], out_changed[SEGMENTS:])
+
+
+def test_inflated_backbone_shift_errors_name_the_backbone_or_the_argument():
+    with pytest.raises(ValueError, match='InflatedBackbone: timm.resnet18 has no inverted '
+                                         'residual block'):
+        InflatedBackbone(dict(type='timm.resnet18'), first_conv='conv1', num_segments=2)
+    with pytest.raises(ValueError, match='num_segments must be a positive int'):
+        InflatedBackbone(dict(type='timm.tf_efficientnet_lite0'), first_conv='conv_stem',
+                         num_segments=0)
+    # one segment shifts nothing, whatever the network
+    assert InflatedBackbone(dict(type='timm.resnet18'), first_conv='conv1').shifted == []
