@@ -137,6 +137,12 @@ SCRATCH_SGD_ROWS = ('from scratch, SGD 30e', 'from scratch, SGD 60e',
 T8 = family_config('hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e')
 SHIFT_ROW = 'two T=5 hyperframes, shifted'
 SHIFT8_ROW = 'two T=8 hyperframes, shifted'
+#: the shifted pair (the MobileNetV2 shifted rows' design) on EfficientNet-Lite0's chosen T=8
+#: hyperframes (EFF_T8_CHOSEN_ROW): time mixed in the blocks as well as the stem, on the
+#: network's strongest single hyperframe
+EFF_SHIFT8_ROW = f'EfficientNet-Lite0 {SHIFT8_ROW}'
+EFF_SHIFT8 = family_config('hyperframe-shift-scaledgain-lr4x_imagenet-pretrained-efficientnet-'
+                           'lite0_1xb16-1x1x16-')
 SHIFT3_ROW = 'three T=5 hyperframes, shifted'
 #: the three-hyperframe row tests on 1 clip (3 passes, the T=5 row's count); 2 clips (6 passes)
 #: still fit within half of TSM's latency, and which of the two it keeps is read on validation
@@ -274,6 +280,9 @@ ABLATION_ROWS = [
         cost=1.4),
     Row(EFF_T8_128_ROW, EFF_T8_CHOSEN, 'that row trained and tested at 128x128 instead of '
         '112x112', HEADLINE_SEEDS, edits=(input_size(128), ), cost=1.9),
+    Row(EFF_SHIFT8_ROW, EFF_SHIFT8, 'two of that row\'s T=8 hyperframes of a clip (16 picks in '
+        'time order), features shifted between them in the inverted residual blocks '
+        '(InflatedBackbone(num_segments=2)), 2 test clips', HEADLINE_SEEDS, cost=2.8),
     # time mixed deeper than conv1 (SHIFT), and the test views it can take
     SHIFT,
     Row(SHIFT_MORE_CLIPS_ROW, SHIFT.config, f'the shifted row\'s runs tested on '
@@ -502,7 +511,7 @@ def base_row(row: Row) -> str:
            SHIFT3_ROW: SHIFT_ROW, SHIFT3_MORE_CLIPS_ROW: SHIFT3_ROW, SHIFT_SMOOTH_ROW: SHIFT_ROW,
            SHIFT_128_ROW: SHIFT_ROW, EFF_GAIN_ROW: EFF_T5_ROW,
            **dict.fromkeys(EFF_LR_ROWS, EFF_GAIN_ROW), EFF_T8_CHOSEN_ROW: EFF_T8_ROW,
-           EFF_T8_128_ROW: EFF_T8_CHOSEN_ROW}
+           EFF_T8_128_ROW: EFF_T8_CHOSEN_ROW, EFF_SHIFT8_ROW: EFF_T8_CHOSEN_ROW}
     if row.name in own:
         return own[row.name]
     return next(zoo.name for zoo in ZOO_ROWS if zoo.config == row.config)

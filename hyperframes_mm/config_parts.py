@@ -48,3 +48,29 @@ def at_side(transforms: Sequence[Dict], side: int) -> List[Dict]:
     the training crop and the test views change together, so a model is never tested at a
     side it was not trained at."""
     return [dict(step, **side_fields(step, side)) for step in transforms]
+
+
+def with_test_clips(parts: Sequence[tuple], clips: int) -> List[tuple]:
+    """``parts`` with the test split's (the last one's) views at ``clips`` clips a sample: a
+    config whose clip costs several passes (shifted hyperframes) buys fewer test views."""
+    *others, (reader, views, transforms) = parts
+    return [*others, (reader, dict(views, num_clips=clips), transforms)]
+
+
+def segment_stack(segments: int) -> List[Dict]:
+    """The end of a pipeline whose clip is ``segments`` hyperframes in time order, for a
+    backbone shifted over that many segments (``num_segments``) and mmaction2's ``TSMHead``."""
+    return [dict(type='HyperframeStack', segments=segments), dict(type='PackActionInputs')]
+
+
+def shifted_hyperframes(segments: int, test_clips: int, parts: Sequence[tuple],
+                        sampler: Dict) -> Tuple[Dict, Dict, List[tuple], List[Dict]]:
+    """What a one-hyperframe config changes so that a clip is ``segments`` of its hyperframes in
+    time order with features shifted between them (``num_segments`` of ``HyperMobileNetV2`` or
+    ``InflatedBackbone``): the model's change (the backbone's segments, mmaction2's ``TSMHead``
+    over them), ``sampler`` on ``segments`` times its picks, ``parts`` with ``test_clips`` test
+    views (a clip costs ``segments`` passes) and the pipeline's end (:func:`segment_stack`)."""
+    model = dict(backbone=dict(num_segments=segments),
+                 cls_head=dict(type='TSMHead', num_segments=segments, is_shift=True))
+    return (model, dict(sampler, num_frames=segments * sampler['num_frames']),
+            with_test_clips(parts, test_clips), segment_stack(segments))

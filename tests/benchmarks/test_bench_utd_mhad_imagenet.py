@@ -248,7 +248,7 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         # config says why)
         test_clips = {bench.SHIFT3_ROW: 1, bench.SHIFT3_MORE_CLIPS_ROW: 2,
                       bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS}.get(
-                          name, 2 if name.startswith('two T=')
+                          name, 2 if 'two T=' in name
                           else bench.T8_TEST_CLIPS if 'test clips' in name else 3)
         assert (sampler('val_dataloader')['num_clips'],
                 sampler('test_dataloader')['num_clips']) == (1, test_clips), name

@@ -2,7 +2,8 @@
 as values, through mmengine's config loading and dumping."""
 from mmengine.config import Config
 
-from hyperframes_mm.config_parts import at_side, dataloaders, pipelines, side_fields
+from hyperframes_mm.config_parts import (at_side, dataloaders, pipelines, side_fields,
+                                         segment_stack, with_test_clips)
 
 READER = dict(type='DecordInit')
 SAMPLER = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
@@ -33,6 +34,20 @@ def test_at_side_sets_the_crop_and_the_fixed_size_resize_and_nothing_else():
     assert crop['size'] == 96 and fixed['scale'] == (96, 96)
     assert [side_fields(step, 64) for step in transforms] == [
         {}, dict(size=64), dict(scale=(64, 64)), {}]
+
+
+def test_with_test_clips_changes_the_last_splits_clips_only():
+    parts = with_test_clips(PARTS, 2)
+    assert parts == [PARTS[0], (READER, dict(num_clips=2, test_mode=True),
+                                [dict(type='Resize', scale=(96, 96))])]
+    assert PARTS[1][1] == dict(num_clips=3, test_mode=True)  # a copy: the base keeps its views
+    # a split without views gets them
+    assert with_test_clips(PARTS[:1], 4)[0][1] == dict(num_clips=4)
+
+
+def test_segment_stack_ends_a_pipeline_in_segments_for_the_shifted_backbone():
+    assert segment_stack(3) == [dict(type='HyperframeStack', segments=3),
+                                   dict(type='PackActionInputs')]
 
 
 def test_dataloaders_hand_each_pipeline_to_its_split_in_order():

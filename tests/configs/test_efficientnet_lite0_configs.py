@@ -37,7 +37,8 @@ def test_the_configs_are_the_families_efficientnet_rows():
         'hmdb51/hyperframe', 'kinetics400/hyperframe', 'ucf101/hyperframe',
         'utd_mhad_imagenet/hyperframe', 'utd_mhad_imagenet/hyperframe',
         'utd_mhad_imagenet/hyperframe-scaledgain', 'utd_mhad_imagenet/hyperframe-scaledgain-lr4x',
-        'utd_mhad_imagenet/hyperframe-scaledgain-lr4x', 'utd_mhad_imagenet/singleframe',
+        'utd_mhad_imagenet/hyperframe-scaledgain-lr4x',
+        'utd_mhad_imagenet/hyperframe-shift-scaledgain-lr4x', 'utd_mhad_imagenet/singleframe',
         'utd_mhad_imagenet/tsm', 'utd_mhad_imagenet/tsn']
 
 
@@ -83,12 +84,37 @@ def test_the_chosen_t_row_is_the_chosen_rate_row_on_the_t8_rows_picks():
     assert t8_lr4x.test_dataloader.dataset.pipeline[1]['num_frames'] == 8
 
 
+def test_the_shifted_row_is_the_chosen_t_row_over_two_segments():
+    """Two of the chosen T=8 row's hyperframes a clip, shifted between them as the MobileNetV2
+    shifted rows are (TSMHead over 2 segments, 2 test clips); the network, its file, gain and
+    rate are that row's."""
+    shifted, t8 = (Config.fromfile(str(next(path for path in CONFIGS if path.name.startswith(
+        prefix)))) for prefix in (
+            'hyperframe-shift-scaledgain-lr4x_',
+            'hyperframe-scaledgain-lr4x_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x8-'))
+    assert shifted.model.to_dict() == dict(
+        t8.model.to_dict(), backbone=dict(t8.model.backbone.to_dict(), num_segments=2),
+        cls_head=dict(t8.model.cls_head.to_dict(), type='TSMHead', num_segments=2,
+                      is_shift=True))
+    assert (shifted.optim_wrapper, shifted.param_scheduler, shifted.train_cfg) == (
+        t8.optim_wrapper, t8.param_scheduler, t8.train_cfg)
+    for loader, clips in (('train_dataloader', None), ('val_dataloader', 1),
+                          ('test_dataloader', 2)):
+        mine, theirs = shifted[loader].dataset.pipeline, t8[loader].dataset.pipeline
+        views = {key: value for key, value in theirs[1].items() if key != 'num_clips'}
+        assert mine[1] == dict(views, num_frames=16, **({} if clips is None else
+                                                         dict(num_clips=clips)))
+        assert mine[2:-2] == theirs[2:-2]
+        assert mine[-2:] == [dict(type='HyperframeStack', segments=2),
+                             dict(type='PackActionInputs')]
+
+
 def batch(cfg, clips: int, count: int = 2):
-    """Random uint8 inputs shaped as the config's pipeline packs them (hyperframes ``[clips,
-    3T, H, W]``, TSN's segments ``[segments, 3, H, W]``) and labels 0, 1."""
+    """Random uint8 inputs shaped as the config's pipeline packs them (hyperframes ``[clips *
+    segments, 3T, H, W]``, TSN's segments ``[segments, 3, H, W]``) and labels 0, 1."""
     backbone = cfg.model.backbone
     if backbone.type == 'InflatedBackbone':
-        shape = (clips, 3 * backbone.num_frames, SIDE, SIDE)
+        shape = (clips * backbone.get('num_segments', 1), 3 * backbone.num_frames, SIDE, SIDE)
     else:
         shape = (cfg.num_frames * clips, 3, SIDE, SIDE)
     generator = torch.Generator().manual_seed(0)
@@ -109,9 +135,9 @@ def test_every_config_loads_the_one_file_and_steps(path, imagenet_file, monkeypa
     model = MODELS.build(copy.deepcopy(cfg.model))
     model.init_weights()
     backbone = cfg.model.backbone
-    if backbone.type == 'InflatedBackbone':
+    if backbone.type == 'InflatedBackbone':  # the file, stem inflated (and shifts in between)
         assert backbone.pretrained == str(file)
-        loaded = {key[len('model.'):]: value
+        loaded = {key[len('model.'):].replace('.conv_pw.net.', '.conv_pw.'): value
                   for key, value in model.backbone.state_dict().items()}
         num_frames = backbone.num_frames
         stem = change_kernel_basis(loaded['conv_stem.weight'], num_frames,
@@ -124,13 +150,12 @@ def test_every_config_loads_the_one_file_and_steps(path, imagenet_file, monkeypa
         loaded = {key[len('model.'):].replace('.conv_pw.net.', '.conv_pw.'): value
                   for key, value in model.backbone.state_dict().items()}
         assert torch.equal(loaded['conv_stem.weight'], weights['conv_stem.weight'])
-        shifted = 'blocks.5.3.conv_pw.weight'
-        assert torch.equal(loaded[shifted], weights[shifted])
     else:
         assert backbone.pretrained_cfg_overlay.file == str(file)
         loaded = model.backbone.state_dict()
         assert torch.equal(loaded['conv_stem.weight'], weights['conv_stem.weight'])
-    for key in ('conv_head.weight', 'blocks.5.3.conv_pwl.weight', 'bn1.running_var'):
+    for key in ('conv_head.weight', 'blocks.5.3.conv_pw.weight', 'blocks.5.3.conv_pwl.weight',
+                'bn1.running_var'):
         assert torch.equal(loaded[key], weights[key]), key
 
     optim_wrapper = build_optim_wrapper(model, cfg.optim_wrapper)

@@ -5,18 +5,12 @@
 # the test averages 2 clips, not the T=5 row's 3: a decision is then 4 passes, against the 15 of
 # TSM-MobileNetV2-5 (5 segments x 3 clips).
 _base_ = ['./hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x5-30e_utd-mhad-depth.py']
-from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
+from hyperframes_mm.config_parts import (dataloaders, pipelines,  # after _base_ (old-style config)
+                                         shifted_hyperframes)
 segments = 2
 test_clips = 2
-model = dict(
-    backbone=dict(num_segments=segments),
-    cls_head=dict(type='TSMHead', num_segments=segments, is_shift=True))
-hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=segments * _base_.num_frames)
-pipeline_parts = [
-    *_base_.pipeline_parts[:2],
-    (_base_.test_init, dict(num_clips=test_clips, test_mode=True), _base_.test_transforms),
-]
-segment_format = [dict(type='HyperframeStack', segments=segments), dict(type='PackActionInputs')]
+model, hyperframe_sampler, pipeline_parts, segment_format = shifted_hyperframes(
+    segments, test_clips, _base_.pipeline_parts, _base_.hyperframe_sampler)
 train_pipeline, val_pipeline, test_pipeline = pipelines(pipeline_parts, hyperframe_sampler,
                                                         segment_format)
 train_dataloader, val_dataloader, test_dataloader = dataloaders(

@@ -5,16 +5,14 @@
 # A clip costs three passes, so the test reads 1 clip: a decision is 3 passes, as the T=5 row's
 # 3 clips (how many clips it tests on is read on validation, benchmarks/README.md).
 _base_ = ['./hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x10-30e_utd-mhad-depth.py']
-from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
+from hyperframes_mm.config_parts import (dataloaders, pipelines,  # after _base_ (old-style config)
+                                         shifted_hyperframes)
 segments = 3
 test_clips = 1
-model = dict(backbone=dict(num_segments=segments), cls_head=dict(num_segments=segments))
-hyperframe_sampler = dict(_base_.hyperframe_sampler, num_frames=segments * _base_.num_frames)
-pipeline_parts = [
-    *_base_.pipeline_parts[:2],
-    (_base_.test_init, dict(num_clips=test_clips, test_mode=True), _base_.test_transforms),
-]
-segment_format = [dict(type='HyperframeStack', segments=segments), dict(type='PackActionInputs')]
+# the shifted row's sampler, one hyperframe's picks (T=5), made three
+model, hyperframe_sampler, pipeline_parts, segment_format = shifted_hyperframes(
+    segments, test_clips, _base_.pipeline_parts,
+    dict(_base_.hyperframe_sampler, num_frames=_base_.num_frames))
 train_pipeline, val_pipeline, test_pipeline = pipelines(pipeline_parts, hyperframe_sampler,
                                                         segment_format)
 train_dataloader, val_dataloader, test_dataloader = dataloaders(
