@@ -11,9 +11,10 @@ mmaction2's TSM-MobileNetV2-5, each exported with ``hyperframes_mm.deploy.export
 quantised with ``hyperframes_mm.deploy.quantize_int8`` (per-channel int8 weights) exactly as
 ``tools/deployment/quantize_int8.py`` does. Every runtime of every row is timed in the same
 interleaved rounds (``interleaved_timing``), batch 1, one test sample (all its clips), at each
-thread count. Latency does not depend on the weights, so a row without a trained checkpoint keeps
-its initial weights, is calibrated on random pixels and reads "not trained here" in the top-1
-columns. A row's checkpoints are its finished runs in ``--checkpoint-dir``, a work dir of
+thread count; onnxruntime's sessions do not spin (``onnx_session(spin=False)``), since above one
+thread their spinning pool threads would slow the next call, whichever runtime's it is.
+Latency does not depend on the weights, so a row without a trained checkpoint keeps its initial
+weights, is calibrated on random pixels and reads "not trained here" in the top-1 columns. A row's checkpoints are its finished runs in ``--checkpoint-dir``, a work dir of
 ``bench_utd_mhad_imagenet.py`` (``--work-dir DIR --train-only``: ``<row slug>/seed<N>``), else
 the runs of ``benchmarks/results/utd_mhad_imagenet.json`` whose checkpoint is on this machine.
 With them (and the family's data), each seed's int8 model is calibrated on training clips and
@@ -435,7 +436,7 @@ def build_row(name: str, folder: Path, args) -> Dict:
 
 def time_rows(rows: Dict[str, Dict], threads: int, args) -> Dict[str, Dict[str, float]]:
     """Median ms per decision of every (row, runtime), all timed in the same rounds."""
-    import onnxruntime as ort
+    from hyperframes_mm.apis.onnx_recognizer import onnx_session
     from hyperframes_mm.deploy.export import ExportWrapper, as_tuple
     from hyperframes_mm.utils.timing import interleaved_timing
     torch.set_num_threads(threads)
@@ -445,10 +446,9 @@ def time_rows(rows: Dict[str, Dict], threads: int, args) -> Dict[str, Dict[str, 
         tensors = as_tuple(row['model'], row['pixels'])
         calls[(name, 'PyTorch float')] = (lambda w=wrapper, t=tensors: w(*t))
         for runtime, recognizer in row['onnx'].items():
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = threads
-            recognizer.session = ort.InferenceSession(str(row['graphs'][runtime]), options,
-                                                      providers=['CPUExecutionProvider'])
+            # no spinning pool threads: above one thread they would hold the cores into the
+            # next timed call, another runtime's
+            recognizer.session = onnx_session(row['graphs'][runtime], threads, spin=False)
             calls[(name, runtime)] = (lambda r=recognizer, s=row['sample']: r.scores([s]))
     times = interleaved_timing(calls, args.repeats, args.warmup)
     out: Dict[str, Dict[str, float]] = {}
@@ -730,7 +730,9 @@ def page(record: Dict) -> str:
         'Every model of the UTD-MHAD ImageNet family at its trained input (112x112), exported '
         'and quantised (per-channel int8 weights in 7-bit range, uint8 activations) as '
         '`tools/deployment/quantize_int8.py` does; every runtime of every row timed in the same '
-        f'interleaved rounds ({record["repeats"]} kept), median ms per decision. Latency and '
+        f'interleaved rounds ({record["repeats"]} kept), median ms per decision, onnxruntime\'s '
+        'pool threads not spinning after a run (they would hold the cores into the next call, '
+        'another runtime\'s). Latency and '
         'streams do not depend on the weights: '
         + ('rows without a trained checkpoint here keep their initial weights (calibrated on '
            'random pixels) and read "not trained here" in the top-1 table; '

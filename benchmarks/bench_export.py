@@ -3,7 +3,8 @@
 Exports the whole test-time model (normalisation, HyperResNet-18 T=5, a 400-class TSN head)
 with ``hyperframes_mm.deploy.export_onnx`` and times, in interleaved rounds (each round calls
 both runtimes once, alternating which goes first), PyTorch (``inference_mode``) and an
-onnxruntime CPU session on the same pixels at each thread count (1 and 2 by default). Prints the
+onnxruntime CPU session (not spinning: ``onnx_session(spin=False)``) on the same pixels at each
+thread count (1 and 2 by default). Prints the
 median latencies, their ratios and the target (onnxruntime <= PyTorch), checks parity, writes
 ``benchmarks/results/export.md``.
 
@@ -90,7 +91,9 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         path = export_onnx(model, Path(folder) / 'model.onnx', pixels)
         parity = check_parity(model, path, pixels)
-        sessions = {threads: onnx_session(path, threads=threads) for threads in args.threads}
+        # no spinning pool threads: they would hold the cores into the next timed call
+        sessions = {threads: onnx_session(path, threads=threads, spin=False)
+                    for threads in args.threads}
         runners = {}
         for threads in args.threads:
             runners['pytorch', threads] = lambda: wrapper(*tensors)
@@ -104,7 +107,9 @@ def main(argv=None) -> int:
     lines = heading(f'Export: PyTorch vs onnxruntime on the CPU, {name}',
                     f'Batch {args.batch}, input {shapes} float32 pixels; median of '
                     f'{args.repeats} interleaved rounds (every runtime and thread count once '
-                    f'per round, rotating order) after {args.warmup} warm-up.', machine)
+                    f'per round, rotating order) after {args.warmup} warm-up; onnxruntime\'s '
+                    'pool threads not spinning after a run (they would hold the cores into the '
+                    'next call, PyTorch\'s).', machine)
     quartiles = {key: times.quartiles(key) for key in runners}
     lines += markdown_table(('runtime', 'threads', 'median ms', 'IQR ms'), 'lrrr', [
         (key[0], str(key[1]), f'{times.median(key) * 1e3:.1f}',

@@ -88,6 +88,20 @@ def test_example_inputs_of_uniform_picks(api_models, tmp_path):
     assert example_inputs(uniform, (48, 64), window=7).shape == (1, 2, 9, 32, 32)
 
 
+def test_a_session_for_side_by_side_timing_does_not_spin(api_models, tmp_path):
+    """spin=False sets onnxruntime's allow_spinning to 0 (its pool threads would otherwise hold
+    the cores into the next timed call); by default the session keeps onnxruntime's own."""
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    path = export_onnx(model, tmp_path / 'single.onnx', random_pixels(
+        example_inputs(model.cfg).shape, 1))
+    options = onnx_session(path, threads=2, spin=False).get_session_options()
+    assert options.get_session_config_entry('session.intra_op.allow_spinning') == '0'
+    assert options.intra_op_num_threads == 2
+    with pytest.raises(RuntimeError, match='allow_spinning'):  # not set: onnxruntime's default
+        onnx_session(path, threads=2).get_session_options().get_session_config_entry(
+            'session.intra_op.allow_spinning')
+
+
 def test_export_errors(api_models, tmp_path):
     model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
     pixels = random_pixels((1, 2, 9, 32, 32), 1)
