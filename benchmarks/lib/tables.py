@@ -49,14 +49,20 @@ def replace_section(readme: Path, text: str, start_marker: str, end_marker: str)
 
 def replace_titled_section(path: Path, title: str, text: str, header: str) -> None:
     """Put ``text`` (which starts with the ``## title`` line) in place of the file's section
-    of that title, or append it; the file's other sections are kept. A new file starts with
-    ``header``."""
+    of that title, where it stands, or append it; the file's other sections are kept, in their
+    order. A new file starts with ``header``."""
     content = path.read_text() if path.is_file() else header
-    sections = content.split('\n## ')
-    kept = [sections[0]] + [s for s in sections[1:] if not s.startswith(title.lstrip('# '))]
+    head, *sections = content.split('\n## ')
+    mine = text[len('## '):]
+    titled = [index for index, section in enumerate(sections)
+              if section.startswith(title.lstrip('# '))]
+    if titled:  # in the section's place: rerunning one benchmark of a page does not reorder it
+        sections = [mine if index == titled[0] else section
+                    for index, section in enumerate(sections) if index not in titled[1:]]
+    else:
+        sections.append(mine)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text('\n## '.join(s.rstrip('\n') + '\n' for s in kept).rstrip('\n') + '\n\n' +
-                    text)
+    path.write_text('\n## '.join(part.rstrip('\n') + '\n' for part in [head, *sections]))
 
 
 def print_and_write(text: str, path: Path) -> None:

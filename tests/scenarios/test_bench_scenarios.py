@@ -75,13 +75,17 @@ def test_ablation_rows_are_the_recipe_and_the_aux_config(tmp_path):
         str(tmp_path / 'data' / 'train_frame_labels.jsonl'), str(tmp_path / 'data'))
 
 
-def test_replace_section_keeps_the_other_section(tmp_path):
+def test_replace_section_keeps_the_other_section_and_the_order(tmp_path):
     out = tmp_path / 'r.md'
+    header = ('# Scenario reference configs: cost and synthetic-benchmark accuracy\n\n')
     for title, text in (('A', '## A\n\none\n'), ('B', '## B\n\ntwo\n'),
                         ('A', '## A\n\nthree\n')):
         replace_titled_section(out, title, text, bench.HEADER)
-    assert out.read_text() == ('# Scenario reference configs: cost and synthetic-benchmark '
-                               'accuracy\n\n## B\n\ntwo\n\n## A\n\nthree\n')
+    assert out.read_text() == header + '## A\n\nthree\n\n## B\n\ntwo\n'
+    replace_titled_section(out, 'B', '## B\n\nfour\n', bench.HEADER)
+    assert out.read_text() == header + '## A\n\nthree\n\n## B\n\nfour\n'
+    replace_titled_section(out, 'C', '## C\n\nfive\n', bench.HEADER)
+    assert out.read_text() == header + '## A\n\nthree\n\n## B\n\nfour\n\n## C\n\nfive\n'
 
 
 @pytest.mark.slow
