@@ -17,7 +17,7 @@ alone (target <= 1.3x), and the alerts against the confirmer alone. Writes
     python benchmarks/bench_streaming.py                      # ~2 min on 2 shared cores
     python benchmarks/bench_streaming.py throughput --config CFG --checkpoint CKPT --stride 8
     python benchmarks/bench_streaming.py cascade SCREEN_CFG SCREEN_CKPT CONFIRM_CFG CONFIRM_CKPT \\
-        --screen-cfg-options test_pipeline.1.num_clips=1 --screen-threshold 0.2 --threshold 0.5
+        --screen-cfg-options test_pipeline.1.num_clips=1 --screen-rate 0.1 --threshold 0.5
 """
 import argparse
 import json
@@ -73,7 +73,12 @@ def parse_args(argv=None):
     cascade.add_argument('--background', nargs='+', default=['drift_left', 'drift_right'])
     cascade.add_argument('--clips', type=int, default=40, help='2-s clips in the stream')
     cascade.add_argument('--event-every', type=int, default=10)
-    cascade.add_argument('--screen-threshold', type=float, default=0.2)
+    screening = cascade.add_mutually_exclusive_group()
+    screening.add_argument('--screen-threshold', type=float, default=0.2)
+    screening.add_argument('--screen-rate', type=float,
+                           help='instead of a threshold: the share of windows the screen '
+                           'should flag, read on a calibration stream (another seed), never '
+                           'on the measured one (screen_threshold_for_rate)')
     cascade.add_argument('--threshold', type=float, default=0.5, help='alert threshold')
     cascade.add_argument('--release', type=float, help='alert release (hysteresis)')
     cascade.add_argument('--stride', type=int, default=4)
@@ -322,6 +327,39 @@ def windows_with_event(records: Sequence[Dict], segments: Sequence[Sequence[int]
                     for start, end, _ in segments)]
 
 
+#: the seed of the stream a screening threshold is calibrated on; the measured stream is seed 0
+CALIBRATION_SEED = 1
+
+
+def threshold_for_rate(scores: Sequence[float], rate: float) -> float:
+    """The lowest screening threshold that flags at most ``rate`` of windows whose alert scores
+    are ``scores`` (a window is flagged at a score >= the threshold)."""
+    if not 0 < rate < 1:
+        raise ValueError(f'--screen-rate must be in (0, 1), got {rate}')
+    if not scores:
+        raise ValueError('threshold_for_rate: no window was scored')
+    ranked = sorted(scores, reverse=True)
+    # just above the first score left unflagged (rate < 1, so there is one): ties with it stay
+    # unflagged too, so at most that share is flagged
+    return float(np.nextafter(ranked[int(rate * len(ranked))], np.inf))
+
+
+def screen_threshold_for_rate(screen, rule, args, folder: Path) -> float:
+    """The threshold at which the screen flags ``args.screen_rate`` of the windows of a
+    calibration stream: the measured stream's generator and event rate at
+    :data:`CALIBRATION_SEED`, run through the screen alone. Read on the measured stream, the
+    threshold would be fitted to the very windows the cascade is then scored on."""
+    from hyperframes_mm.deploy import StreamEngine
+    stream = make_event_stream(folder / 'calibration.mp4', num_clips=args.clips,
+                               event_every=args.event_every, event=args.event,
+                               background=args.background, seed=CALIBRATION_SEED)
+    report = StreamEngine(screen, stride=args.stride, batch_size=args.batch_size, alert=rule,
+                          keep_records=True, progress=False).run([stream['video']],
+                                                                 names=['calibration'])
+    return threshold_for_rate([rule.score(record['scores']) for record in report.records
+                               if 'scores' in record], args.screen_rate)
+
+
 def cascade(args) -> str:
     from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine
     from hyperframes_mm.deploy.cascade import compare_with_confirmer
@@ -335,6 +373,8 @@ def cascade(args) -> str:
                                    event_every=args.event_every, event=args.event,
                                    background=args.background)
         rule = AlertRule(args.threshold, args.release, [stream['label']])
+        if args.screen_rate is not None:
+            args.screen_threshold = screen_threshold_for_rate(screen, rule, args, Path(folder))
         runs = dict(
             screen=lambda: StreamEngine(screen, stride=args.stride, batch_size=args.batch_size,
                                         alert=AlertRule(args.screen_threshold, None,
@@ -384,7 +424,10 @@ def cascade(args) -> str:
         f'{", ".join(args.background)}; {last["cascade"].windows} windows, '
         f'{len(events)} of them overlap an event. Screening: `{args.screen_config}`'
         f'{" " + str(args.screen_cfg_options) if args.screen_cfg_options else ""}; confirming: '
-        f'`{args.confirm_config}`. Screen threshold {args.screen_threshold}, alert threshold '
+        f'`{args.confirm_config}`. Screen threshold {args.screen_threshold:.4g}'
+        + (f' (flags {args.screen_rate:g} of the windows of a calibration stream: the same '
+           f'generator at seed {CALIBRATION_SEED}, this one is seed 0)'
+           if args.screen_rate is not None else '') + f', alert threshold '
         f'{args.threshold} (release {rule.release}). Median of {args.rounds} interleaved rounds. '
         'Each model alone starts at its own window length, the cascade at the longer one, '
         'hence slightly different window counts; all runs end windows on the same frames.',

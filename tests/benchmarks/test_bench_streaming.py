@@ -27,6 +27,22 @@ def test_an_event_stream_marks_every_event_clip_and_its_windows(tmp_path):
         bench.make_event_stream(tmp_path / 'x.mp4', num_clips=0)
 
 
+def test_the_screen_threshold_for_a_rate_flags_at_most_that_share():
+    scores = [0.9, 0.1, 0.5, 0.7, 0.3, 0.5, 0.2, 0.8, 0.4, 0.6]
+    threshold = bench.threshold_for_rate(scores, 0.3)
+    assert sorted(score for score in scores if score >= threshold) == [0.7, 0.8, 0.9]
+    assert 0.6 < threshold < 0.7
+    # a tie at the boundary stays unflagged: fewer, never more, than the share
+    tied = bench.threshold_for_rate(scores, 0.5)
+    assert sorted(score for score in scores if score >= tied) == [0.6, 0.7, 0.8, 0.9]
+    assert bench.threshold_for_rate([0.4] * 4, 0.5) > 0.4  # all tied: none flagged
+    for rate in (0, 1, 1.5):
+        with pytest.raises(ValueError, match='--screen-rate must be in'):
+            bench.threshold_for_rate(scores, rate)
+    with pytest.raises(ValueError, match='no window was scored'):
+        bench.threshold_for_rate([], 0.1)
+
+
 def test_every_stream_index_runs_once_in_a_thread_of_its_own():
     import threading
     seen = []
