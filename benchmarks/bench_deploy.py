@@ -14,7 +14,8 @@ interleaved rounds (``interleaved_timing``), batch 1, one test sample (all its c
 thread count; onnxruntime's sessions do not spin (``onnx_session(spin=False)``), since above one
 thread their spinning pool threads would slow the next call, whichever runtime's it is.
 Latency does not depend on the weights, so a row without a trained checkpoint keeps its initial
-weights, is calibrated on random pixels and reads "not trained here" in the top-1 columns. A row's checkpoints are its finished runs in ``--checkpoint-dir``, a work dir of
+weights, is calibrated on random pixels and reads "not trained here" in the top-1 columns. A
+row's checkpoints are its finished runs in ``--checkpoint-dir``, a work dir of
 ``bench_utd_mhad_imagenet.py`` (``--work-dir DIR --train-only``: ``<row slug>/seed<N>``), else
 the runs of ``benchmarks/results/utd_mhad_imagenet.json`` whose checkpoint is on this machine.
 With them (and the family's data), each seed's int8 model is calibrated on training clips and

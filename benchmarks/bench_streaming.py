@@ -94,6 +94,9 @@ def parse_args(argv=None):
     if not argv or argv[0] not in ('throughput', 'cascade', '-h', '--help'):
         argv = ['throughput'] + argv
     args = parser.parse_args(argv)
+    if getattr(args, 'screen_rate', None) is not None and not 0 < args.screen_rate < 1:
+        # before two models load and a stream is rendered
+        parser.error(f'--screen-rate must be in (0, 1), got {args.screen_rate}')
     args.command_line = list(sys.argv[1:] if argv is None else argv)  # for the results file
     return args
 
@@ -327,15 +330,15 @@ def windows_with_event(records: Sequence[Dict], segments: Sequence[Sequence[int]
                     for start, end, _ in segments)]
 
 
-#: the seed of the stream a screening threshold is calibrated on; the measured stream is seed 0
-CALIBRATION_SEED = 1
+#: the seeds of the measured stream and of the stream a screening threshold is calibrated on
+MEASURED_SEED, CALIBRATION_SEED = 0, 1
 
 
 def threshold_for_rate(scores: Sequence[float], rate: float) -> float:
     """The lowest screening threshold that flags at most ``rate`` of windows whose alert scores
     are ``scores`` (a window is flagged at a score >= the threshold)."""
     if not 0 < rate < 1:
-        raise ValueError(f'--screen-rate must be in (0, 1), got {rate}')
+        raise ValueError(f'threshold_for_rate: the share of windows must be in (0, 1), got {rate}')
     if not scores:
         raise ValueError('threshold_for_rate: no window was scored')
     ranked = sorted(scores, reverse=True)
@@ -371,7 +374,7 @@ def cascade(args) -> str:
     with tempfile.TemporaryDirectory() as folder:
         stream = make_event_stream(Path(folder) / 'stream.mp4', num_clips=args.clips,
                                    event_every=args.event_every, event=args.event,
-                                   background=args.background)
+                                   background=args.background, seed=MEASURED_SEED)
         rule = AlertRule(args.threshold, args.release, [stream['label']])
         if args.screen_rate is not None:
             args.screen_threshold = screen_threshold_for_rate(screen, rule, args, Path(folder))
@@ -426,7 +429,7 @@ def cascade(args) -> str:
         f'{" " + str(args.screen_cfg_options) if args.screen_cfg_options else ""}; confirming: '
         f'`{args.confirm_config}`. Screen threshold {args.screen_threshold:.4g}'
         + (f' (flags {args.screen_rate:g} of the windows of a calibration stream: the same '
-           f'generator at seed {CALIBRATION_SEED}, this one is seed 0)'
+           f'generator at seed {CALIBRATION_SEED}, this one is seed {MEASURED_SEED})'
            if args.screen_rate is not None else '') + f', alert threshold '
         f'{args.threshold} (release {rule.release}). Median of {args.rounds} interleaved rounds. '
         'Each model alone starts at its own window length, the cascade at the longer one, '

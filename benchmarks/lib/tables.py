@@ -55,7 +55,7 @@ def replace_titled_section(path: Path, title: str, text: str, header: str) -> No
     head, *sections = content.split('\n## ')
     mine = text[len('## '):]
     titled = [index for index, section in enumerate(sections)
-              if section.startswith(title.lstrip('# '))]
+              if section.split('\n', 1)[0] == title.lstrip('# ')]
     if titled:  # in the section's place: rerunning one benchmark of a page does not reorder it
         sections = [mine if index == titled[0] else section
                     for index, section in enumerate(sections) if index not in titled[1:]]

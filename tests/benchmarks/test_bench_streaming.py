@@ -37,10 +37,20 @@ def test_the_screen_threshold_for_a_rate_flags_at_most_that_share():
     assert sorted(score for score in scores if score >= tied) == [0.6, 0.7, 0.8, 0.9]
     assert bench.threshold_for_rate([0.4] * 4, 0.5) > 0.4  # all tied: none flagged
     for rate in (0, 1, 1.5):
-        with pytest.raises(ValueError, match='--screen-rate must be in'):
+        with pytest.raises(ValueError, match='the share of windows must be in'):
             bench.threshold_for_rate(scores, rate)
     with pytest.raises(ValueError, match='no window was scored'):
         bench.threshold_for_rate([], 0.1)
+
+
+@pytest.mark.parametrize('extra,error', [
+    (['--screen-rate', '1.5'], '--screen-rate must be in'),
+    (['--screen-rate', '0.1', '--screen-threshold', '0.5'], 'not allowed with argument'),
+])
+def test_cascade_arguments_are_refused_before_any_model_loads(extra, error, capsys):
+    with pytest.raises(SystemExit):
+        bench.parse_args(['cascade', 'a.py', 'a.pth', 'b.py', 'b.pth', *extra])
+    assert error in capsys.readouterr().err
 
 
 def test_every_stream_index_runs_once_in_a_thread_of_its_own():

@@ -50,10 +50,9 @@ class TemporalShiftBackbone(BaseModule):
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """A 2D checkpoint's keys in this module's layout: ``model.`` in front, each shifted
         conv's parameters under ``conv_pw.net``; this module's own checkpoint as it is."""
-        if any(key.startswith('model.') for key in state_dict):
-            return dict(state_dict)
-        return {f'model.{key}': value for key, value in
-                move_under_shift(state_dict, shifted_convs(self.shifted)).items()}
+        if not any(key.startswith('model.') for key in state_dict):
+            state_dict = {f'model.{key}': value for key, value in state_dict.items()}
+        return move_under_shift(state_dict, shifted_convs(self.shifted, 'model.'))
 
     def init_weights(self) -> None:
         super().init_weights()

@@ -23,7 +23,7 @@ def shiftable_blocks(model: nn.Module) -> List[str]:
     output would then mix frames with no unshifted path."""
     return [name for name, block in model.named_modules()
             if getattr(block, 'has_skip', False) and hasattr(block, 'conv_pwl')
-            and isinstance(getattr(block, 'conv_pw', None), nn.Conv2d)]
+            and isinstance(getattr(block, SHIFTED_CONV, None), nn.Conv2d)]
 
 
 def shift_blocks(model: nn.Module, num_segments: int, shift_div: int, owner: str,
@@ -35,11 +35,12 @@ def shift_blocks(model: nn.Module, num_segments: int, shift_div: int, owner: str
     blocks = shiftable_blocks(model)
     if not blocks:
         raise ValueError(f'{owner}: {type_name} has no inverted residual block with a skip '
-                         'connection (conv_pw, conv_pwl, has_skip) to shift')
+                         'connection in timm\'s layout (conv_pw, conv_pwl, has_skip) to shift')
     for path in blocks:
         block = model.get_submodule(path)
-        block.conv_pw = TemporalShift(block.conv_pw, num_segments=num_segments,
-                                      shift_div=shift_div)
+        setattr(block, SHIFTED_CONV, TemporalShift(getattr(block, SHIFTED_CONV),
+                                                   num_segments=num_segments,
+                                                   shift_div=shift_div))
     return blocks
 
 
