@@ -247,7 +247,8 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         # a shifted row's clip costs two passes (three: one clip), so it tests 2 clips (its
         # config says why)
         test_clips = {bench.SHIFT3_ROW: 1, bench.SHIFT3_MORE_CLIPS_ROW: 2,
-                      bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS}.get(
+                      bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS,
+                      bench.EFF_T8_MORE_CLIPS_ROW: bench.EFF_T8_MORE_CLIPS}.get(
                           name, 2 if 'two T=' in name
                           else bench.T8_TEST_CLIPS if 'test clips' in name else 3)
         assert (sampler('val_dataloader')['num_clips'],
@@ -267,7 +268,8 @@ def test_one_command_selects_one_run():
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up', 'lr 2x', 'lr 4x',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
-        bench.EFF_T8_CHOSEN_ROW, bench.EFF_T8_128_ROW, 'from scratch, SGD 60e, lr 4x']
+        bench.EFF_T8_CHOSEN_ROW, bench.EFF_T8_MORE_CLIPS_ROW, bench.EFF_T8_128_ROW,
+        'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
 
