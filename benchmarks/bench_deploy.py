@@ -46,6 +46,7 @@ when it does not), batch 1, with a CUDA synchronisation before each clock read.
 import argparse
 import json
 import logging
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -135,7 +136,10 @@ def parse_args(argv=None):
                         help='with --validate-on: fine-tune each option with these seeds (its '
                         'data order and augmentation), since one fine-tuning\'s top-1 varies '
                         'with them by more than the options differ')
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    # the page's reproduce line: which checkpoints (--checkpoint-dir) gave its top-1 columns
+    args.command_line = list(sys.argv[1:] if argv is None else argv)
+    return args
 
 
 def config_of(prefix: str) -> Path:
@@ -656,6 +660,7 @@ def measure(args) -> Dict:
                              load_at_start=load),
         onnxruntime=onnxruntime.__version__, torch=torch.__version__, threads=args.threads,
         repeats=args.repeats, load_at_start=load,
+        command=shlex.join(['python', 'benchmarks/bench_deploy.py', *args.command_line]),
         latency_ms={str(threads): by_row for threads, by_row in latency.items()},
         decode_ms_per_frame={source_key(size): ms for size, ms in decode.items()},
         pipeline_ms={f'{name} {source_key(size)}': ms for (name, size), ms in prepare.items()},
@@ -765,6 +770,10 @@ def page(record: Dict) -> str:
              'row).', '']
     text += markdown_table(streams_header, 'l' + 'r' * (len(streams_header) - 2) + 'l',
                            streams)
+    if record.get('command'):  # records measured before the command was kept have none
+        text += ['', f'Reproduce: `{record["command"]}` (`--checkpoint-dir`: a work dir of '
+                 '`benchmarks/bench_utd_mhad_imagenet.py --work-dir DIR --train-only`; '
+                 '`--report-only` rewrites this page from its record).']
     return '\n'.join(text) + '\n'
 
 

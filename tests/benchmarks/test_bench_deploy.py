@@ -156,7 +156,7 @@ def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch
                        float_operators={'QDQ': {'Add': ['/a']}}, input='into the stem conv'),
               tsm: dict(checkpoints={}, parity={}, float_operators={'QDQ': {}},
                         input='not folded')},
-        int8_aware=None)
+        int8_aware=None, command='python benchmarks/bench_deploy.py --checkpoint-dir runs')
     (tmp_path / 'deploy.json').write_text(json.dumps(record))
     # no validation record: the first target reads post-training quantisation
     monkeypatch.setattr(bench, 'VAL_RESULTS', tmp_path / 'none.md')
@@ -172,6 +172,8 @@ def test_report_only_writes_the_page_from_the_record_alone(tmp_path, monkeypatch
     assert '| +1.4 | into the stem conv | Add |' in text
     assert f'| {tsm} | 0 | not trained here |' in text and text.startswith(
         '# Int8 deployment on a CPU\n\nMachine: a test.\n')
+    # the command that measured the record, with the checkpoints it read
+    assert '\nReproduce: `python benchmarks/bench_deploy.py --checkpoint-dir runs`' in text
     written = json.loads((tmp_path / 'deploy.json').read_text())
     assert written['chosen_on_validation'] == bench.POST_TRAINING
     assert written['targets'][2] == ['int8 T=5 <= 1/4 of int8 TSM-MobileNetV2-5 latency, '
