@@ -33,7 +33,7 @@ headline rows of the project README (``bench_utd_mhad_imagenet_readme``), the ab
 import os
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 # Run from a clone: the experiments are not installed with the plugin (setup.py), so
@@ -160,6 +160,10 @@ SHIFT_128_ROW = f'{SHIFT_ROW}, input 128'
 #: (each clip is two passes); which of the two it tests on is read on validation
 SHIFT_MORE_CLIPS = 3
 SHIFT_MORE_CLIPS_ROW = f'{SHIFT_ROW}, {SHIFT_MORE_CLIPS} test clips'
+#: the shifted row on 1 test clip (2 passes, fewer than the T=5 row's 3): a candidate within a
+#: third of TSM's latency with room to spare, where the held-out target compares the headline
+#: row, so that its choice does not hang on a latency measured at that boundary
+SHIFT_ONE_CLIP_ROW = f'{SHIFT_ROW}, 1 test clip'
 #: test clips a sample for the T=8 row: the views its latency, which grows with the clips, can
 #: buy within half of TSM's (the best row's target; the ablation table measures it)
 T8_TEST_CLIPS = 6
@@ -296,6 +300,9 @@ ABLATION_ROWS = [
     Row(SHIFT_MORE_CLIPS_ROW, SHIFT.config, f'the shifted row\'s runs tested on '
         f'{SHIFT_MORE_CLIPS} clips a sample ({2 * SHIFT_MORE_CLIPS} passes), not trained again',
         HEADLINE_SEEDS, edits=(test_clips(SHIFT_MORE_CLIPS), ), cost=0.2, tested_from=SHIFT),
+    Row(SHIFT_ONE_CLIP_ROW, SHIFT.config, 'the shifted row\'s runs tested on 1 clip a sample (2 '
+        'passes), not trained again', HEADLINE_SEEDS, edits=(test_clips(1), ), cost=0.2,
+        tested_from=SHIFT),
     Row(SHIFT8_ROW, family_config('hyperframe-shift_imagenet-pretrained-mobilenetv2_1xb16-1x1x16-'),
         'the shifted row with the T=8 row\'s hyperframes (16 picks, the first eight and the last '
         'eight), 2 test clips', HEADLINE_SEEDS, cost=2.0),
@@ -516,6 +523,7 @@ def base_row(row: Row) -> str:
     shifted row's, and on EfficientNet-Lite0's T=5 row's (its gain at its input scale), which
     its learning-rate rows change in turn."""
     own = {SHIFT_ROW: RECIPE_ROW, SHIFT8_ROW: SHIFT_ROW, SHIFT_MORE_CLIPS_ROW: SHIFT_ROW,
+           SHIFT_ONE_CLIP_ROW: SHIFT_ROW,
            SHIFT3_ROW: SHIFT_ROW, SHIFT3_MORE_CLIPS_ROW: SHIFT3_ROW, SHIFT_SMOOTH_ROW: SHIFT_ROW,
            SHIFT_128_ROW: SHIFT_ROW, EFF_GAIN_ROW: EFF_T5_ROW,
            **dict.fromkeys(EFF_LR_ROWS, EFF_GAIN_ROW), EFF_T8_CHOSEN_ROW: EFF_T8_ROW,
@@ -532,6 +540,9 @@ MIN_PRETRAINING_GAIN = 0.05  # ImageNet >= scratch + 5 points
 REPLICATE_MARGIN = 2.0  # replicate above random by more than twice the spread over seeds
 BEST_MAX_LATENCY = 0.5  # the row chosen on validation within half of TSM's latency ...
 BEST_MIN_TOP1 = 0.87  # ... at 0.87 top-1 or above on the test subjects
+#: the held-out sets' target compares the headline row with TSM within a third of its latency,
+#: so the headline is chosen on validation within that budget too, not handed to the T=5 recipe
+HEADLINE_MAX_LATENCY = 1 / 3
 #: the second network's T=5 hyperframe >= the MobileNetV2 one within 1.5x its latency, and >= its
 #: own TSN-5 within a third of TSN's latency
 EFF_MAX_LATENCY_VS_MOBILENET = 1.5
@@ -573,10 +584,24 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
         lines.append(f'- conv1 replicate vs random: {RANDOM_ROW!r} needs 2 seeds or more')
     lines += second_network_targets(top1, costs, *second_network_t5(validated))
     lines.append(second_network_t(results, validated))
-    fast = fast_rows(results, costs, validated)
+    lines.append(chosen_within(results, costs, validated, BEST_MAX_LATENCY, '0.5',
+                               f'>= {BEST_MIN_TOP1}', lambda mean: mean >= BEST_MIN_TOP1))
+    lines.append(chosen_within(results, costs, validated, HEADLINE_MAX_LATENCY, '1/3',
+                               f'>= TSM-MobileNetV2-5 {top1[TSM_ROW]:.3f}',
+                               lambda mean: mean >= top1[TSM_ROW]))
+    return lines
+
+
+def chosen_within(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
+                  validated: Dict[str, Dict[int, float]], limit: float, limit_text: str,
+                  goal: str, met: Callable[[float], bool]) -> str:
+    """The target line of the row chosen on the training subjects (:func:`choose`) among the
+    tested rows within ``limit`` x TSM's latency (:func:`fast_rows`), its one test read against
+    ``met`` (``goal`` in words)."""
+    fast = fast_rows(results, costs, validated, limit)
     if not fast:
-        return lines + [f'- the row chosen on validation at <= {BEST_MAX_LATENCY}x TSM\'s '
-                        'latency: no validated row is that fast (--validate-on)']
+        return (f'- the row chosen on validation at <= {limit_text}x TSM\'s latency: no '
+                'validated row is that fast (--validate-on)')
     best, compared, subjects = choose(fast, validated)
     seeds = len(results[best])
     fewer = len(fast) - len(compared)
@@ -584,14 +609,13 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     untested = untested_above(compared[best], subjects, results, validated)
     if untested:
         left_out += f'; validated higher but not tested, so not compared: {untested}'
-    lines.append(f'- the row chosen on the training subjects at <= {BEST_MAX_LATENCY}x TSM\'s '
-                 f'latency: {best} (validation {compared[best]:.3f} on '
-                 f'{subjects_text(subjects)}, the best of the {len(compared)} rows validated '
-                 f'on them within that latency{left_out}), tested once: '
-                 f'{mean_sd(results[best], "top1")} over '
-                 f'{seeds} seed{"s" * (seeds > 1)} at {costs[best]["latency_ms"] / latency:.3f}x '
-                 f'(>= {BEST_MIN_TOP1}): {verdict(top1[best] >= BEST_MIN_TOP1)}')
-    return lines
+    ratio = costs[best]['latency_ms'] / costs[TSM_ROW]['latency_ms']
+    return (f'- the row chosen on the training subjects at <= {limit_text}x TSM\'s latency: '
+            f'{best} (validation {compared[best]:.3f} on {subjects_text(subjects)}, the best of '
+            f'the {len(compared)} rows validated on them within that latency{left_out}), tested '
+            f'once: {mean_sd(results[best], "top1")} over {seeds} seed{"s" * (seeds > 1)} at '
+            f'{ratio:.3f}x ({goal}): '
+            f'{"**met**" if met(summary(results[best], "top1")[0]) else "**missed**"}')
 
 
 def untested_above(chosen: float, subjects: Sequence[int], results: Dict[str, List[Dict]],
@@ -607,14 +631,14 @@ def untested_above(chosen: float, subjects: Sequence[int], results: Dict[str, Li
 
 
 def fast_rows(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-              validated: Dict[str, Dict[int, float]]) -> List[str]:
-    """The tested and validated rows within :data:`BEST_MAX_LATENCY` of TSM's latency: those
-    the best row is chosen from (:func:`choose`). It is chosen on the training subjects
+              validated: Dict[str, Dict[int, float]], limit: float) -> List[str]:
+    """The tested and validated rows within ``limit`` x TSM's latency: those a row is chosen
+    from (:func:`choose`). It is chosen on the training subjects
     (--validate-on), never on the test: the best of many rows on one test set is an
     optimistic estimate of that row."""
     latency = costs[TSM_ROW]['latency_ms']
     return [name for name in results if name in validated
-            and costs[name]['latency_ms'] / latency <= BEST_MAX_LATENCY]
+            and costs[name]['latency_ms'] / latency <= limit]
 
 
 def same_optimiser_target(top1: Dict[str, float],
@@ -817,8 +841,9 @@ def report(results: Dict[str, List[Dict]], args) -> str:
     # the row chosen on validation is the family's headline, so the README shows it whichever
     # table (zoo or ablation) holds it
     validated = validation_folds(VALIDATION_RECORD)
-    fast = fast_rows(results, costs, validated)
-    notes = {choose(fast, validated)[0]: 'chosen on the training subjects'} if fast else {}
+    notes = {choose(fast, validated)[0]: 'chosen on the training subjects'
+             for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY)
+             if (fast := fast_rows(results, costs, validated, limit))}
     # so is the second network's T=5 row where its gain and learning rate were chosen there
     eff_t5 = second_network_t5(validated)[0]
     if eff_t5 != EFF_T5_ROW:
