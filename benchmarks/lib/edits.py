@@ -74,6 +74,12 @@ def backbone(**kwargs) -> Edit:
     return lambda cfg: cfg.model.backbone.update(kwargs)
 
 
+def wrapped_backbone(**kwargs) -> Edit:
+    """Set the arguments of the network an ``InflatedBackbone`` wraps (for a ``timm.`` one,
+    ``timm.create_model``'s keywords)."""
+    return lambda cfg: cfg.model.backbone.backbone.update(kwargs)
+
+
 def head(**kwargs) -> Edit:
     """Set classification head arguments."""
     return lambda cfg: cfg.model.cls_head.update(kwargs)

@@ -85,6 +85,18 @@ def test_the_second_networks_lr_rows_change_only_its_gain_rows_lr(written, tmp_p
                for key in runner.RUN_KEYS)
 
 
+def test_the_second_networks_drop_path_row_sets_only_the_wrapped_networks_rate(written):
+    configs = written[2]
+    row = bench.EFF_DROP_PATH_ROW
+    assert _changed(configs, row, bench.EFF_LR_ROW_CHOSEN) == {
+        'model.backbone.backbone.drop_path_rate'}
+    assert configs[row].model.backbone.backbone == dict(type='timm.tf_efficientnet_lite0',
+                                                        drop_path_rate=0.2)
+    assert bench.base_row(ROWS[row]) == bench.EFF_LR_ROW_CHOSEN
+    # one of the T=5 rows the second network's targets choose among
+    assert bench.EFF_T5_ROWS[row] == 'at its input scale, lr 4x, drop path 0.2'
+
+
 def test_the_second_networks_t8_takes_the_gain_and_rate_its_t5_chose(written, tmp_path):
     configs = written[2]
     row, chosen = bench.EFF_T8_CHOSEN_ROW, configs[bench.EFF_LR_ROW_CHOSEN]
@@ -268,7 +280,7 @@ def test_one_command_selects_one_run():
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up', 'lr 2x', 'lr 4x',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
-        bench.EFF_T8_CHOSEN_ROW, bench.EFF_T8_MORE_CLIPS_ROW, bench.EFF_T8_128_ROW,
+        bench.EFF_DROP_PATH_ROW, bench.EFF_T8_CHOSEN_ROW, bench.EFF_T8_MORE_CLIPS_ROW, bench.EFF_T8_128_ROW,
         'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
