@@ -185,8 +185,7 @@ def calibrated_norms(cfg) -> None:
 
 #: where :func:`calibrated_norms` reads the converter's output (make it with
 #: ``tools/model_converters/mobilenet_v2_to_mmaction.py ... --norms calibrated --calibrate-list
-#: <the training list> --calibrate-size 112``); HF_UTD_CALIBRATED_DIR moves the folder (a lent
-#: GPU reads it from .gpu_data, tools/gpu_validate_utd.sh)
+#: <the training list> --calibrate-size 112``); HF_UTD_CALIBRATED_DIR moves the folder
 CALIBRATED_FILE = (os.environ.get('HF_UTD_CALIBRATED_DIR', 'checkpoints')
                    + '/mobilenet_v2_utd_mhad_calibrated_{train_list}.pth')
 # time mixed deeper than conv1 (the held-out sets' question): two passes a clip, 2 test clips
@@ -355,7 +354,27 @@ def parse_args(argv=None):
                         'subjects and score this one (the test views, last checkpoint), in '
                         '<work dir>/val-s<S>, recorded in results/utd_mhad_imagenet_val.json; '
                         'the test subjects are not read')
+    parser.add_argument('--weights', action='store_true',
+                        help='print the local weight files the selected rows start from (on '
+                        'the --validate-on fold), one a line, and train nothing: what a lent '
+                        'GPU must be carried (tools/gpu_validate_utd.sh)')
     return parser.parse_args(argv)
+
+
+def weight_files_of(rows: Sequence[Row], args) -> List[str]:
+    """The local weight files ``rows`` start from (:func:`benchmarks.lib.rows.weight_files`),
+    on the validation fold ``args.validate_on`` where one is given (a calibrated row's file is
+    its fold's)."""
+    import tempfile
+
+    from mmengine.config import Config
+    edit = (validation_fold(args.validate_on)[1], ) if args.validate_on else ()
+    files = set()
+    for row in rows:
+        with tempfile.TemporaryDirectory() as tmp:
+            files.update(lib.weight_files(Config.fromfile(str(BENCH.run_config(
+                row.edited(before=edit), 0, args, Path(tmp))))))
+    return sorted(files)
 
 
 #: the training subjects; validating on one of them is how every choice is read
@@ -878,6 +897,8 @@ def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
     chosen = BENCH.requested(args, ZOO_ROWS, ABLATION_ROWS)
+    if args.weights:
+        return '\n'.join(weight_files_of(chosen, args))
     if args.validate_on:
         return validate(args, chosen)
     if args.max_epochs:

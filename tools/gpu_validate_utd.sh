@@ -1,25 +1,33 @@
 #!/usr/bin/env bash
 # Choices on training subjects, on a lent CUDA machine (the `device` tool), in two steps:
 #
-#   bash tools/gpu_validate_utd.sh prepare [DATA] [CHECKPOINT]   # here: the wheels the device
+#   bash tools/gpu_validate_utd.sh prepare S [ROW ...]           # here: the wheels the device
 #       # lacks into .whl/ (tools/gpu_wheels.sh, without PyAV, which training does not use), and
-#       # DATA's videos, lists and meta (no frame cache) with the ImageNet MobileNetV2 file (and
-#       # the calibrated ones beside it) into .gpu_data/ (git-ignored); defaults data/utd_mhad
-#       # and the family's converted file
+#       # into .gpu_data/ (git-ignored) the data set's videos, lists and meta (no frame cache;
+#       # HF_UTD_MHAD, else data/utd_mhad) with the weight files the rows (names or words of
+#       # them, as --rows; default the zoo rows) start from on fold S, and only those
+#       # (`bench_utd_mhad_imagenet.py --weights`): both networks' files and the data do not fit
+#       # in what may travel at once; refused when the whole would not travel
 #   bash tools/gpu_validate_utd.sh run S [bench arguments]       # there (carry .whl and
-#       # .gpu_data): benchmarks/bench_utd_mhad_imagenet.py --validate-on S on the GPU, every
-#       # selected run at once, the record and the table written to $OUT
+#       # .gpu_data; the same rows: --rows ...): benchmarks/bench_utd_mhad_imagenet.py
+#       # --validate-on S on the GPU, every selected run at once, the record and the table
+#       # written to $OUT
 #
-# Sized for a 9-minute call: the family's zoo rows, one seed, --jobs 12 on the device's 16 cores.
+# Sized for a 9-minute call: one network's rows, one seed, --jobs 12 on the device's 16 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source tools/gpu_wheels.sh
+#: the weight files prepare copied, one a line, at the paths the configs read them from
+WEIGHTS_LIST=.gpu_data/weights.txt
 
 validate() {
     local subject=${1:?the training subject to validate on: 1, 3, 5 or 7} out=${OUT:-work_dirs}
     shift
-    export HF_IMAGENET_MOBILENET_V2=.gpu_data/mobilenet_v2_imagenet_mmaction.pth
-    export HF_UTD_CALIBRATED_DIR=.gpu_data  # the 'calibrated norms' row's files
+    # each weight file where the configs read it (the working tree that travels has none)
+    while read -r file; do
+        mkdir -p "$(dirname "$file")"
+        ln -sfn "$PWD/.gpu_data/weights/${file#/}" "$file"
+    done < "$WEIGHTS_LIST"
     # The device image's transformers is newer than mmaction2 1.2.0's VindLU can import; a
     # record of version 0 ahead of it on the path makes mmaction2 register its placeholders.
     mkdir -p /tmp/site/transformers-0.0.0.dist-info
@@ -35,16 +43,29 @@ validate() {
 }
 
 prepare_data() {
-    local data=${1:-data/utd_mhad} checkpoint=${2:-checkpoints/mobilenet_v2_imagenet_mmaction.pth}
+    local subject=${1:?the training subject the run will validate on: 1, 3, 5 or 7}
+    local data=${HF_UTD_MHAD:-data/utd_mhad} python=${PYTHON:-.venv/bin/python} files file
+    shift
+    files=$("$python" benchmarks/bench_utd_mhad_imagenet.py --data "$data" \
+            --validate-on "$subject" --weights ${1:+--rows "$@"})
     grep -qxF '/.gpu_data/' .git/info/exclude 2>/dev/null || echo '/.gpu_data/' >> .git/info/exclude
-    rm -rf .gpu_data && mkdir -p .gpu_data/utd_mhad
+    rm -rf .gpu_data && mkdir -p .gpu_data/utd_mhad .gpu_data/weights
     (cd "$data" && find . \( -name '*.mp4' -o -name '*.txt' -o -name '*.json' \) -print0 |
         tar --null -cf - -T -) | tar -xf - -C .gpu_data/utd_mhad
-    cp "$checkpoint" .gpu_data/mobilenet_v2_imagenet_mmaction.pth
-    cp "$(dirname "$checkpoint")"/mobilenet_v2_utd_mhad_calibrated_*.pth .gpu_data/ 2>/dev/null ||
-        echo "no calibrated MobileNetV2 files beside $checkpoint: the 'calibrated norms' row will not run"
+    : > "$WEIGHTS_LIST"
+    for file in $files; do
+        if [ ! -f "$file" ]; then
+            echo "$file: a selected row starts from it and it is not here" \
+                 "(docs/imagenet_weights.md, docs/efficientnet_lite0.md)" >&2
+            return 1
+        fi
+        mkdir -p ".gpu_data/weights/$(dirname "${file#/}")"
+        cp "$file" ".gpu_data/weights/${file#/}"
+        echo "$file" >> "$WEIGHTS_LIST"
+    done
+    echo "weight files carried: $(tr '\n' ' ' < "$WEIGHTS_LIST")"
     rm -f "$GPU_WHEEL_DIR"/av-*.whl
-    du -sh .gpu_data "$GPU_WHEEL_DIR"
+    gpu_travel_check .gpu_data
 }
 
 if [ "${1:-}" = prepare ]; then

@@ -32,18 +32,27 @@ gpu_wheels_prepare() {
         echo "$GPU_WHEEL_DIR/ holds two versions of: $twice; delete the older wheels" >&2
         return 1
     fi
-    local wheels tree total
+    gpu_travel_check
+}
+
+# Refuse what would not travel: the working tree, the wheels and the ignored PATHs a script
+# carries besides them (its data), over GPU_TRAVEL_LIMIT_MIB in all.
+gpu_travel_check() {
+    local wheels tree carried=0 total
     wheels=$(du -cb "$GPU_WHEEL_DIR"/*.whl | tail -n1 | cut -f1)
     # du skips (and complains about) tracked files deleted from the tree; they do not travel
     tree=$(git ls-files -z --cached --others --exclude-standard |
            du -cb --files0-from=- 2>/dev/null | tail -n1 | cut -f1) || true
-    total=$((wheels + tree))
+    [ $# -gt 0 ] && carried=$(du -cb "$@" | tail -n1 | cut -f1)
+    total=$((wheels + tree + carried))
     ls -lS "$GPU_WHEEL_DIR"
-    awk -v w="$wheels" -v t="$tree" -v limit="$GPU_TRAVEL_LIMIT_MIB" 'BEGIN { printf \
-        "wheels %.1f MiB + working tree %.1f MiB = %.1f MiB of the %d MiB that may travel\n",
-        w / 1048576, t / 1048576, (w + t) / 1048576, limit }'
+    awk -v w="$wheels" -v t="$tree" -v c="$carried" -v what="$*" \
+        -v limit="$GPU_TRAVEL_LIMIT_MIB" 'BEGIN { printf "wheels %.1f MiB + working tree " \
+        "%.1f MiB%s = %.1f MiB of the %d MiB that may travel\n", w / 1048576, t / 1048576, \
+        (what == "" ? "" : sprintf(" + %s %.1f MiB", what, c / 1048576)),
+        (w + t + c) / 1048576, limit }'
     if [ "$total" -gt $((GPU_TRAVEL_LIMIT_MIB * 1048576)) ]; then
-        echo "too large to travel: leave out a wheel or untracked files" >&2
+        echo "too large to travel: leave out a wheel, untracked files or carried data" >&2
         return 1
     fi
 }

@@ -691,3 +691,27 @@ def test_the_row_list_imports_neither_torch_nor_the_package():
     out = subprocess.run([sys.executable, '-c', code], cwd=REPO, capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == '[]'
+
+
+def test_weights_lists_the_files_the_selected_rows_start_from(tmp_path, monkeypatch):
+    """What tools/gpu_validate_utd.sh carries to a lent GPU, and nothing more: the converted
+    files the rows' configs name, a calibrated row's file that of its fold's training list."""
+    for name in ('HF_IMAGENET_MOBILENET_V2', 'HF_IMAGENET_EFFICIENTNET_LITE0'):
+        monkeypatch.delenv(name, raising=False)
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / bench.BENCH.meta.file).write_text('{}')
+
+    def weights(*argv):
+        return bench.main(['--data', str(data), '--work-dir', str(tmp_path / 'work'),
+                           '--record', str(tmp_path / 'record.json'), '--weights',
+                           *argv]).splitlines()
+
+    assert weights('--rows', bench.TSM_ROW) == ['checkpoints/mobilenet_v2_imagenet_mmaction.pth']
+    assert weights('--validate-on', '5', '--rows', 'calibrated norms', bench.EFF_T8_CHOSEN_ROW) \
+        == ['checkpoints/efficientnet_lite0_timm.pth',
+            'checkpoints/mobilenet_v2_utd_mhad_calibrated_s5_train.pth']
+    assert weights('--rows', 'calibrated norms') == [
+        'checkpoints/mobilenet_v2_utd_mhad_calibrated_cross_subject_train.pth']
+    # nothing trained, nothing recorded
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['data']
