@@ -151,8 +151,8 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.TSM_ROW,
-        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_T8_ROW,
-        bench.EFF_T8_CHOSEN_ROW}
+        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_LR_ROW_CHOSEN,
+        bench.EFF_T8_ROW, bench.EFF_T8_CHOSEN_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
