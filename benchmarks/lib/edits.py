@@ -118,6 +118,15 @@ def frames(num_frames: int, interval: Optional[float] = None) -> Edit:
     return change
 
 
+def shifted_frames(num_frames: int, segments: int) -> Edit:
+    """T picks a hyperframe (the backbone's) in a config whose clip is ``segments`` shifted
+    hyperframes (``config_parts.shifted_hyperframes``): the sampler takes ``segments`` x T."""
+    def change(cfg):
+        cfg.model.backbone.num_frames = num_frames
+        sampling(num_frames=segments * num_frames)(cfg)
+    return change
+
+
 def own_backbones(**frames_per_stream: int) -> Edit:
     """One backbone per stream (not shared), each with its stream's T."""
     def change(cfg):

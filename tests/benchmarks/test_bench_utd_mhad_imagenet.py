@@ -97,6 +97,27 @@ def test_the_second_networks_drop_path_row_sets_only_the_wrapped_networks_rate(w
     assert bench.EFF_T5_ROWS[row] == 'at its input scale, lr 4x, drop path 0.2'
 
 
+def test_the_second_networks_t5_pair_is_its_chosen_t5_row_over_two_shifted_segments(written):
+    """EfficientNet-Lite0's shifted T=8 pair on T=5 hyperframes is the chosen-rate T=5 row's
+    network over two segments (TSMHead, 2 test clips) on 10 picks: nothing else of the T=8 pair
+    stays."""
+    configs = written[2]
+    pair, t5 = configs[bench.EFF_SHIFT5_ROW], configs[bench.EFF_LR_ROW_CHOSEN]
+    assert pair.model.to_dict() == dict(
+        t5.model.to_dict(), backbone=dict(t5.model.backbone.to_dict(), num_segments=2),
+        cls_head=dict(t5.model.cls_head.to_dict(), type='TSMHead', num_segments=2,
+                      is_shift=True))
+    assert (pair.optim_wrapper, pair.param_scheduler) == (t5.optim_wrapper, t5.param_scheduler)
+    for loader, clips in (('train_dataloader', None), ('val_dataloader', 1),
+                          ('test_dataloader', 2)):
+        mine, theirs = pair[loader].dataset.pipeline, t5[loader].dataset.pipeline
+        views = {key: value for key, value in theirs[1].items() if key != 'num_clips'}
+        assert mine[1] == dict(views, num_frames=10, **({} if clips is None else
+                                                         dict(num_clips=clips)))
+        assert mine[-2]['segments'] == 2
+    assert bench.base_row(ROWS[bench.EFF_SHIFT5_ROW]) == bench.EFF_LR_ROW_CHOSEN
+
+
 def test_the_second_networks_t8_takes_the_gain_and_rate_its_t5_chose(written, tmp_path):
     configs = written[2]
     row, chosen = bench.EFF_T8_CHOSEN_ROW, configs[bench.EFF_LR_ROW_CHOSEN]
