@@ -98,8 +98,17 @@ def test_int8_scores_stay_close_to_float_and_run_where_a_checkpoint_runs(int8_mo
     ordered = np.sort(reference, axis=1)
     decided = ordered[:, -1] - ordered[:, -2] > 2 * np.abs(scores - reference).max()
     assert np.array_equal(scores.argmax(1)[decided], reference.argmax(1)[decided])
+    # the report reads both models clip by clip on the same clips: exactly these shares. Its
+    # agreement covers every decided clip; on the undecided ones of this barely trained model
+    # int8 rounding may change the top-1, and how many there are depends on which tiny model the
+    # session's fixtures trained, so no share beyond the decided ones is promised
     report = parity_report(float_model, int8, samples)
-    assert report['clips'] == 8 and report['agreement'] >= 0.75
+    labels = np.array([label for _, label in samples])
+    clip_by_clip = np.concatenate([int8.scores([inputs]) for inputs, _ in samples]).argmax(1)
+    assert report == dict(clips=8, top1_float=float((reference.argmax(1) == labels).mean()),
+                          top1_int8=float((clip_by_clip == labels).mean()),
+                          agreement=float((clip_by_clip == reference.argmax(1)).mean()))
+    assert report['agreement'] >= decided.mean()
     # the streaming engine takes the .onnx path as it takes a checkpoint
     stage = ModelStage.from_config(cfg, str(int8_model))
     video = str(labelled_videos(tiny_dataset / 'val.txt', tiny_dataset)[0][0])
