@@ -42,9 +42,9 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.edits import (backbone, epochs, head, input_size, lists, lr_scale,
-                                  one_config, schedule_of, shifted_frames, stop_after,
-                                  test_clips, warmup, wrapped_backbone)
+from benchmarks.lib.edits import (backbone, epochs, frames, head, input_size, lists, lr_scale,
+                                  one_config, schedule_of, stop_after, test_clips, warmup,
+                                  wrapped_backbone)
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table, side_of
 from benchmarks.lib.tables import markdown_table, mean_sd, replace_section, summary
 
@@ -308,7 +308,7 @@ ABLATION_ROWS = [
         'time order), features shifted between them in the inverted residual blocks '
         '(InflatedBackbone(num_segments=2)), 2 test clips', HEADLINE_SEEDS, cost=2.8),
     Row(EFF_SHIFT5_ROW, EFF_SHIFT8, 'that pair with T=5 hyperframes (10 picks, the chosen-rate '
-        'T=5 row\'s network), 2 test clips', HEADLINE_SEEDS, edits=(shifted_frames(5, 2), ),
+        'T=5 row\'s network), 2 test clips', HEADLINE_SEEDS, edits=(frames(5, segments=2), ),
         cost=2.4),
     # time mixed deeper than conv1 (SHIFT), and the test views it can take
     SHIFT,
@@ -369,19 +369,11 @@ def parse_args(argv=None):
 
 
 def weight_files_of(rows: Sequence[Row], args) -> List[str]:
-    """The local weight files ``rows`` start from (:func:`benchmarks.lib.rows.weight_files`),
-    on the validation fold ``args.validate_on`` where one is given (a calibrated row's file is
-    its fold's)."""
-    import tempfile
-
-    from mmengine.config import Config
+    """The local weight files ``rows`` start from, on the validation fold ``args.validate_on``
+    where one is given (a calibrated row's file is its fold's)."""
     edit = (validation_fold(args.validate_on)[1], ) if args.validate_on else ()
-    files = set()
-    for row in rows:
-        with tempfile.TemporaryDirectory() as tmp:
-            files.update(lib.weight_files(Config.fromfile(str(BENCH.run_config(
-                row.edited(before=edit), 0, args, Path(tmp))))))
-    return sorted(files)
+    return sorted({file for row in rows
+                   for file in BENCH.weight_files(row.edited(before=edit), 0, args)})
 
 
 #: the training subjects; validating on one of them is how every choice is read

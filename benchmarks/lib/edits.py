@@ -108,22 +108,15 @@ def stream(name: str, **kwargs) -> Edit:
     return change
 
 
-def frames(num_frames: int, interval: Optional[float] = None) -> Edit:
-    """T picks (sampler and backbone), ``interval`` apart when given."""
+def frames(num_frames: int, interval: Optional[float] = None, segments: int = 1) -> Edit:
+    """T picks a hyperframe (the backbone's), ``interval`` apart when given; in a config whose
+    clip is ``segments`` shifted hyperframes (``config_parts.shifted_hyperframes``) the sampler
+    takes ``segments`` x T."""
     extra = {} if interval is None else dict(interval=interval)
 
     def change(cfg):
         cfg.model.backbone.num_frames = num_frames
-        sampling(num_frames=num_frames, **extra)(cfg)
-    return change
-
-
-def shifted_frames(num_frames: int, segments: int) -> Edit:
-    """T picks a hyperframe (the backbone's) in a config whose clip is ``segments`` shifted
-    hyperframes (``config_parts.shifted_hyperframes``): the sampler takes ``segments`` x T."""
-    def change(cfg):
-        cfg.model.backbone.num_frames = num_frames
-        sampling(num_frames=segments * num_frames)(cfg)
+        sampling(num_frames=segments * num_frames, **extra)(cfg)
     return change
 
 

@@ -272,17 +272,18 @@ class RowBenchmark:
         starts from (:func:`weight_files`) that is not there: checked before any run starts, so
         a file made per run (a calibrated file per training list) fails in seconds, not after
         the runs queued before it have trained."""
+        # relative paths as the runs read them: tools run in the repository
+        return [f'{row.name} seed {seed}: {file}' for row, seed in jobs
+                if self.finished(args, row, seed) is None
+                for file in self.weight_files(row, seed, args)
+                if not (runner.REPO / file).is_file()]
+
+    def weight_files(self, row: Row, seed: int, args) -> List[str]:
+        """The local files the run of ``row`` and ``seed`` starts from (:func:`weight_files`
+        of its config)."""
         from mmengine.config import Config
-        missing = []
-        for row, seed in jobs:
-            if self.finished(args, row, seed) is not None:
-                continue
-            with tempfile.TemporaryDirectory() as tmp:
-                cfg = Config.fromfile(str(self.run_config(row, seed, args, Path(tmp))))
-            # relative paths as the runs read them: tools run in the repository
-            missing += [f'{row.name} seed {seed}: {file}' for file in weight_files(cfg)
-                        if not (runner.REPO / file).is_file()]
-        return missing
+        with tempfile.TemporaryDirectory() as tmp:
+            return weight_files(Config.fromfile(str(self.run_config(row, seed, args, Path(tmp)))))
 
     @staticmethod
     def run_config(row: Row, seed: int, args, work_dir: Path) -> Path:
