@@ -647,6 +647,23 @@ def chosen_within(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
             f'{"**met**" if met(summary(results[best], "top1")[0]) else "**missed**"}')
 
 
+def chosen_rows(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
+                validated: Dict[str, Dict[int, float]]) -> Dict[float, str]:
+    """Per latency budget (:data:`BEST_MAX_LATENCY`, :data:`HEADLINE_MAX_LATENCY`) that a
+    validated row fits, the row chosen on the training subjects within it (:func:`choose`)."""
+    return {limit: choose(fast, validated)[0] for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY)
+            if (fast := fast_rows(results, costs, validated, limit))}
+
+
+def recorded_choice(record: Path = RESULTS.with_suffix('.json'),
+                    validation: Path = VALIDATION_RECORD) -> Dict[float, str]:
+    """:func:`chosen_rows` of the committed records, the rows the tables name: what another
+    data set carries the family's choice to (bench_transfer.py), with no run of this one."""
+    recorded = runner.Record(record).data
+    return chosen_rows(recorded.get('results', {}), recorded.get('costs', {}),
+                       validation_folds(validation))
+
+
 def untested_above(chosen: float, subjects: Sequence[int], results: Dict[str, List[Dict]],
                    validated: Dict[str, Dict[int, float]]) -> str:
     """The rows validated on ``subjects`` above the ``chosen`` row's mean there but not tested
@@ -872,9 +889,8 @@ def report(results: Dict[str, List[Dict]], args) -> str:
     # the row chosen on validation is the family's headline, so the README shows it whichever
     # table (zoo or ablation) holds it
     validated = validation_folds(VALIDATION_RECORD)
-    notes = {choose(fast, validated)[0]: 'chosen on the training subjects'
-             for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY)
-             if (fast := fast_rows(results, costs, validated, limit))}
+    notes = {name: 'chosen on the training subjects'
+             for name in chosen_rows(results, costs, validated).values()}
     # so is the second network's T=5 row where its gain and learning rate were chosen there
     eff_t5 = second_network_t5(validated)[0]
     if eff_t5 != EFF_T5_ROW:
