@@ -10,6 +10,7 @@ from mmengine.config import Config
 
 from benchmarks import bench_transfer as bench
 from benchmarks import bench_utd_mhad_imagenet as family
+from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from .config_diff import differing_paths, flat
 
@@ -141,3 +142,54 @@ def test_one_data_set_is_named(tmp_path):
         bench.parse_args(['--data', str(tmp_path), '--synthetic', 'default'])
     args = bench.parse_args(['--synthetic', 'tiny', '--synthetic-seed', '4'])
     assert (args.synthetic, args.synthetic_seed, args.data, args.record) == ('tiny', 4, None, '')
+
+
+def test_the_record_alone_writes_the_page(tmp_path, monkeypatch):
+    """A fresh clone (no data, no run folders) writes the page from the record, the same twice:
+    the table, the choices named, the target, the groups and the curves."""
+    monkeypatch.setattr(family, 'recorded_choice', lambda: {
+        family.BEST_MAX_LATENCY: family.SHIFT_128_ROW,
+        family.HEADLINE_MAX_LATENCY: family.SHIFT_ROW})
+    monkeypatch.setattr(bench, 'RESULTS', tmp_path / 'results')
+    data = tmp_path / 'gone' / 'synthetic-x'
+    record = tmp_path / 'record.json'
+    described = dict(generator=dict(seed=1), classes=10, groups=dict(fast=[0], slow=[1]),
+                     lists={'cross_subject_train.txt': 400, 'cross_subject_test.txt': 150})
+    runner.Record(record).write({}, data=described)
+    argv = ['--data', str(data), '--work-dir', str(tmp_path / 'work'), '--record', str(record)]
+    args = bench.parse_args(argv)
+    made = runner.Record(record)
+    # the keys the runs of these rows have on this data (what main's benchmark reads them by)
+    keys = lib.RowBenchmark('bench_transfer', bench.LAYOUT_LISTS, (128, 128), '',
+                            bench.DATA_METAS[1])
+    latency = {family.TSM_ROW: 90.0, family.RECIPE_ROW: 24.0, family.SHIFT_ROW: 30.0,
+               family.SHIFT_128_ROW: 40.0}
+    results = {}
+    for offset, row in enumerate(bench.carried_rows(10)):
+        results[row.name] = [dict(
+            row=row.name, seed=seed, key=keys.run_key(row, seed, args),
+            top1=0.5 + offset / 10 + seed / 100, top5=0.9, mean_class=0.5, train_top1=0.95,
+            train_min=10.0, fast=0.4, slow=0.6 + seed / 10,
+            curves={'2': dict(train_top1=0.3, test_top1=0.2 + offset / 10)})
+            for seed in (0, 1)]
+    made.write(results, costs={name: dict(gflops=0.1, params_m=2.0, latency_ms=ms)
+                               for name, ms in latency.items()}, data=described)
+    page = bench.main(['--report-only', *argv])
+    assert bench.main(['--report-only', *argv]) == page
+    assert page == (tmp_path / 'results' / 'transfer_synthetic-x.md').read_text()
+    assert (tmp_path / 'results' / 'transfer_synthetic-x_curves.png').is_file()
+    lines = page.splitlines()
+    assert lines[0] == '# Carried to `synthetic-x`: the UTD-MHAD ImageNet family, unchanged'
+    assert lines[2].startswith('`synthetic-x`: 10 classes, 400 training clips, 150 test clips, '
+                               'chance 0.100.')
+    assert f'| [{family.TSM_ROW}]({family.TSM.name}) | **0.505** ± 0.007 (0.500 / 0.510) | ' \
+        '0.500 | 0.950 | 10.0 | 0.10 | 2.00 | 1.00x |' in lines
+    assert f'| [{family.SHIFT_ROW}]({family.SHIFT.config.name}) | **0.705** ± 0.007 ' \
+        '(0.700 / 0.710) | 0.500 | 0.950 | 10.0 | 0.10 | 2.00 | 0.33x |' in lines
+    assert f'- {family.SHIFT_ROW}: the headline, chosen on UTD-MHAD within 1/3 of TSM\'s ' \
+        'latency' in lines
+    assert f'- {family.SHIFT_128_ROW}: chosen on UTD-MHAD within 1/2' in lines
+    assert f'- the headline row ({family.SHIFT_ROW}) 0.705 vs {bench.TSM_LABEL} 0.505 at 0.333x ' \
+        'its latency (>= TSM at <= 1/3): **met**' in lines
+    assert f'| {family.RECIPE_ROW} | 0.400 ± 0.000 | 0.650 ± 0.071 |' in lines
+    assert f'| {family.SHIFT_128_ROW} | 0.30 / 0.50 |' in lines
