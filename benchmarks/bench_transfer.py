@@ -2,7 +2,7 @@
 class count only.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py --data ROOT [--jobs 2] [--seeds 0 1 2]
-        [--report-only | --train-only]
+        [--report-only | --train-only] [--readme]
     OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py --synthetic default --synthetic-seed 1
 
 The family's rows were chosen on UTD-MHAD's training subjects; whether the choice holds
@@ -42,9 +42,12 @@ from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
 from benchmarks.lib.edits import head
 from benchmarks.lib.rows import Row, curve_table
-from benchmarks.lib.tables import mean_sd, summary
+from benchmarks.lib.tables import mean_sd, replace_section, summary
 
 RESULTS = REPO / 'benchmarks' / 'results'
+PROJECT_README = REPO / 'README.md'
+README_BEGIN, README_END = ('<!-- bench_transfer_readme:begin -->',
+                            '<!-- bench_transfer_readme:end -->')
 #: the lists a data set in the UTD-MHAD layout has in its root (what the family's configs read)
 LAYOUT_LISTS = ('cross_subject_train.txt', 'cross_subject_test.txt')
 TSM_LABEL = 'TSM-MobileNetV2-5'
@@ -183,9 +186,15 @@ def report(bench: lib.RowBenchmark, rows: Sequence[Row], args, name: str) -> str
              f'![training and test accuracy by epoch](transfer_{name}_curves.png)', '',
              f'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py --data '
              f'{args.data}` (`--report-only`: this page from its record).']
-    return lib.write_results(text, RESULTS / f'transfer_{name}.md', runner.Record(args.record),
+    page = lib.write_results(text, RESULTS / f'transfer_{name}.md', runner.Record(args.record),
                              results, costs, shown, data, shown,
                              RESULTS / f'transfer_{name}_curves.png')
+    if args.readme:
+        replace_section(PROJECT_README, '\n'.join(
+            lib.readme_table(shown, results, costs, family.TSM_ROW, TSM_LABEL,
+                             {row: note for row, note in notes.items() if row in results})
+            + ['', target(results, costs)]), README_BEGIN, README_END)
+    return page
 
 
 def parse_args(argv=None):
@@ -196,6 +205,9 @@ def parse_args(argv=None):
                         'UTD-MHAD, and carry the family to it (instead of --data)')
     parser.add_argument('--synthetic-seed', type=int, default=1,
                         help='the synthetic data set\'s seed (default: 1; the main job\'s is 0)')
+    parser.add_argument('--readme', action='store_true',
+                        help='also write the table and the target into the project README '
+                        '(its bench_transfer_readme section: the data set it names)')
     args = parser.parse_args(argv)
     if (args.data is None) == (args.synthetic is None):
         parser.error('give one of --data ROOT and --synthetic PRESET')

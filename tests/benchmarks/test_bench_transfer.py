@@ -174,8 +174,21 @@ def test_the_record_alone_writes_the_page(tmp_path, monkeypatch):
             for seed in (0, 1)]
     made.write(results, costs={name: dict(gflops=0.1, params_m=2.0, latency_ms=ms)
                                for name, ms in latency.items()}, data=described)
+    readme = tmp_path / 'README.md'
+    readme.write_text(f'# project\n{bench.README_BEGIN}\n{bench.README_END}\nend\n')
+    monkeypatch.setattr(bench, 'PROJECT_README', readme)
     page = bench.main(['--report-only', *argv])
-    assert bench.main(['--report-only', *argv]) == page
+    assert readme.read_text() == f'# project\n{bench.README_BEGIN}\n{bench.README_END}\nend\n'
+    assert bench.main(['--report-only', '--readme', *argv]) == page
+    assert readme.read_text().splitlines()[4:10] == [
+        f'| {family.TSM_ROW} | 0.505 ± 0.007 | 2 | 0.10 | 1.00x | 10 |',
+        f'| {family.RECIPE_ROW} | 0.605 ± 0.007 | 2 | 0.10 | 0.27x | 10 |',
+        f'| {family.SHIFT_ROW} (the headline, chosen on UTD-MHAD within 1/3 of TSM\'s latency) | '
+        '0.705 ± 0.007 | 2 | 0.10 | 0.33x | 10 |',
+        f'| {family.SHIFT_128_ROW} (chosen on UTD-MHAD within 1/2) | 0.805 ± 0.007 | 2 | 0.10 | '
+        '0.44x | 10 |', '',
+        f'- the headline row ({family.SHIFT_ROW}) 0.705 vs {bench.TSM_LABEL} 0.505 at 0.333x its '
+        'latency (>= TSM at <= 1/3): **met**']
     assert page == (tmp_path / 'results' / 'transfer_synthetic-x.md').read_text()
     assert (tmp_path / 'results' / 'transfer_synthetic-x_curves.png').is_file()
     lines = page.splitlines()
