@@ -160,8 +160,12 @@ def report(bench: lib.RowBenchmark, rows: Sequence[Row], args, name: str) -> str
     data = bench.data_description(args)
     lists = data['lists']
     chosen = family.recorded_choice()
-    notes = {chosen[family.HEADLINE_MAX_LATENCY]: 'the headline, chosen on UTD-MHAD within 1/3 of '
-             'TSM\'s latency', chosen[family.BEST_MAX_LATENCY]: 'chosen on UTD-MHAD within 1/2'}
+    notes = {}  # a row chosen within both budgets is named the headline
+    for limit, note in ((family.HEADLINE_MAX_LATENCY, 'the headline, chosen on UTD-MHAD within '
+                         '1/3 of TSM\'s latency'),
+                        (family.BEST_MAX_LATENCY, 'chosen on UTD-MHAD within 1/2')):
+        if limit in chosen:
+            notes.setdefault(chosen[limit], note)
     intro = (f'`{name}`: {data["classes"]} classes, {lists[LAYOUT_LISTS[0]]} training clips, '
              f'{lists[LAYOUT_LISTS[1]]} test clips, chance {1 / data["classes"]:.3f}. The rows '
              'are the UTD-MHAD ImageNet family\'s configs with the data root and the class count '
