@@ -259,3 +259,34 @@ def test_input_is_not_folded_where_the_stem_reads_the_frames_themselves(api_mode
     two_streams = init_recognizer(api_models['fast_slow'], api_models['fast_slow_ckpt'], 'cpu')
     assert fold_input_projection(two_streams) is None
     assert fold_input_projection(init_recognizer(single, ckpt, 'cpu')) is not None
+
+
+def test_the_headline_pair_exports_as_its_test_step_and_quantises(tmp_path):
+    """The UTD-MHAD family's headline, the config users start from (two T=5 hyperframes a clip,
+    mmaction2's TemporalShift between them in the blocks, 2 test clips), is deployed int8 next to
+    cameras: its ONNX graph reads the test sample's 4 passes as one input and gives the test
+    step's scores, and its int8 graph quantises every conv."""
+    from mmaction.structures import ActionDataSample
+
+    from hyperframes_mm.deploy.quantize import quantize_int8
+
+    from ..conftest import REPO
+    config = REPO / ('configs/hyperframes/utd_mhad_imagenet/hyperframe-shift_imagenet-pretrained-'
+                     'mobilenetv2_1xb16-1x1x10-30e_utd-mhad-depth.py')
+    torch.manual_seed(0)
+    model = init_recognizer(config, None, 'cpu', init_weights=False).eval()
+    shape = tuple(example_inputs(model.cfg, (128, 128)).shape)
+    assert shape == (1, 4, 15, 112, 112)  # 2 clips x 2 hyperframes, 5 picks x 3 channels
+    pixels = random_pixels(shape, 2)
+    with torch.no_grad():
+        expected = torch.stack([
+            sample.pred_score for sample in model.test_step(dict(
+                inputs=list(pixels.to(torch.uint8)),
+                data_samples=[ActionDataSample() for _ in range(2)]))])
+    path = export_onnx(model, tmp_path / 'float.onnx', pixels, 'uint8')
+    got = run_onnx(onnx_session(path), model, pixels)
+    assert np.abs(got - expected.numpy()).max() <= 1e-4
+    report = quantize_int8(path, tmp_path / 'int8.onnx',
+                           [random_pixels(shape, 1, seed=seed)[0] for seed in (1, 2)], 'QDQ')
+    assert 'Conv' not in report['float_operators']
+    assert report['uint8_inputs'] == ['imgs']
