@@ -188,8 +188,8 @@ def report(bench: lib.RowBenchmark, rows: Sequence[Row], args, name: str) -> str
     text += ['Training / test top-1 by epoch (seed 0; every seed in the plot):', '',
              *curve_table(shown, results), '',
              f'![training and test accuracy by epoch](transfer_{name}_curves.png)', '',
-             f'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py --data '
-             f'{args.data}` (`--report-only`: this page from its record).']
+             f'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py {args.source}` '
+             '(`--report-only`: this page from its record).']
     page = lib.write_results(text, RESULTS / f'transfer_{name}.md', runner.Record(args.record),
                              results, costs, shown, data, shown,
                              RESULTS / f'transfer_{name}_curves.png')
@@ -221,6 +221,9 @@ def parse_args(argv=None):
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
+    # the data set as the command named it, for the page's command (not this machine's path)
+    args.source = (f'--synthetic {args.synthetic} --synthetic-seed {args.synthetic_seed}'
+                   if args.synthetic else f'--data {args.data}')
     if args.synthetic:
         if args.report_only:
             args.data = str(REPO / 'data' / 'transfer' /

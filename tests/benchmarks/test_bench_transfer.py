@@ -206,3 +206,6 @@ def test_the_record_alone_writes_the_page(tmp_path, monkeypatch):
         'its latency (>= TSM at <= 1/3): **met**' in lines
     assert f'| {family.RECIPE_ROW} | 0.400 ± 0.000 | 0.650 ± 0.071 |' in lines
     assert f'| {family.SHIFT_128_ROW} | 0.30 / 0.50 |' in lines
+    # the command as it was given, not this machine's paths
+    assert lines[-1] == ('Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py '
+                         f'--data {data}` (`--report-only`: this page from its record).')
