@@ -660,7 +660,7 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
     validation = tmp_path / 'validation.json'
     validation.write_text(json.dumps(dict(results={
         f'{name} | s{subject}': [dict(seed=0, top1=top1)]
-        for name, top1 in ((bench.RECIPE_ROW, 0.80), ('lr 0.5x', 0.81))
+        for name, top1 in ((bench.RECIPE_ROW, 0.80), ('lr 0.5x', 0.81), ('lr 2x', 0.70))
         for subject in (5, 7)})))
     monkeypatch.setattr(bench, 'VALIDATION_RECORD', validation)
     argv = ['--report-only', '--data', args.data, '--work-dir', args.work_dir, '--record',
@@ -695,6 +695,12 @@ def test_the_record_alone_rewrites_the_tables(tmp_path, monkeypatch):
     assert f'| {bench.RANDOM_ROW} | conv1 random, every other layer from ImageNet | **0.810** ' \
         '± 0.014 (0.800 / 0.820) | -5.5 | 0.800 | 6.0 | 10.0 | 0.30x |' in ablation
     assert ablation.endswith(f'{bench.ABLATION_END}\nend\n')
+    # a row validated and not chosen is not listed as a run still to do
+    notes = ablation.splitlines()[-4:-2]
+    assert notes[0] == ('Validated on the training subjects and not chosen, so not tested: '
+                        'lr 2x (their folds: benchmarks/results/utd_mhad_imagenet_val.md).')
+    assert notes[1].startswith('Not trained yet: conv1 center; lr 0.5x, 5 warm-up epochs; ')
+    assert 'lr 4x' in notes[1].split('; ') and 'lr 2x' not in notes[1].split('; ')
     zoo = json.loads((tmp_path / 'zoo' / f'{bench.RECIPE.stem}.json').read_text())
     assert zoo == {'acc/top1': pytest.approx(0.865), 'acc/top5': pytest.approx(0.95),
                    'acc/mean1': pytest.approx(0.855), 'seeds': [0, 1]}
