@@ -217,7 +217,7 @@ def test_the_three_hyperframe_row_is_the_shifted_row_with_a_third_hyperframe(wri
     assert bench.base_row(ROWS[bench.SHIFT3_ROW]) == bench.SHIFT_ROW
 
 
-def test_the_shifted_rows_variants_change_only_their_labels_crops_or_size(written, tmp_path):
+def test_the_shifted_rows_variants_change_only_their_labels_crops_shift_or_size(written, tmp_path):
     configs = written[2]
     assert _changed(configs, bench.SHIFT_SMOOTH_ROW, bench.SHIFT_ROW) == {
         'model.cls_head.label_smooth_eps'}
@@ -239,8 +239,12 @@ def test_the_shifted_rows_variants_change_only_their_labels_crops_or_size(writte
     assert configs[bench.SHIFT_CROP_ROW].train_dataloader.dataset.pipeline[3].area_range == (
         0.3, 1.0)
     assert configs[bench.SHIFT_ROW].train_dataloader.dataset.pipeline[3].area_range == (0.6, 1.0)
-    assert {bench.base_row(ROWS[name]) for name in (bench.SHIFT_SMOOTH_ROW, bench.SHIFT_128_ROW,
-                                                    bench.SHIFT_CROP_ROW)} == {bench.SHIFT_ROW}
+    assert _changed(configs, bench.SHIFT_DIV_ROW, bench.SHIFT_ROW) == {
+        'model.backbone.shift_div'}
+    assert configs[bench.SHIFT_DIV_ROW].model.backbone.shift_div == 4
+    assert {bench.base_row(ROWS[name]) for name in (
+        bench.SHIFT_SMOOTH_ROW, bench.SHIFT_128_ROW, bench.SHIFT_CROP_ROW, bench.SHIFT_DIV_ROW)
+            } == {bench.SHIFT_ROW}
 
 
 def test_the_sgd_controls_take_the_imagenet_rows_optimiser(written):
