@@ -563,23 +563,18 @@ CLEAR_CHANGE = 2.0
 
 
 def base_row(row: Row) -> str:
-    """The model an ablation row changes: the zoo row of its config (TSM, T=8, the T=5
-    recipe); the rows with configs of their own build on the T=5 recipe's (shifted), on that
-    shifted row's, and on EfficientNet-Lite0's T=5 row's (its gain at its input scale), which
-    its learning-rate rows change in turn."""
-    own = {SHIFT_ROW: RECIPE_ROW, SHIFT8_ROW: SHIFT_ROW, SHIFT_MORE_CLIPS_ROW: SHIFT_ROW,
-           SHIFT_ONE_CLIP_ROW: SHIFT_ROW,
-           SHIFT3_ROW: SHIFT_ROW, SHIFT3_MORE_CLIPS_ROW: SHIFT3_ROW, SHIFT_SMOOTH_ROW: SHIFT_ROW,
-           SHIFT_128_ROW: SHIFT_ROW, SHIFT_CROP_ROW: SHIFT_ROW,
-           SHIFT_DIV_ROW: SHIFT_ROW, EFF_GAIN_ROW: EFF_T5_ROW,
-           **dict.fromkeys(EFF_LR_ROWS, EFF_GAIN_ROW), EFF_DROP_PATH_ROW: EFF_LR_ROW_CHOSEN,
-           EFF_T8_CHOSEN_ROW: EFF_T8_ROW,
-           EFF_T8_128_ROW: EFF_T8_CHOSEN_ROW, EFF_SHIFT8_ROW: EFF_T8_CHOSEN_ROW,
-           EFF_SHIFT5_ROW: EFF_LR_ROW_CHOSEN,
-           EFF_T8_MORE_CLIPS_ROW: EFF_T8_CHOSEN_ROW}
+    """The model an ablation row changes: for a row that edits a config, the row of that config
+    unedited (a zoo row's first: TSM, T=8, the T=5 recipe; else an ablation's own file, such
+    as the shifted row's); for a row with a config file of its own, the row named here (the
+    shifted rows build on the T=5 recipe and on each other, EfficientNet-Lite0's on its T=5
+    row's gain at its input scale, which its learning-rate rows change in turn)."""
+    own = {SHIFT_ROW: RECIPE_ROW, SHIFT8_ROW: SHIFT_ROW, SHIFT3_ROW: SHIFT_ROW,
+           SHIFT_128_ROW: SHIFT_ROW, EFF_GAIN_ROW: EFF_T5_ROW,
+           EFF_LR_ROW_CHOSEN: EFF_GAIN_ROW, EFF_T8_CHOSEN_ROW: EFF_T8_ROW,
+           EFF_SHIFT8_ROW: EFF_T8_CHOSEN_ROW, EFF_SHIFT5_ROW: EFF_LR_ROW_CHOSEN}
     if row.name in own:
         return own[row.name]
-    return next(zoo.name for zoo in ZOO_ROWS if zoo.config == row.config)
+    return next(other.name for other in ROWS if other.config == row.config and not other.edits)
 
 
 # The issue's targets, each read once for its check and its line.
