@@ -217,7 +217,7 @@ def test_the_three_hyperframe_row_is_the_shifted_row_with_a_third_hyperframe(wri
     assert bench.base_row(ROWS[bench.SHIFT3_ROW]) == bench.SHIFT_ROW
 
 
-def test_the_shifted_rows_variants_change_only_their_labels_crops_shift_or_size(written, tmp_path):
+def test_the_shifted_rows_variants_change_only_their_labels_crops_grey_shift_or_size(written, tmp_path):
     configs = written[2]
     assert _changed(configs, bench.SHIFT_SMOOTH_ROW, bench.SHIFT_ROW) == {
         'model.cls_head.label_smooth_eps'}
@@ -242,9 +242,21 @@ def test_the_shifted_rows_variants_change_only_their_labels_crops_shift_or_size(
     assert _changed(configs, bench.SHIFT_DIV_ROW, bench.SHIFT_ROW) == {
         'model.backbone.shift_div'}
     assert configs[bench.SHIFT_DIV_ROW].model.backbone.shift_div == 4
+    assert _changed(configs, bench.SHIFT_TIGHT_CROP_ROW, bench.SHIFT_ROW) == {
+        'train_dataloader.dataset.pipeline[3].area_range[0]'}
+    assert configs[bench.SHIFT_TIGHT_CROP_ROW].train_dataloader.dataset.pipeline[3].area_range \
+        == (0.8, 1.0)
+    # the grey-level jitter is drawn in training only: the views it is scored on are the row's
+    assert _changed(configs, bench.SHIFT_GREY_ROW, bench.SHIFT_ROW) == {
+        'train_dataloader.dataset.pipeline[3].brightness',
+        'train_dataloader.dataset.pipeline[3].contrast'}
+    grey = configs[bench.SHIFT_GREY_ROW].train_dataloader.dataset.pipeline[3]
+    assert grey.type == 'ConsistentClipAugment'
+    assert {op: grey.get(op, 0.0) for op in ('brightness', 'contrast', 'saturation', 'hue')} == \
+        dict(brightness=0.2, contrast=0.2, saturation=0.0, hue=0.0)
     assert {bench.base_row(ROWS[name]) for name in (
-        bench.SHIFT_SMOOTH_ROW, bench.SHIFT_128_ROW, bench.SHIFT_CROP_ROW, bench.SHIFT_DIV_ROW)
-            } == {bench.SHIFT_ROW}
+        bench.SHIFT_SMOOTH_ROW, bench.SHIFT_128_ROW, bench.SHIFT_CROP_ROW, bench.SHIFT_DIV_ROW,
+        bench.SHIFT_TIGHT_CROP_ROW, bench.SHIFT_GREY_ROW)} == {bench.SHIFT_ROW}
 
 
 def test_the_sgd_controls_take_the_imagenet_rows_optimiser(written):
