@@ -172,8 +172,8 @@ SHIFT_128_ROW = f'{SHIFT_ROW}, input 128'
 #: negligible fraction whatever its usual values
 SHIFT_CROP_AREA = (0.3, 1.0)
 SHIFT_CROP_ROW = f'{SHIFT_ROW}, crop area {SHIFT_CROP_AREA[0]:g}-{SHIFT_CROP_AREA[1]:g}'
-#: the other side of the family's range: wider crops scored lower on every fold, so the test
-#: views (the whole frame) may be what the pair needs to see more of in training
+#: the other side of the family's range: crops nearer the whole frame, the view every test
+#: clip is scored on, for the same fitted training clips
 SHIFT_TIGHT_CROP_AREA = (0.8, 1.0)
 SHIFT_TIGHT_CROP_ROW = (f'{SHIFT_ROW}, crop area {SHIFT_TIGHT_CROP_AREA[0]:g}-'
                         f'{SHIFT_TIGHT_CROP_AREA[1]:g}')
