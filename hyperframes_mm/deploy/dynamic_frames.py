@@ -32,8 +32,8 @@ from ..datasets.transforms.pipeline_info import fuses_streams, stacked_segments
 from .stages import ModelStage
 
 #: Default thresholds (grey levels, 0-255) between T'=3, the trained T, and T'=7: the motion
-#: score tertiles (6.13 / 8.68) of the synthetic benchmark's 150 validation clips (default
-#: preset, generator version 3, the recipe's T=5 picks 6/30 s apart), as
+#: score tertiles of the synthetic benchmark's 150 validation clips (default preset, generator
+#: version 3, the recipe's T=5 picks 6/30 s apart), rounded, as
 #: ``benchmarks/bench_dynamic_frames.py`` prints them. The score's scale depends on the data
 #: and the interval: calibrate them on your own clips (``--motion-thresholds``).
 DEFAULT_THRESHOLDS = (6.1, 8.7)
