@@ -209,11 +209,38 @@ class RowBenchmark:
         """The rows' costs (:meth:`cost_of`). Report-only takes them from the record, as every
         other number of the tables (a latency measured again would move with this machine and
         its load); a command that trained measures them anew. A row the record has no cost for
-        has every row timed again with it: latencies are only compared side by side."""
+        takes those of a recorded row with its test-time model (:meth:`shared_costs`), else has
+        every row timed again with it: latencies are only compared side by side."""
         costs = dict(runner.Record(args.record).data.get('costs', {})) if args.report_only else {}
+        missing = [row for row in rows if row.name not in costs]
+        if missing:
+            costs.update(self.shared_costs(missing, [row for row in rows if row.name in costs],
+                                           costs, args))
         if any(row.name not in costs for row in rows):
             costs = self.cost_of(rows, args)
         return costs
+
+    def shared_costs(self, missing: Sequence[Row], costed: Sequence[Row], costs: Dict[str, Dict],
+                     args) -> Dict[str, Dict]:
+        """The recorded costs of ``costed`` rows whose test-time model is a ``missing`` row's
+        (:meth:`test_model`): a row that changes only how a model trains (its crops, labels,
+        schedule) is the same graph at test, and timing it again would let this machine's noise
+        give one graph two latencies (a latency budget's boundary then decides by chance)."""
+        if not costed:
+            return {}
+        by_model = {self.test_model(row, args): row.name for row in costed}
+        return {row.name: costs[by_model[model]] for row in missing
+                if (model := self.test_model(row, args)) in by_model}
+
+    def test_model(self, row: Row, args) -> str:
+        """What a row's costs are of: its model and its test pipeline as :meth:`cost_of`
+        builds them (with ``self.cost_edits``), as one comparable string."""
+        from mmengine.config import Config
+        with tempfile.TemporaryDirectory() as tmp:
+            costed = row._replace(edits=row.edits + self.cost_edits)
+            cfg = Config.fromfile(str(self.run_config(costed, 0, args, Path(tmp))))
+        return json.dumps([cfg.model.to_dict(), cfg.test_dataloader.dataset.pipeline],
+                          sort_keys=True, default=str)
 
     def run_dir(self, args, row: Row, seed: int) -> Path:
         from hyperframes_mm.utils import slug
