@@ -682,12 +682,19 @@ def chosen_within(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
             f'{"**met**" if met(summary(results[best], "top1")[0]) else "**missed**"}')
 
 
+def choices(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
+            validated: Dict[str, Dict[int, float]]) -> Dict[float, tuple]:
+    """Per latency budget (:data:`BEST_MAX_LATENCY`, :data:`HEADLINE_MAX_LATENCY`) that a
+    validated row fits, the choice on the training subjects within it (:func:`choose`: the
+    row, the compared rows' means, the subjects)."""
+    return {limit: choose(fast, validated) for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY)
+            if (fast := fast_rows(results, costs, validated, limit))}
+
+
 def chosen_rows(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
                 validated: Dict[str, Dict[int, float]]) -> Dict[float, str]:
-    """Per latency budget (:data:`BEST_MAX_LATENCY`, :data:`HEADLINE_MAX_LATENCY`) that a
-    validated row fits, the row chosen on the training subjects within it (:func:`choose`)."""
-    return {limit: choose(fast, validated)[0] for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY)
-            if (fast := fast_rows(results, costs, validated, limit))}
+    """Per latency budget that a validated row fits, the row chosen within it (:func:`choices`)."""
+    return {limit: choice[0] for limit, choice in choices(results, costs, validated).items()}
 
 
 def recorded_choice(record: Path = RESULTS.with_suffix('.json'),
@@ -717,12 +724,9 @@ def awaiting_test(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     candidates whose test (and the latency measured with it) decides the choice, not rows the
     choice passed over."""
     names: List[str] = []
-    for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY):
-        fast = fast_rows(results, costs, validated, limit)
-        if fast:
-            best, compared, subjects = choose(fast, validated)
-            names += [name for name in untested_above(compared[best], subjects, results,
-                                                      validated) if name not in names]
+    for best, compared, subjects in choices(results, costs, validated).values():
+        names += [name for name in untested_above(compared[best], subjects, results, validated)
+                  if name not in names]
     return names
 
 

@@ -217,7 +217,8 @@ def test_the_three_hyperframe_row_is_the_shifted_row_with_a_third_hyperframe(wri
     assert bench.base_row(ROWS[bench.SHIFT3_ROW]) == bench.SHIFT_ROW
 
 
-def test_the_shifted_rows_variants_change_only_their_labels_crops_grey_shift_or_size(written, tmp_path):
+def test_the_shifted_rows_variants_change_only_their_labels_crops_grey_shift_or_size(
+        written, tmp_path):
     configs = written[2]
     assert _changed(configs, bench.SHIFT_SMOOTH_ROW, bench.SHIFT_ROW) == {
         'model.cls_head.label_smooth_eps'}
