@@ -13,7 +13,7 @@ from mmengine.config import Config
 from benchmarks import bench_utd_mhad_imagenet as bench
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.edits import input_size, lr_scale, stop_after
+from benchmarks.lib.edits import input_size, lr_scale, stop_after, train_augment
 from .config_diff import differing_paths, flat
 
 ROWS = {row.name: row for row in bench.ROWS}
@@ -243,10 +243,18 @@ def test_the_shifted_rows_variants_change_only_their_labels_crops_grey_shift_or_
     assert _changed(configs, bench.SHIFT_DIV_ROW, bench.SHIFT_ROW) == {
         'model.backbone.shift_div'}
     assert configs[bench.SHIFT_DIV_ROW].model.backbone.shift_div == 4
+    # the chosen crop row's config file (validated as the shifted row with the crop edit) trains
+    # what that edit trained, by key, and changes only the training crops
     assert _changed(configs, bench.SHIFT_TIGHT_CROP_ROW, bench.SHIFT_ROW) == {
+        'area_range', 'pipeline_parts[0][2][1].area_range[0]',
         'train_dataloader.dataset.pipeline[3].area_range[0]'}
     assert configs[bench.SHIFT_TIGHT_CROP_ROW].train_dataloader.dataset.pipeline[3].area_range \
         == (0.8, 1.0)
+    edit = ROWS[bench.SHIFT_ROW]._replace(edits=(train_augment(area_range=(0.8, 1.0)), ))
+    edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, args, tmp_path))).to_dict()
+    own = configs[bench.SHIFT_TIGHT_CROP_ROW].to_dict()
+    assert all(runner.run_identity(own, key) == runner.run_identity(edited, key)
+               for key in runner.RUN_KEYS)
     # the grey-level jitter is drawn in training only: the views it is scored on are the row's
     assert _changed(configs, bench.SHIFT_GREY_ROW, bench.SHIFT_ROW) == {
         'train_dataloader.dataset.pipeline[3].brightness',
@@ -262,9 +270,9 @@ def test_the_shifted_rows_variants_change_only_their_labels_crops_grey_shift_or_
 
 def test_a_row_that_changes_only_training_takes_the_recorded_cost_of_its_test_model(
         written, monkeypatch):
-    """The crop and grey-jitter rows (training edits) are the shifted row's graph at test: a
-    report takes that row's recorded latency rather than timing every row again (where noise
-    could put one graph on both sides of a latency budget). Label smoothing edits
+    """The chosen crop row (a config of its own) and the grey-jitter edit are the shifted row's
+    graph at test: a report takes that row's recorded latency rather than timing every row again
+    (where noise could put one graph on both sides of a latency budget). Label smoothing edits
     the head's config, and the 128 row its test views: neither shares the shifted row's cost."""
     _, args, _ = written
     shifted, sized = ROWS[bench.SHIFT_ROW], ROWS[bench.SHIFT_128_ROW]
