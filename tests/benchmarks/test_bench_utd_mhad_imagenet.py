@@ -171,8 +171,8 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert configs['hyperframe T=8, input 160'].model.backbone.num_frames == 8
     assert bench.base_row(ROWS[clips]) == bench.T8_ROW
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
-        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.TSM_ROW,
-        bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_LR_ROW_CHOSEN,
+        bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.SHIFT_128_ROW,
+        bench.TSM_ROW, bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW, bench.EFF_LR_ROW_CHOSEN,
         bench.EFF_T8_ROW, bench.EFF_T8_CHOSEN_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
@@ -255,6 +255,12 @@ def test_the_shifted_rows_variants_change_only_their_labels_crops_grey_shift_or_
     own = configs[bench.SHIFT_TIGHT_CROP_ROW].to_dict()
     assert all(runner.run_identity(own, key) == runner.run_identity(edited, key)
                for key in runner.RUN_KEYS)
+    # the two together: the 128 row's file with the crop edit, its views unchanged
+    assert _changed(configs, bench.SHIFT_128_TIGHT_CROP_ROW, bench.SHIFT_128_ROW) == {
+        'train_dataloader.dataset.pipeline[3].area_range[0]'}
+    both = configs[bench.SHIFT_128_TIGHT_CROP_ROW].train_dataloader.dataset.pipeline[3]
+    assert (both.size, both.area_range) == (128, (0.8, 1.0))
+    assert bench.base_row(ROWS[bench.SHIFT_128_TIGHT_CROP_ROW]) == bench.SHIFT_128_ROW
     # the grey-level jitter is drawn in training only: the views it is scored on are the row's
     assert _changed(configs, bench.SHIFT_GREY_ROW, bench.SHIFT_ROW) == {
         'train_dataloader.dataset.pipeline[3].brightness',
