@@ -26,10 +26,14 @@ from pathlib import Path
 from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from . import runner
-from .costing import side_by_side
+from .costing import load_average, side_by_side
 from .edits import read_data_from, sync_pipeline_variables
 from .schedule import Task, run_tasks
 from .tables import mean_sd, summary
+
+#: The 1-minute load average at which the latency timing says the machine is busy: the timing
+#: process itself counts about 1, and half a core more is another process's work.
+BUSY_LOAD = 1.5
 
 
 #: the seeds a family's headline rows are trained over: a mean and a spread need three
@@ -514,7 +518,10 @@ class RowBenchmark:
         """GFLOPs and params of one view, and the latency of one test sample (all its views,
         batch 1, one thread, every row timed side by side) of each row's config as
         :meth:`run_config` makes it (a run's own folder may be on another machine), with
-        ``self.cost_edits``."""
+        ``self.cost_edits``; each with ``load_average``, the machine's 1-minute load average
+        at the start and the end of the timing: other processes do not slow every row alike
+        (a batch of 15 views loses more to a neighbour than a batch of 4), so they move the
+        ratios the tables report, and the record says under which load they were read."""
         from mmengine.config import Config
         from hyperframes_mm.utils import slug
         with tempfile.TemporaryDirectory() as tmp:
@@ -524,7 +531,14 @@ class RowBenchmark:
                 folder.mkdir()
                 costed = row._replace(edits=row.edits + self.cost_edits)
                 configs[row.name] = Config.fromfile(str(self.run_config(costed, 0, args, folder)))
-            return side_by_side(configs, self.video_size, per_view=True, progress=True)
+            start = load_average()
+            if start >= BUSY_LOAD:
+                self.log(f'timing the rows\' latency with the load average at {start:.2f} (this '
+                         f'process is about 1): other processes move the latency ratios, so time '
+                         f'them on an idle machine for the record')
+            costs = side_by_side(configs, self.video_size, per_view=True, progress=True)
+        end = load_average()
+        return {name: dict(cost, load_average=[start, end]) for name, cost in costs.items()}
 
 
 # ------------------------------------------------------------------------------- tables
@@ -554,7 +568,10 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: D
             f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
             f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
             f'{cost["params_m"]:.2f} | {cost["latency_ms"] / latency:.2f}x |')
-    return lines + ['', f'{label}: {latency:.1f} ms {footer}']
+    load = costs[reference].get('load_average')  # a record timed before it was kept has none
+    timed = '' if load is None else (f' Timed at a load average of {load[0]:.2f} at the start '
+                                     f'and {load[1]:.2f} at the end.')
+    return lines + ['', f'{label}: {latency:.1f} ms {footer}{timed}']
 
 
 def readme_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: Dict[str, Dict],

@@ -329,6 +329,33 @@ def test_costs_are_of_the_frames_the_run_read(written):
     assert grown == pytest.approx(64 * 3 * 7 * 7 * (8 - 3), abs=1)
 
 
+def test_the_costs_say_under_which_load_they_were_timed(written, monkeypatch, capsys):
+    """Another process slows the rows unevenly, so it moves the latency ratios, not only the
+    milliseconds: the timing keeps the load average at its start and end, says when the
+    machine is busy, and the table's footer gives both; a record timed before the load was kept
+    writes its footer as before."""
+    _, args, _ = written
+    loads = iter([2.4, 2.6])
+    monkeypatch.setattr(lib, 'load_average', lambda: next(loads))
+    monkeypatch.setattr(lib, 'side_by_side', lambda configs, *_, **__: {
+        name: dict(gflops=0.1, params_m=1.0, latency_ms=10.0) for name in configs})
+    costs = bench.cost_of([ROWS['T=3']], args)
+    assert costs == {'T=3': dict(gflops=0.1, params_m=1.0, latency_ms=10.0,
+                                 load_average=[2.4, 2.6])}
+    assert 'with the load average at 2.40 (this process is about 1)' in capsys.readouterr().out
+    quiet = iter([1.4, 1.2])
+    monkeypatch.setattr(lib, 'load_average', lambda: next(quiet))
+    assert bench.cost_of([ROWS['T=3']], args)['T=3']['load_average'] == [1.4, 1.2]
+    assert 'load average' not in capsys.readouterr().out
+    table = lib.headline_table([ROWS['T=3']], {'T=3': _runs(0.7)}, costs, 'T=3', 'T3',
+                               'a sample.')
+    assert table[-1] == ('T3: 10.0 ms a sample. Timed at a load average of 2.40 at the start '
+                         'and 2.60 at the end.')
+    costs['T=3'].pop('load_average')
+    assert lib.headline_table([ROWS['T=3']], {'T=3': _runs(0.7)}, costs, 'T=3', 'T3',
+                              'a sample.')[-1] == 'T3: 10.0 ms a sample.'
+
+
 @pytest.mark.slow
 def test_the_committed_record_alone_rewrites_every_table(tmp_path, monkeypatch):
     """A fresh clone (no data set, no run folders) writes the committed tables, the zoo
