@@ -238,13 +238,18 @@ class RowBenchmark:
 
     def test_model(self, row: Row, args) -> str:
         """What a row's costs are of: its model and its test pipeline as :meth:`cost_of`
-        builds them (with ``self.cost_edits``), as one comparable string."""
-        from mmengine.config import Config
+        builds them (:meth:`costed_config`), as one comparable string."""
         with tempfile.TemporaryDirectory() as tmp:
-            costed = row._replace(edits=row.edits + self.cost_edits)
-            cfg = Config.fromfile(str(self.run_config(costed, 0, args, Path(tmp))))
+            cfg = self.costed_config(row, args, Path(tmp))
         return json.dumps([cfg.model.to_dict(), cfg.test_dataloader.dataset.pipeline],
                           sort_keys=True, default=str)
+
+    def costed_config(self, row: Row, args, folder: Path):
+        """The config a row's costs are measured on: its seed-0 run config (:meth:`run_config`,
+        written into ``folder``) with ``self.cost_edits``."""
+        from mmengine.config import Config
+        costed = row._replace(edits=row.edits + self.cost_edits)
+        return Config.fromfile(str(self.run_config(costed, 0, args, folder)))
 
     def run_dir(self, args, row: Row, seed: int) -> Path:
         from hyperframes_mm.utils import slug
@@ -522,15 +527,13 @@ class RowBenchmark:
         at the start and the end of the timing: other processes do not slow every row alike
         (a batch of 15 views loses more to a neighbour than a batch of 4), so they move the
         ratios the tables report, and the record says under which load they were read."""
-        from mmengine.config import Config
         from hyperframes_mm.utils import slug
         with tempfile.TemporaryDirectory() as tmp:
             configs = {}
             for row in rows:
                 folder = Path(tmp) / slug(row.name)
                 folder.mkdir()
-                costed = row._replace(edits=row.edits + self.cost_edits)
-                configs[row.name] = Config.fromfile(str(self.run_config(costed, 0, args, folder)))
+                configs[row.name] = self.costed_config(row, args, folder)
             start = load_average()
             if start >= BUSY_LOAD:
                 self.log(f'timing the rows\' latency with the load average at {start:.2f} (this '
