@@ -36,7 +36,7 @@ from mmaction.registry import DATASETS
 from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
-from ..datasets.annotations import AnnotationError, ListLine, read_list_lines
+from ..datasets.annotations import AnnotationError, ListLine, parse_label, read_list_lines
 from ..datasets.transforms.pipeline_info import (fuses_streams, stacked_segments,
                                                   transform_type)
 from .config_utils import model_streams, sampler_spec, unique_pipelines
@@ -266,7 +266,7 @@ def _reads_video_list(dataset: Dict) -> bool:
 def _labels(line: ListLine) -> List[int]:
     """The integer labels of a list line; a label that is not an integer is the dataset's
     error when it reads the list, named with its line there."""
-    return [int(field) for field in line.fields[1:] if field.lstrip('-').isdigit()]
+    return [label for field in line.fields[1:] if (label := parse_label(field)) is not None]
 
 
 def check_labels(cfg: Config, num_classes: int) -> List[Finding]:

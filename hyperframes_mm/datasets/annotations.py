@@ -6,8 +6,14 @@ for the cache workers.
 """
 import codecs
 import io
+import re
 from pathlib import Path
-from typing import Iterator, List, NamedTuple, Tuple, Union
+from typing import Iterator, List, NamedTuple, Optional, Tuple, Union
+
+#: a label as a list writes one: ASCII digits, a minus sign for a negative one. Python's
+#: ``int()`` also reads ``'1_0'`` as 10, ``'+2'`` as 2 and other scripts' digits (``'٣'`` as 3),
+#: which no list means as those numbers
+_LABEL = re.compile(r'-?[0-9]+')
 
 
 class AnnotationError(ValueError):
@@ -34,6 +40,12 @@ class ListLine(NamedTuple):
     @property
     def blank(self) -> bool:
         return not self.fields
+
+
+def parse_label(text: str) -> Optional[int]:
+    """The integer a list's label field writes (ASCII digits, an optional leading ``-``), or
+    None for any other text: every reader of labels takes the same fields as numbers."""
+    return int(text) if _LABEL.fullmatch(text) else None
 
 
 def _position(text: str) -> Tuple[int, int]:

@@ -37,7 +37,7 @@ from mmcv.transforms import BaseTransform
 from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
-from .annotations import AnnotationError, read_list_lines
+from .annotations import AnnotationError, parse_label, read_list_lines
 from .video_io import BadVideoError, _bad_video_errors, _first_line, open_video
 
 ON_BAD_VIDEO = ('raise', 'skip')
@@ -64,12 +64,16 @@ def check_video_list(ann_file: str,
     Arguments as :func:`validate_video_annotations`'s.
 
     Raises:
-        AnnotationError: ``file:line: what is wrong`` for the first malformed line or the
-            first bytes that are not UTF-8 text; a missing or empty annotation file.
+        AnnotationError: ``file:line: what is wrong`` for the first malformed line (a label
+            that is not ASCII digits included), the first bytes that are not UTF-8 text, an
+            unlabelled line in a list whose other lines have labels, a video listed again with
+            other labels; a missing or empty annotation file.
     """
     if not osp.isfile(ann_file):
         raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
     entries = []
+    #: path -> (line, labels) of its first line: a video listed again with other labels
+    first_of: Dict[str, Tuple[int, List[int]]] = {}
     for number, line, fields in read_list_lines(ann_file, delimiter):
         where = f'{ann_file}:{number}'
 
@@ -85,14 +89,27 @@ def check_video_list(ann_file: str,
                        'needs another delimiter; several labels need multi_class=True)')
         labels = []
         for label in fields[1:]:
-            try:
-                value = int(label)
-            except ValueError:
-                raise fail(f'label {label!r} is not an integer') from None
+            value = parse_label(label)
+            if value is None:
+                raise fail(f'label {label!r} is not an integer (ASCII digits)')
             if value < 0 or (num_classes is not None and value >= num_classes):
                 limit = f'0..{num_classes - 1}' if num_classes is not None else '>= 0'
                 raise fail(f'label {value} is out of range ({limit})')
             labels.append(value)
+        # An inference list has no labels at all; a list where some lines have them is a
+        # labelled list that lost some, and a metric would score those samples as label -1
+        if entries and bool(labels) != bool(entries[0].labels):
+            (unlabelled, path), labelled = (((number, fields[0]), entries[0].number)
+                                            if not labels else
+                                            ((entries[0].number, entries[0].path), number))
+            raise AnnotationError(
+                f'{ann_file}:{unlabelled}: missing label: line {labelled} of this list has one, '
+                f'so every line needs one (a list without labels is an inference list): '
+                f'{path!r}', ann_file, unlabelled)
+        seen = first_of.setdefault(fields[0], (number, labels))
+        if sorted(seen[1]) != sorted(labels):
+            raise fail(f'{fields[0]} is listed with label(s) {seen[1]} on line {seen[0]} and '
+                       f'{labels} here: one video, one set of labels')
         entries.append(ListEntry(number, fields[0], labels))
     if not entries:
         raise AnnotationError(f'{ann_file}: the annotation file is empty', ann_file)
@@ -115,8 +132,9 @@ def validate_video_annotations(ann_file: str,
         delimiter (str): field separator, as the dataset's. Defaults to ``' '``.
         multi_class (bool): lines carry one or more labels. Defaults to False.
         num_classes (int, optional): labels must be below it. Defaults to None (unchecked).
-        allow_unlabelled (bool): accept lines with only a path (mmaction2 gives them label -1;
-            meant for inference lists). Defaults to False.
+        allow_unlabelled (bool): accept a list whose lines have only a path (mmaction2 gives
+            them label -1; meant for inference lists); a list where only some lines have a
+            label is refused all the same. Defaults to False.
         check_paths (bool): look up every video on disk. Defaults to True.
 
     Returns:
@@ -257,6 +275,17 @@ class CheckedVideoDataset(VideoDataset):
                                 idx) from error
 
 
+def _read_as_checked(cfg: dict) -> dict:
+    """``cfg`` with mmaction2's ``VideoDataset`` (that class, not a subclass with a reader of
+    its own) read as :class:`CheckedVideoDataset`: the same samples for every list upstream
+    reads correctly, from the list the validation checked (upstream's own parse keeps a
+    byte-order mark in the first path, so the video the validation found is then "not found"
+    every time it is drawn)."""
+    kind = cfg.get('type')
+    kind = kind if isinstance(kind, type) else DATASETS.get(kind)
+    return dict(cfg, type=CheckedVideoDataset) if kind is VideoDataset else cfg
+
+
 @DATASETS.register_module()
 class GuardedDataset:
     """Wrap a dataset so a bad video names itself, or is skipped and counted.
@@ -266,7 +295,8 @@ class GuardedDataset:
     On construction, a ``VideoDataset`` config's annotation list is validated first
     (:func:`validate_video_annotations`): a malformed line raises :class:`AnnotationError`
     naming ``file:line``; videos that do not exist raise too (``'raise'``) or are listed in a
-    warning (``'skip'``) and skipped when drawn.
+    warning (``'skip'``) and skipped when drawn. mmaction2's ``VideoDataset`` itself is then
+    built as :class:`CheckedVideoDataset`, so that its samples come from the list as validated.
 
     When loading a sample fails with a data error (decord / PyAV / file errors and the
     ``ValueError`` / ``IndexError`` the plugin's transforms raise naming the file):
@@ -315,7 +345,7 @@ class GuardedDataset:
         if isinstance(dataset, dict):
             if check_annotations:
                 self._validate(dataset, num_classes)
-            self.dataset = DATASETS.build(dataset)
+            self.dataset = DATASETS.build(_read_as_checked(dataset))
         elif isinstance(dataset, BaseDataset):
             self.dataset = dataset
         else:

@@ -5,22 +5,27 @@ seek to a keyframe and the decoding of every frame up to the ones asked for. The
 each video once and stores its frames raw, so a sample reads exactly its K*T frames from a
 memory map.
 
-Entry layout (format version 2), one file per video, ``<cache_root>/<relative video path>.hfc``::
+Entry layout (format version 3), one file per video, ``<cache_root>/<relative video path>.hfc``::
 
     bytes 0..7            magic b'HFCACHE\\0'
     bytes 8..11           header length L, uint32 little-endian
-    bytes 12..12+L        header: UTF-8 JSON object (the fields of FrameCacheHeader),
-                          padded with spaces up to data_offset
+    bytes 12..12+L        header: UTF-8 JSON object (the fields of FrameCacheHeader)
+    next 9 bytes          b'\\n' and the CRC-32 of the header's L bytes, 8 hex digits; then
+                          spaces up to data_offset
     data_offset..end      frames: uint8 [num_frames, height, width, 3], RGB, C order;
                           data_offset is a multiple of 4096 (page aligned)
 
 An entry is written under a temporary name beside its final name and renamed into place once
 complete, so a killed or failed build never leaves a partial entry under the final name. A
-reader checks the magic, the format version, that the file size is exactly ``data_offset`` plus
-the frame bytes (a truncated entry is refused), and that the source video still has the size and
-modification time recorded at build time (a stale entry is refused). Every read checks the
-CRC-32 of each frame it copies against the header's (:func:`check_frames`): damage inside the
-frame data, which leaves size and header intact, is refused rather than handed to training.
+reader checks the magic, the format version, the header's checksum (a header edited in place,
+height and width swapped or another frame rate, would describe the same bytes as other frames),
+that the file size is exactly ``data_offset`` plus the frame bytes (a truncated entry is
+refused), and that the source video still has the size, modification time and checksum of its
+first and last 64 KiB recorded at build time (a stale entry is refused; a copy that kept size and
+time, as ``cp -p`` or ``rsync -a`` keep them, differs in its container's index at one end).
+Every read checks the CRC-32 of each frame it copies against the header's (:func:`check_frames`):
+damage inside the frame data, which leaves size and header intact, is refused rather than
+handed to training.
 """
 import json
 import os
@@ -40,12 +45,17 @@ from ..utils.processes import worker_pool
 from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
 
-#: 2 added the per-frame checksums; a version-1 entry reads as stale (rebuilt, or decoded).
-FORMAT_VERSION = 2
+#: 2 added the per-frame checksums, 3 the header's checksum and the source's probe checksum; an
+#: entry of another version reads as stale (rebuilt, or decoded).
+FORMAT_VERSION = 3
 MAGIC = b'HFCACHE\0'
 ENTRY_SUFFIX = '.hfc'
 _PREFIX = struct.Struct('<8sI')
 _HEX8 = re.compile(r'[0-9a-f]{8}')
+#: after the header's JSON: a line break and its CRC-32 in 8 hex digits
+_HEADER_CRC = struct.Struct('<c8s')
+#: bytes of each end of a source video its probe checksum covers (:func:`source_probe`)
+_PROBE_BYTES = 64 << 10
 _ALIGN = 4096
 # Bytes of source frames decoded per batch while building: bounds memory for long or 4K videos.
 _CHUNK_BYTES = 64 << 20
@@ -69,6 +79,11 @@ class StaleFrameCacheError(FrameCacheError):
     """An entry is intact but out of date: its source changed, or it was built differently."""
 
 
+class UndecodableVideoError(FrameCacheError):
+    """The source video cannot be opened or decoded: the video is bad, not the cache (a
+    pipeline that decodes it instead fails on it the same way)."""
+
+
 @dataclass
 class FrameCacheHeader:
     """What an entry records about its frames and its source.
@@ -81,6 +96,8 @@ class FrameCacheHeader:
         source (str): the video's path relative to the video root, as given to the builder.
         source_size (int): the source's size in bytes when it was decoded.
         source_mtime_ns (int): the source's modification time (ns) when it was decoded.
+        source_probe_crc32 (str): CRC-32 of the source's first and last 64 KiB when it was
+            decoded (:func:`source_probe`), 8 hex digits.
         source_shape (list[int]): ``[height, width]`` of the decoded source frames.
         short_side (int, optional): the short side frames were resized to; None if not resized.
         data_offset (int): byte offset of the first frame.
@@ -97,6 +114,7 @@ class FrameCacheHeader:
     source: str
     source_size: int
     source_mtime_ns: int
+    source_probe_crc32: str
     source_shape: List[int]
     short_side: Optional[int]
     data_offset: int
@@ -125,9 +143,10 @@ class FrameCacheHeader:
         return json.dumps(asdict(self), sort_keys=True).encode('utf-8')
 
     def encode(self) -> bytes:
-        """The header block: magic, length, JSON padded with spaces to ``data_offset``."""
+        """The header block: magic, length, JSON, its checksum, spaces to ``data_offset``."""
         payload = self.payload()
-        block = _PREFIX.pack(MAGIC, len(payload)) + payload
+        block = (_PREFIX.pack(MAGIC, len(payload)) + payload +
+                 _HEADER_CRC.pack(b'\n', f'{zlib.crc32(payload):08x}'.encode()))
         if len(block) > self.data_offset:
             raise ValueError(f'frame cache header of {len(block)} bytes does not fit before '
                              f'data_offset={self.data_offset}')
@@ -155,6 +174,19 @@ def source_stamp(source: PathLike) -> Tuple[int, int]:
     """``(size in bytes, mtime in ns)`` of a source video, the pair an entry is checked against."""
     stat = os.stat(source)
     return stat.st_size, stat.st_mtime_ns
+
+
+def source_probe(source: PathLike) -> str:
+    """CRC-32 (8 hex digits) of a source video's first and last 64 KiB (the whole file when it
+    is smaller): a video container keeps its index (every frame's size and place) at one end,
+    so another video of the same size differs there, for two reads of a read's cost."""
+    with open(source, 'rb') as handle:
+        size = os.fstat(handle.fileno()).st_size
+        crc = zlib.crc32(handle.read(_PROBE_BYTES))
+        if size > _PROBE_BYTES:
+            handle.seek(max(_PROBE_BYTES, size - _PROBE_BYTES))
+            crc = zlib.crc32(handle.read(_PROBE_BYTES), crc)
+    return f'{crc:08x}'
 
 
 def _parse_header(entry: Path, handle) -> FrameCacheHeader:
@@ -190,9 +222,14 @@ def _parse_header(entry: Path, handle) -> FrameCacheHeader:
             not all(isinstance(value, str) and _HEX8.fullmatch(value) for value in checksums)):
         raise CorruptFrameCacheError(f'{entry}: header field frame_crc32 is not one 8-digit hex '
                                      f'checksum per frame ({values["num_frames"]} frames)')
-    if values['data_offset'] < _PREFIX.size + length:
+    if values['data_offset'] < _PREFIX.size + length + _HEADER_CRC.size:
         raise CorruptFrameCacheError(f'{entry}: data_offset={values["data_offset"]} lies inside '
                                      'the header')
+    mark = handle.read(_HEADER_CRC.size)
+    crc = f'{zlib.crc32(payload):08x}'
+    if len(mark) < _HEADER_CRC.size or _HEADER_CRC.unpack(mark) != (b'\n', crc.encode()):
+        raise CorruptFrameCacheError(f'{entry}: the header\'s checksum {mark[1:]!r} is not its '
+                                     f'CRC-32 {crc}: the header was changed after it was written')
     return FrameCacheHeader(**{name: values[name] for name in names})
 
 
@@ -217,6 +254,10 @@ def _open_entry(entry: Path):
     except FileNotFoundError:
         raise MissingFrameCacheError(
             f'{entry}: no frame cache entry; build it with tools/build_frame_cache.py') from None
+    except OSError as error:
+        # a directory or another user's file where the entry should be: not an entry to read,
+        # and a FrameCacheError, so that a build writes it again and a reader can decode instead
+        raise FrameCacheError(f'{entry}: cannot open the frame cache entry: {error}') from error
 
 
 def _check_size(entry: Path, header: FrameCacheHeader, size: int) -> None:
@@ -234,16 +275,23 @@ def check_source(entry: PathLike, header: FrameCacheHeader, source: PathLike) ->
     A source that does not exist is not checked: the cache may outlive its videos.
 
     Raises:
-        StaleFrameCacheError: the source's size or modification time differ from the header's.
+        StaleFrameCacheError: the source's size, modification time or probe checksum
+            (:func:`source_probe`) differ from the header's.
     """
     if not os.path.exists(source):
         return
     size, mtime_ns = source_stamp(source)
+    rebuild = 'rebuild it with tools/build_frame_cache.py or BuildFrameCacheHook'
     if (size, mtime_ns) != (header.source_size, header.source_mtime_ns):
         raise StaleFrameCacheError(
             f'{entry}: stale: its source {source} changed (size {header.source_size} -> {size}, '
-            f'mtime_ns {header.source_mtime_ns} -> {mtime_ns}); rebuild it with '
-            'tools/build_frame_cache.py or BuildFrameCacheHook')
+            f'mtime_ns {header.source_mtime_ns} -> {mtime_ns}); {rebuild}')
+    probe = source_probe(source)
+    if probe != header.source_probe_crc32:
+        raise StaleFrameCacheError(
+            f'{entry}: stale: its source {source} has other contents of the same size and '
+            f'modification time (checksum of its ends {header.source_probe_crc32} -> {probe}: '
+            f'a copy that kept the time, as cp -p or rsync -a keep it); {rebuild}')
 
 
 def check_short_side(entry: PathLike, header: FrameCacheHeader,
@@ -434,8 +482,9 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
     Raises:
         ValueError: a bad ``short_side``.
         FileNotFoundError: no source file.
-        FrameCacheError: the source cannot be opened or decoded (names the file and frames), or
-            the entry cannot be written (names the entry).
+        UndecodableVideoError: the source cannot be opened or decoded (names the file and
+            frames).
+        FrameCacheError: the entry cannot be written (names the entry).
     """
     import decord
     source, entry = Path(source), Path(entry)
@@ -444,16 +493,18 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
         raise FileNotFoundError(f'{source}: source video not found (for frame cache {entry})')
     # Stamp before decoding: a source modified during the build then reads as stale.
     size, mtime_ns = source_stamp(source)
+    probe = source_probe(source)
     try:
         reader = open_video(str(source))
         num_frames, fps = len(reader), float(reader.get_avg_fps())
     except (decord.DECORDError, RuntimeError) as error:
         detail = error.__cause__ if isinstance(error, BadVideoError) else error
-        raise FrameCacheError(f'{source}: cannot open the video: {detail}') from error
+        raise UndecodableVideoError(f'{source}: cannot open the video: {detail}') from error
     entry.parent.mkdir(parents=True, exist_ok=True)
     remove_orphan_temps(entry)
     temp = _temp_name(entry)
-    stamp = dict(source=relative or str(source), source_size=size, source_mtime_ns=mtime_ns)
+    stamp = dict(source=relative or str(source), source_size=size, source_mtime_ns=mtime_ns,
+                 source_probe_crc32=probe)
     try:
         with open(temp, 'wb') as handle:
             header = _write_frames(handle, reader, source, num_frames, fps, short_side, stamp)
@@ -486,8 +537,8 @@ def decode_in_order(reader, source: PathLike, stop: int) -> Iterator[Tuple[int, 
         try:
             frames = reader.get_batch(list(range(start, end))).asnumpy()
         except (decord.DECORDError, RuntimeError) as error:
-            raise FrameCacheError(f'{source}: decoding frames {start}..{end - 1} of '
-                                  f'{len(reader)} failed: {error}') from error
+            raise UndecodableVideoError(f'{source}: decoding frames {start}..{end - 1} of '
+                                        f'{len(reader)} failed: {error}') from error
         yield start, frames
         chunk = max(1, _CHUNK_BYTES // frames[0].nbytes)
         start = end
@@ -509,7 +560,8 @@ def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
                 source_shape=source_shape, short_side=short_side, data_offset=0, **stamp)
             # The checksums have a fixed width: 8 hex digits and 4 bytes of JSON around each
             # per-frame one; 20 bytes leave room for data_offset's digits.
-            needed = _PREFIX.size + len(header.payload()) + 12 * num_frames + 20
+            needed = (_PREFIX.size + len(header.payload()) + _HEADER_CRC.size +
+                      12 * num_frames + 20)
             header.data_offset = -(-needed // _ALIGN) * _ALIGN
             handle.seek(header.data_offset)
         crc = zlib.crc32(frames.data, crc)
@@ -554,6 +606,8 @@ class BuildSummary:
         rebuilt (int): stale or corrupt entries written again.
         fresh (int): entries already up to date, left alone.
         failed (dict): relative video path -> error message, for videos that could not be cached.
+        undecodable (list): those of ``failed`` whose video cannot be opened or decoded (the
+            others could not be written: a read-only or full disk).
         frames (int): frames held by the cache for the listed videos after the run.
         bytes (int): bytes of those entries.
         bytes_written (int): bytes written by this run.
@@ -565,6 +619,7 @@ class BuildSummary:
     rebuilt: int = 0
     fresh: int = 0
     failed: Dict[str, str] = field(default_factory=dict)
+    undecodable: List[str] = field(default_factory=list)
     frames: int = 0
     bytes: int = 0
     bytes_written: int = 0
@@ -581,9 +636,9 @@ def _build_one(task: Tuple[str, str, str, Optional[int], bool]) -> Dict:
     relative, video_root, cache_root, short_side, verify = task
     entry = entry_path(cache_root, relative)
     source = Path(video_root) / relative
-    problem = entry_problem(entry, source, short_side, verify)
     result = dict(video=relative, status='fresh', written=0)
     try:
+        problem = entry_problem(entry, source, short_side, verify)
         if problem is not None:
             header = write_entry(source, entry, relative, short_side)
             result.update(status='built' if problem == 'missing' else 'rebuilt',
@@ -591,7 +646,8 @@ def _build_one(task: Tuple[str, str, str, Optional[int], bool]) -> Dict:
         else:
             header = read_header(entry)
     except (FrameCacheError, OSError, ValueError) as error:
-        return dict(video=relative, status='failed', error=str(error), written=0)
+        return dict(video=relative, status='failed', error=str(error), written=0,
+                    undecodable=isinstance(error, UndecodableVideoError))
     result.update(frames=header.num_frames, size=header.file_size)
     return result
 
@@ -645,6 +701,8 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
         for result in results:
             if result['status'] == 'failed':
                 summary.failed[result['video']] = result['error']
+                if result['undecodable']:
+                    summary.undecodable.append(result['video'])
             else:
                 setattr(summary, result['status'], getattr(summary, result['status']) + 1)
                 summary.frames += result['frames']

@@ -3,7 +3,7 @@ a resume that survives a kill and CPU multi-process training (``runner_type``), 
 checkpoint files (``backend_args``), a checkpoint hook that saves before it prunes, exact resume
 of the data order, the frame cache built before a run, labels checked against the head's
 classes, int8-aware fine-tuning."""
-from .cache_hook import BuildFrameCacheHook
+from .cache_hook import BuildFrameCacheHook, MissingVideosHook
 from .checkpoint import (AtomicLocalBackend, CheckpointCorruptError, CheckpointMismatchError,
                          CheckpointNotFiniteError, CheckpointRefusedError, atomic_write_bytes,
                          check_finite, load_verified, mmengine_checkpoint_globals,
@@ -19,7 +19,7 @@ __all__ = [
     'AtomicLocalBackend', 'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError',
     'CheckpointMismatchError', 'ClassCountError', 'ClassCountHook',
     'CheckpointNotFiniteError', 'CheckpointRefusedError', 'EpochSeedHook', 'HyperframeRunner',
-    'Int8AwareHook', 'Int8Rounding',
+    'Int8AwareHook', 'Int8Rounding', 'MissingVideosHook',
     'SafeCheckpointHook', 'atomic_write_bytes', 'check_finite', 'epoch_seed', 'load_verified',
     'main_process_first', 'mmengine_checkpoint_globals', 'verify_checkpoint_file'
 ]

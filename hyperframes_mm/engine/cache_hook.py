@@ -6,7 +6,7 @@ built, with mmaction2's own ``tools/train.py``, and every entry is written once,
 one process, before any DataLoader worker starts.
 """
 import os
-from typing import Iterator, List, NamedTuple, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
 
 from mmengine.hooks import Hook
 from mmengine.runner import BaseLoop
@@ -14,7 +14,7 @@ from mmengine.runner import BaseLoop
 from mmaction.registry import HOOKS
 
 from ..datasets.annotations import AnnotationError
-from ..datasets.bad_video import GuardedDataset
+from ..datasets.bad_video import BadVideoError, GuardedDataset
 from ..datasets.frame_cache import build_frame_cache, entry_problem
 from ..datasets.transforms.cache_loading import FrameCacheInit
 from ..utils import positive_int
@@ -56,12 +56,13 @@ def cache_plan(step: FrameCacheInit, filenames: List[str]) -> Tuple[str, str, Li
     return video_root, step.cache_root, [step.relative_path(name) for name in filenames]
 
 
-class CacheRead(NamedTuple):
-    """A dataset of a built loop that reads the frame cache: the ``loop`` name (``'train'``,
-    ...), its ``FrameCacheInit`` ``step``, its list file (``ann_file``, ``''`` if none), its
-    samples' video ``filenames``, and whether a ``GuardedDataset`` ``skips`` its bad videos."""
+class VideoRead(NamedTuple):
+    """A dataset of a built loop whose samples are video files: the ``loop`` name
+    (``'train'``, ...), its ``FrameCacheInit`` ``step`` (None when it decodes its videos), its
+    list file (``ann_file``, ``''`` if none), its samples' video ``filenames``, and whether a
+    ``GuardedDataset`` ``skips`` its bad videos."""
     loop: str
-    step: FrameCacheInit
+    step: Optional[FrameCacheInit]
     ann_file: str
     filenames: List[str]
     skips: bool
@@ -76,37 +77,45 @@ def built_loops(runner) -> Iterator[Tuple[str, BaseLoop]]:
             yield loop_name, loop
 
 
-def cache_reads(runner) -> Iterator[CacheRead]:
-    """Every dataset of the runner's built loops that reads the frame cache."""
+def video_reads(runner) -> Iterator[VideoRead]:
+    """Every dataset of the runner's built loops whose samples name video files (a
+    ``filename``), through the frame cache or not."""
     for loop_name, loop in built_loops(runner):
         for dataset, skips in leaf_datasets(loop.dataloader.dataset):
-            step = cache_step(dataset)
-            if step is None:
+            if not callable(getattr(dataset, 'get_data_info', None)):
                 continue
             if hasattr(dataset, 'full_init'):
                 dataset.full_init()
-            filenames = [dataset.get_data_info(index)['filename']
-                         for index in range(len(dataset))]
-            if filenames:
-                yield CacheRead(loop_name, step, str(getattr(dataset, 'ann_file', '') or ''),
-                                filenames, skips)
+            infos = [dataset.get_data_info(index) for index in range(len(dataset))]
+            if not infos or not all(isinstance(info, dict) and isinstance(
+                    info.get('filename'), str) for info in infos):
+                continue
+            yield VideoRead(loop_name, cache_step(dataset),
+                            str(getattr(dataset, 'ann_file', '') or ''),
+                            [info['filename'] for info in infos], skips)
 
 
-def unreadable_videos(step: FrameCacheInit, filenames: List[str]) -> List[str]:
-    """The ``filenames`` (each once, in order) that do not exist and have no usable entry: no
-    reader can give their frames, so every sample of one fails when it is drawn. A video with a
-    usable entry is not among them: the cache may outlive its videos."""
+def cache_reads(runner) -> Iterator[VideoRead]:
+    """Every dataset of the runner's built loops that reads the frame cache."""
+    return (read for read in video_reads(runner) if read.step is not None)
+
+
+def unreadable_videos(step: Optional[FrameCacheInit], filenames: List[str]) -> List[str]:
+    """The ``filenames`` (each once, in order) that do not exist and, read through the frame
+    cache (``step``), have no usable entry: no reader can give their frames, so every sample of
+    one fails when it is drawn. A video with a usable entry is not among them: the cache may
+    outlive its videos. Names with a scheme (``s3://...``) are a file backend's, not looked up."""
     unreadable = []
     for filename in dict.fromkeys(filenames):
-        if os.path.isfile(filename):
+        if '://' in filename or os.path.isfile(filename):
             continue
-        entry = step.entry_of(filename)
-        if entry_problem(entry, filename, step.short_side) is not None:
+        if step is None or entry_problem(step.entry_of(filename), filename,
+                                         step.short_side) is not None:
             unreadable.append(filename)
     return unreadable
 
 
-def refuse_missing_videos(read: CacheRead) -> None:
+def refuse_missing_videos(read: VideoRead) -> None:
     """Stop the run before it starts when a list names videos that do not exist (and have no
     entry), unless a ``GuardedDataset`` skips them: otherwise the run fails part-way through an
     epoch, when the first of them is drawn.
@@ -120,10 +129,48 @@ def refuse_missing_videos(read: CacheRead) -> None:
     if missing:
         where = read.ann_file or f'the {read.loop} dataset'
         raise AnnotationError(
-            f'{where}: {len(missing)} video(s) do not exist and have no frame cache entry, so '
+            f'{where}: {len(missing)} video(s) do not exist'
+            f'{" and have no frame cache entry" if read.step is not None else ""}, so '
             f'the {read.loop} loop would fail when it drew one: {first_names(missing)}\n(fix '
             "the paths or data_prefix, or wrap the dataset in GuardedDataset(on_bad_video="
             "'skip') to skip them)", read.ann_file)
+
+
+def refuse_failed_videos(read: VideoRead, failed: Dict[str, str]) -> None:
+    """Stop the run before it starts when videos of a list (``failed``: video -> why) could
+    not be decoded to build their entries (an entry that could not be written is not among
+    them: the pipeline decodes its video instead), unless a ``GuardedDataset`` skips bad videos: the pipeline decodes them the
+    same way when it draws them, and the first one drawn would end the run part-way through an
+    epoch.
+
+    Raises:
+        BadVideoError: naming the list, how many videos failed and the first few with why.
+    """
+    if read.skips or not failed:
+        return
+    shown = '\n'.join(f'  {video}: {error}' for video, error in list(failed.items())[:3])
+    more = f'\n  ... ({len(failed)} in all)' if len(failed) > 3 else ''
+    where = read.ann_file or f'the {read.loop} dataset'
+    raise BadVideoError(
+        f'{where}: {len(failed)} video(s) cannot be decoded, so the {read.loop} loop would fail '
+        f'when it drew one:\n{shown}{more}\n(replace or remove them, or wrap the dataset in '
+        "GuardedDataset(on_bad_video='skip') to skip them)", next(iter(failed)))
+
+
+@HOOKS.register_module()
+class MissingVideosHook(Hook):
+    """Before a run (``before_run``, its loops built, nothing read yet): every dataset of the
+    loops the run will read whose samples are video files is checked for videos that do not
+    exist (and, read through the frame cache, have no entry): :func:`refuse_missing_videos`.
+    :class:`~hyperframes_mm.engine.runner.HyperframeRunner` registers it, so a validation or
+    test list that names a missing video stops ``tools/train.py`` before its first epoch
+    rather than at its first validation, with its epochs unsaved."""
+
+    priority = 'VERY_HIGH'
+
+    def before_run(self, runner) -> None:
+        for read in video_reads(runner):
+            refuse_missing_videos(read)
 
 
 @HOOKS.register_module()
@@ -134,9 +181,10 @@ class BuildFrameCacheHook(Hook):
     Every loop the runner has built (train and val for ``tools/train.py``, test for
     ``tools/test.py``) is looked at; a dataset whose pipeline has no ``FrameCacheInit`` is left
     alone. Under distributed training rank 0 builds and the other ranks find the entries in
-    place. A video that cannot be decoded is named in a warning and left without an entry, so
-    the pipeline meets it as it would without the cache (``FrameCacheInit(on_stale='decode')``
-    then fails on it the same way decoding does, which ``GuardedDataset`` can skip).
+    place. A video that cannot be decoded is named in a warning and left without an entry; the
+    run then stops before it starts with a ``BadVideoError`` naming the list and the videos
+    (:func:`refuse_failed_videos`), unless a ``GuardedDataset(on_bad_video='skip')`` skips
+    them, which it then does when they are drawn.
 
     A list that names videos that do not exist (and have no entry) stops the run before
     anything is built, with an ``AnnotationError`` naming the list and the videos: every sample
@@ -174,3 +222,5 @@ class BuildFrameCacheHook(Hook):
             runner.logger.info(f'BuildFrameCacheHook: {read.loop} videos: {summary}')
             for video, error in summary.failed.items():
                 runner.logger.warning(f'BuildFrameCacheHook: no entry for {video}: {error}')
+            refuse_failed_videos(read, {video: summary.failed[video]
+                                        for video in summary.undecodable})

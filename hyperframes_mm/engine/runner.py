@@ -19,6 +19,7 @@ from mmaction.registry import RUNNERS
 from .checkpoint import (CheckpointMismatchError, CheckpointRefusedError, first_names,
                          load_verified, mismatch_error, newest_intact_checkpoint,
                          verify_checkpoint_file)
+from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
 
@@ -55,7 +56,10 @@ class HyperframeRunner(Runner):
     - Before a loop runs, the labels it reads are checked against the head's classes, and the
       batch blending gets the head's width (:class:`~hyperframes_mm.engine.class_count.
       ClassCountHook`, registered by the runner): a config carried to another data set with
-      a wrong count stops naming the list and its samples, not at the step that draws one.
+      a wrong count stops naming the list and its samples, not at the step that draws one;
+      and the videos of every loop's lists are looked up (:class:`~hyperframes_mm.engine.
+      cache_hook.MissingVideosHook`): a validation or test list naming a missing video stops
+      ``tools/train.py`` before its first epoch, not at its first validation.
     - With the ``pytorch`` launcher on a machine without an accelerator, the process group
       starts with ``gloo`` and without ``torch.cuda.set_device``, and the model is wrapped in
       DDP with ``device_ids=None`` (:mod:`hyperframes_mm.engine.distributed`); with an
@@ -72,6 +76,7 @@ class HyperframeRunner(Runner):
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
         super().register_hooks(default_hooks, custom_hooks)
         self.register_hook(ClassCountHook(), priority=ClassCountHook.priority)
+        self.register_hook(MissingVideosHook(), priority=MissingVideosHook.priority)
 
     def test(self) -> dict:
         return self._evaluate(super().test)

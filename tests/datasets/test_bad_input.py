@@ -14,7 +14,8 @@ import pytest
 from mmaction.datasets.transforms import DecordDecode, DecordInit, PyAVDecode, PyAVInit
 from mmaction.registry import DATASETS
 
-from hyperframes_mm.datasets.bad_video import (AnnotationError, BadVideoError, GuardedDataset,
+from hyperframes_mm.datasets.bad_video import (ON_BAD_VIDEO, AnnotationError, BadVideoError,
+                                               CheckedVideoDataset, GuardedDataset,
                                                SafeDecordInit, validate_video_annotations)
 from hyperframes_mm.datasets.transforms import (ConsistentClipAugment, HyperframeSampleFrames,
                                                 HyperframeStack)
@@ -266,6 +267,15 @@ def write_list(root, name, lines):
     ('good.mp4 -1', {}, r':2: label -1 is out of range \(>= 0\)'),
     ('good.mp4 4', dict(num_classes=4), r':2: label 4 is out of range \(0..3\)'),
     ('', {}, ':2: empty line'),
+    # int() reads these as 10, 2, 7 and 3: no list means them as numbers
+    ('good.mp4 1_0', {}, r":2: label '1_0' is not an integer \(ASCII digits\)"),
+    ('good.mp4 +2', {}, r":2: label '\+2' is not an integer"),
+    ('good.mp4 \uff17', {}, r":2: label '\uff17' is not an integer"),
+    ('good.mp4 \u0663', {}, r":2: label '\u0663' is not an integer"),
+    # a labelled list that lost a label is not an inference list: -1 would be scored
+    ('one_frame.mp4', dict(allow_unlabelled=True),
+     r":2: missing label: line 1 of this list has one, so every line needs one"),
+    ('good.mp4 3', {}, r":2: good.mp4 is listed with label\(s\) \[0\] on line 1 and \[3\] here"),
 ])
 def test_malformed_annotation_lines_name_file_and_line(videos, line, kwargs, message):
     ann = write_list(videos['root'], 'bad_list.txt', ['good.mp4 0', line, 'good.mp4 1'])
@@ -283,6 +293,17 @@ def test_annotation_variants_that_are_valid(videos):
         [(2, str(root / 'nothere.mp4'))]
     assert validate_video_annotations(ann, str(root), allow_unlabelled=True,
                                       check_paths=False) == []
+    # listed again with the same label: a repeated sample, not a contradiction
+    ann = write_list(root, 'again.txt', ['good.mp4 1', 'one_frame.mp4 2', 'good.mp4 1'])
+    assert validate_video_annotations(ann, str(root)) == []
+
+
+def test_an_unlabelled_first_line_in_a_labelled_list_is_named(videos):
+    ann = write_list(videos['root'], 'lost.txt', ['good.mp4', 'one_frame.mp4 1'])
+    with pytest.raises(AnnotationError, match=r"lost\.txt:1: missing label: line 2 of this list "
+                                              r"has one.*: 'good\.mp4'$") as info:
+        validate_video_annotations(ann, str(videos['root']), allow_unlabelled=True)
+    assert info.value.line == 1
 
 
 def test_missing_or_empty_annotation_file(tmp_path):
@@ -323,14 +344,15 @@ def test_checked_video_dataset_names_the_bad_line_where_upstream_does_not(videos
         DATASETS.build(video_dataset(root, bad))
     with pytest.raises(AnnotationError, match=r"bad_label\.txt:2: label 'two' is not an integer"):
         DATASETS.build(dict(video_dataset(root, bad), type='CheckedVideoDataset'))
-    unlabelled = write_list(root, 'unlabelled.txt', ['good.mp4 0', 'good.mp4'])
+    unlabelled = write_list(root, 'unlabelled.txt', ['good.mp4 0', 'three_frames.mp4'])
     with pytest.raises(AnnotationError, match=r'unlabelled\.txt:2: missing label'):
         DATASETS.build(dict(video_dataset(root, unlabelled), type='CheckedVideoDataset'))
     # an inference list: a path alone is label -1, as upstream; missing videos are not looked
     # up here (decoding one names it)
-    tested = DATASETS.build(dict(video_dataset(root, unlabelled), type='CheckedVideoDataset',
+    inference = write_list(root, 'inference.txt', ['good.mp4', 'gone.mp4'])
+    tested = DATASETS.build(dict(video_dataset(root, inference), type='CheckedVideoDataset',
                                  test_mode=True))
-    assert [tested.get_data_info(i)['label'] for i in range(2)] == [0, -1]
+    assert [tested.get_data_info(i)['label'] for i in range(2)] == [-1, -1]
     good = write_list(root, 'good_and_gone.txt', ['good.mp4 0', 'gone.mp4 3'])
     checked = DATASETS.build(dict(video_dataset(root, good), type='CheckedVideoDataset'))
     plain = DATASETS.build(video_dataset(root, good))
@@ -345,16 +367,31 @@ def test_checked_video_dataset_refuses_labels_past_num_classes(videos):
     """Upstream loads label 12 of a 10-class list without a word; training then stops in the
     loss ("Target 12 is out of bounds"), naming neither list nor line."""
     root = videos['root']
-    ann = write_list(root, 'past.txt', ['good.mp4 0', 'good.mp4 12'])
+    ann = write_list(root, 'past.txt', ['good.mp4 0', 'three_frames.mp4 12'])
     plain = DATASETS.build(video_dataset(root, ann, num_classes=10))
     assert plain.get_data_info(1)['label'] == 12
     with pytest.raises(AnnotationError, match=r"past\.txt:2: label 12 is out of range \(0\.\.9\): "
-                                              r"'good\.mp4 12'$") as info:
+                                              r"'three_frames\.mp4 12'$") as info:
         DATASETS.build(dict(video_dataset(root, ann, num_classes=10), type='CheckedVideoDataset'))
     assert (info.value.ann_file, info.value.line) == (ann, 2)
     wider = DATASETS.build(dict(video_dataset(root, ann, num_classes=13),
                                 type='CheckedVideoDataset'))
     assert [wider.get_data_info(i)['label'] for i in range(2)] == [0, 12]
+
+
+def test_guarded_video_dataset_reads_the_list_it_validated(videos):
+    """mmaction2's VideoDataset wrapped in GuardedDataset (the RGB families) gets its samples
+    from the plugin's reader: upstream keeps a byte-order mark in the first path, which then is
+    "not found" each time it is drawn, though the validation found it."""
+    root = videos['root']
+    bom = root / 'bom_guarded.txt'
+    bom.write_bytes(codecs.BOM_UTF8 + b'good.mp4 0\none_frame.mp4 1\n')
+    for policy in ON_BAD_VIDEO:
+        guarded = GuardedDataset(video_dataset(root, str(bom)), on_bad_video=policy)
+        assert type(guarded.dataset) is CheckedVideoDataset
+        assert [guarded.get_data_info(i)['filename'] for i in range(2)] == [
+            str(root / 'good.mp4'), str(root / 'one_frame.mp4')]
+        assert guarded[0]['inputs'].shape == (1, 9, 32, 32) and guarded.num_skipped == 0
 
 
 def test_checked_video_dataset_reads_its_list_with_the_plugins_reader(videos):
@@ -493,7 +530,7 @@ def test_configuration_errors_propagate_with_the_file_named(videos):
 
 
 def test_skip_replaces_counts_and_warns(videos, log_lines):
-    goods = [f'good.mp4 {i % 4}' for i in range(6)]
+    goods = ['good.mp4 0'] * 6
     ann = write_list(videos['root'], 'skip.txt', goods[:3] + [f'{n} 1' for n in BAD] + goods[3:]
                      + ['gone.mp4 2'])
     dataset = GuardedDataset(video_dataset(videos['root'], ann), on_bad_video='skip')

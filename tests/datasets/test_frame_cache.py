@@ -231,7 +231,7 @@ def test_damaged_entries_are_refused(built):
 def test_other_format_version_is_stale(built):
     videos, cache, entry = built
     data = bytearray(entry.read_bytes())
-    at = data.index(b'"version": 2')
+    at = data.index(b'"version": 3')
     data[at:at + 12] = b'"version": 9'
     entry.write_bytes(bytes(data))
     with pytest.raises(StaleFrameCacheError, match=rf'{entry}: format version 9'):
@@ -240,14 +240,15 @@ def test_other_format_version_is_stale(built):
 
 def _header(**changes):
     fields = dict(num_frames=2, height=2, width=2, fps=1.0, source='v.mp4', source_size=1,
-                  source_mtime_ns=1, source_shape=[2, 2], short_side=None, data_offset=4096,
+                  source_mtime_ns=1, source_probe_crc32='00000000', source_shape=[2, 2],
+                  short_side=None, data_offset=4096,
                   frame_crc32=['00000000', '00000000'])
     fields.update(changes)
     return FrameCacheHeader(**fields)
 
 
 @pytest.mark.parametrize('payload, message', [
-    (b'{"version": 2, "num_frames": 3}', 'header lacks'),
+    (b'{"version": 3, "num_frames": 3}', 'header lacks'),
     (b'[1]', 'header is not a JSON object'),
     (_header(num_frames=0).payload(), 'header field num_frames=0 is not a positive int'),
     (_header(width='2').payload(), "header field width='2' is not a positive int"),
@@ -281,6 +282,59 @@ def test_stale_entry_is_refused_naming_the_file(built, change):
     with pytest.raises(StaleFrameCacheError, match=rf'{entry}: stale: its source {source} '
                        'changed'):
         _init(cache, videos)(dict(filename=str(source)))
+
+
+def test_a_source_replaced_keeping_size_and_time_is_stale(built, tmp_path):
+    """cp -p, rsync -a and tar keep a file's modification time: another video of the same
+    size copied so over the source leaves size and time as the entry recorded them."""
+    videos, cache, entry = built
+    source = videos / 'a.mp4'
+    other = tmp_path / 'other.mp4'
+    write_video(other, np.full((40, 64, 96, 3), 200, np.uint8), fps=25)
+    data = other.read_bytes()
+    size, stat = source.stat().st_size, source.stat()
+    # the same length: cut or padded at the end (decoders stop at the container's end)
+    source.write_bytes(data[:size] + b'\0' * max(0, size - len(data)))
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (source.stat().st_size, source.stat().st_mtime_ns) == (size, stat.st_mtime_ns)
+    with pytest.raises(StaleFrameCacheError, match=rf'{entry}: stale: its source {source} has '
+                       'other contents of the same size and modification time'):
+        _init(cache, videos)(dict(filename=str(source)))
+    summary = build_frame_cache(['a.mp4'], videos, cache, progress=False, verify=True)
+    assert (summary.rebuilt, summary.fresh) == (1, 0)
+
+
+@pytest.mark.parametrize('edit', [(b'"height": 64', b'"height": 96', b'"width": 96', b'"width": 64'),
+                                  (b'"fps": 25.0', b'"fps": 35.0')])
+def test_a_header_edited_in_place_is_corrupt(built, edit):
+    """The frames' checksums cover the same bytes whatever the header says their shape or
+    frame rate is: height and width swapped would hand out scrambled frames."""
+    videos, cache, entry = built
+    data = entry.read_bytes()
+    for old, new in zip(edit[::2], edit[1::2]):
+        assert data.count(old) == 1 and len(old) == len(new)
+        data = data.replace(old, new)
+    entry.write_bytes(data)
+    with pytest.raises(CorruptFrameCacheError, match=rf"{entry}: the header's checksum b'[0-9a-f]{{8}}' "
+                       r"is not its CRC-32 [0-9a-f]{8}: the header was changed"):
+        read_header(entry)
+    with pytest.raises(CorruptFrameCacheError):
+        _init(cache, videos)(dict(filename=str(videos / 'a.mp4')))
+
+
+def test_an_entry_path_that_is_not_a_readable_file(videos, tmp_path):
+    """A directory where an entry goes: the reader decodes instead (on_stale='decode') or names
+    it; a build reports that entry failed and builds the others."""
+    cache = tmp_path / 'cache'
+    (cache / 'a.mp4.hfc').mkdir(parents=True)
+    with pytest.raises(FrameCacheError, match=rf'{cache / "a.mp4.hfc"}: cannot open the frame '
+                       'cache entry'):
+        _init(cache, videos)(dict(filename=str(videos / 'a.mp4')))
+    decoded = _init(cache, videos, on_stale='decode')(dict(filename=str(videos / 'a.mp4')))
+    assert decoded['total_frames'] == 40
+    summary = build_frame_cache(['a.mp4', 'b.avi'], videos, cache, progress=False)
+    assert list(summary.failed) == ['a.mp4'] and summary.undecodable == []
+    assert summary.built == 1 and (cache / 'b.avi.hfc').is_file()
 
 
 def _flip_middle(entry, count=64):
@@ -535,6 +589,8 @@ def test_failed_first_build_leaves_no_entry(videos, tmp_path):
         f'{videos / "narrow.mp4"}: decoding frames 0..0 of 5 failed')
     assert summary.failed['junk.mp4'].startswith(f'{videos / "junk.mp4"}: cannot open')
     assert summary.failed['gone.mp4'].startswith(f'{videos / "gone.mp4"}: source video not found')
+    # the two whose video is bad (a missing one is the missing-video check's)
+    assert summary.undecodable == ['narrow.mp4', 'junk.mp4']
     assert list(cache.rglob('*')) == []
     with pytest.raises(FrameCacheError, match=r'narrow\.mp4: decoding frames 0\.\.0'):
         write_entry(videos / 'narrow.mp4', entry_path(cache, 'narrow.mp4'))

@@ -11,10 +11,11 @@ from mmengine.runner import BaseLoop
 from torch.utils.data import DataLoader
 
 from hyperframes_mm.datasets.annotations import AnnotationError
-from hyperframes_mm.datasets.bad_video import GuardedDataset
+from hyperframes_mm.datasets.bad_video import BadVideoError, GuardedDataset
 from hyperframes_mm.datasets.frame_cache import entry_path, open_entry, read_header
 from hyperframes_mm.datasets.video_io import open_video, write_video
 from hyperframes_mm.engine import BuildFrameCacheHook
+from hyperframes_mm.engine.cache_hook import MissingVideosHook
 from hyperframes_mm.engine.cache_hook import cache_plan
 from hyperframes_mm.utils import upstream_tool_path
 
@@ -116,7 +117,9 @@ def test_wrapped_datasets_and_loops_without_the_cache(videos, tmp_path):
     assert sorted(p.name for p in other.glob('*.hfc')) == ['x.mp4.hfc']
 
 
-def test_a_bad_video_is_named_and_the_others_are_built(videos):
+def test_a_bad_video_stops_the_run_after_the_others_are_built(videos):
+    """The pipeline would decode it when it drew it, and fail there, part-way through an
+    epoch: the run stops before it starts, naming the list and the video."""
     (videos / 'sub' / 'b.mp4').write_bytes(b'not a video')
     lines = []
     handler = logging.Handler()
@@ -124,14 +127,75 @@ def test_a_bad_video_is_named_and_the_others_are_built(videos):
     runner = Runner(train=video_dataset(videos))
     runner.logger.addHandler(handler)
     try:
-        BuildFrameCacheHook().before_run(runner)
+        with pytest.raises(BadVideoError) as caught:
+            BuildFrameCacheHook().before_run(runner)
     finally:
         runner.logger.removeHandler(handler)
+    message = str(caught.value).splitlines()
+    assert message[0] == (f'{videos / "list.txt"}: 1 video(s) cannot be decoded, so the train '
+                          'loop would fail when it drew one:')
+    assert message[1].startswith(f'  sub/b.mp4: {videos / "sub/b.mp4"}: cannot open the video')
+    assert message[2] == ("(replace or remove them, or wrap the dataset in "
+                          "GuardedDataset(on_bad_video='skip') to skip them)")
     warnings = [message for level, message in lines if level == logging.WARNING]
     assert len(warnings) == 1
     assert warnings[0].startswith('BuildFrameCacheHook: no entry for sub/b.mp4: ')
     assert (videos / 'a.mp4.hfc').is_file() and (videos / 'sub/deeper/c.mp4.hfc').is_file()
     assert not (videos / 'sub' / 'b.mp4.hfc').exists()
+    # skipped under GuardedDataset's 'skip': named in the warning, the run goes on
+    BuildFrameCacheHook().before_run(Runner(train=GuardedDataset(
+        video_dataset(videos, on_stale='decode'), on_bad_video='skip')))
+
+
+def test_an_entry_that_cannot_be_written_leaves_the_video_to_the_pipeline(videos):
+    """Not the video's fault (a directory where the entry goes: the build of that entry
+    fails, the others are built): the pipeline decodes it, and the run starts."""
+    (videos / 'a.mp4.hfc').mkdir()
+    summary_lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: summary_lines.append(record.getMessage())
+    runner = Runner(train=video_dataset(videos, on_stale='decode'))
+    runner.logger.addHandler(handler)
+    try:
+        BuildFrameCacheHook().before_run(runner)
+    finally:
+        runner.logger.removeHandler(handler)
+    assert any(line.startswith('BuildFrameCacheHook: no entry for a.mp4: ')
+               for line in summary_lines)
+    assert (videos / 'sub/b.mp4.hfc').is_file() and (videos / 'sub/deeper/c.mp4.hfc').is_file()
+
+
+def test_a_validation_list_naming_a_missing_video_stops_training_before_it_starts(
+        videos, tmp_path):
+    """A dataset that decodes its videos (no frame cache): the validation loop would fail at
+    its first run, after the epochs before it, and before a checkpoint of them."""
+    from mmaction.datasets import VideoDataset
+    (videos / 'val.txt').write_text('a.mp4 0\ngone.mp4 1\n')
+    val = VideoDataset(str(videos / 'val.txt'), data_prefix=dict(video=str(videos)),
+                       pipeline=[dict(type='SafeDecordInit')], test_mode=True)
+    with pytest.raises(AnnotationError) as caught:
+        MissingVideosHook().before_run(Runner(train=video_dataset(videos), val=val))
+    assert str(caught.value).splitlines()[0] == (
+        f'{videos / "val.txt"}: 1 video(s) do not exist, so the val loop would fail when it drew '
+        f'one: {videos / "gone.mp4"}')
+    # skipped under GuardedDataset's 'skip'; a run whose videos exist starts
+    MissingVideosHook().before_run(Runner(val=GuardedDataset(val, on_bad_video='skip')))
+    MissingVideosHook().before_run(Runner(train=video_dataset(videos)))
+
+
+def test_the_runner_checks_the_videos_of_every_loop():
+    from hyperframes_mm.engine.runner import HyperframeRunner
+    runner = HyperframeRunner.__new__(HyperframeRunner)
+    registered = []
+    runner.register_hook = lambda hook, priority=None: registered.append(type(hook).__name__)
+    from mmengine.runner import Runner as MMRunner
+    original = MMRunner.register_hooks
+    try:
+        MMRunner.register_hooks = lambda self, default_hooks=None, custom_hooks=None: None
+        runner.register_hooks()
+    finally:
+        MMRunner.register_hooks = original
+    assert registered == ['ClassCountHook', 'MissingVideosHook']
 
 
 def missing_list(root, gone):
