@@ -8,6 +8,7 @@ unchanged. Nothing of mmengine is replaced: a config without ``runner_type`` get
 stock runner, whatever else it imports.
 """
 import re
+from pathlib import Path
 from typing import Callable, Union
 
 from mmengine.model import is_model_wrapper
@@ -16,8 +17,8 @@ from mmengine.runner import Runner, find_latest_checkpoint
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
 from mmaction.registry import RUNNERS
-from .checkpoint import (CheckpointMismatchError, CheckpointRefusedError, first_names,
-                         load_verified, mismatch_error, newest_intact_checkpoint,
+from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
+                         first_names, load_verified, mismatch_error, newest_intact_checkpoint,
                          verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
@@ -50,9 +51,13 @@ class HyperframeRunner(Runner):
       optimizer state of another optimizer; any other error restoring the training state
       keeps its type and gains a note naming the file.
     - ``load_from`` stays non-strict (fine-tuning replaces the head), but a checkpoint that
-      shares no key with the model (another network, or keys under another prefix) raises
+      shares no key with the model (another network, or keys under another prefix), or whose
+      weights outside the head have other shapes (a conv1 of another T, a 2D network's) raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` rather than training
-      from scratch.
+      those weights from their initial values.
+    - ``--resume`` in a work dir whose checkpoints are all damaged raises
+      :class:`~hyperframes_mm.engine.checkpoint.CheckpointRefusedError` naming them, rather
+      than training from scratch over them.
     - Before a loop runs, the labels it reads are checked against the head's classes, and the
       batch blending gets the head's width (:class:`~hyperframes_mm.engine.class_count.
       ClassCountHook`, registered by the runner): a config carried to another data set with
@@ -143,6 +148,8 @@ class HyperframeRunner(Runner):
         model = self.model.module if is_model_wrapper(self.model) else self.model
         check_shares_keys(model, checkpoint, filename, revise_keys)
         strict = strict or self._evaluating or self._resuming
+        if not strict:  # a strict load names every mismatch itself (mismatch_error)
+            check_shapes(model, checkpoint, filename, revise_keys)
         try:
             checkpoint = _load_checkpoint_to_model(model, checkpoint, strict,
                                                    revise_keys=revise_keys)
@@ -203,6 +210,38 @@ def check_shares_keys(model, checkpoint, filename: str, revise_keys: list) -> No
             f'model has {first_names(expected)}.')
 
 
+#: weights whose shape a fine-tuning ``load_from`` may change: the classifier's (another data
+#: set's class count)
+HEAD_PREFIX = 'cls_head.'
+
+
+def check_shapes(model, checkpoint, filename: str, revise_keys: list) -> None:
+    """Refuse a checkpoint whose weights of the model's network (outside ``cls_head``) have
+    other shapes than the model's: a non-strict load skips them with a printed line, so a
+    conv1 of another T, or a 2D network's, trains from its random initial values. A head of
+    another class count is what fine-tuning replaces, and loads as before.
+
+    Raises:
+        CheckpointMismatchError: naming ``filename``, the first keys and both shapes.
+    """
+    state_dict = checkpoint.get('state_dict', checkpoint)
+    expected = model.state_dict()
+    others = []
+    for key, value in state_dict.items():
+        for pattern, replacement in revise_keys:
+            key = re.sub(pattern, replacement, key)
+        if (key in expected and not key.startswith(HEAD_PREFIX) and hasattr(value, 'shape')
+                and tuple(value.shape) != tuple(expected[key].shape)):
+            others.append(f'{key} {tuple(value.shape)} (the model: '
+                          f'{tuple(expected[key].shape)})')
+    if others:
+        raise CheckpointMismatchError(
+            f'{filename}: weights of another shape than the model of the config: '
+            f'{first_names(others)}; loading it would leave them at their initial values. A 2D '
+            'network, or a hyperframe network of another T, starts a model as its backbone\'s '
+            '`pretrained` (its first conv is inflated), not as load_from.')
+
+
 def check_optimizer_groups(optim_wrapper, filename: str) -> None:
     """Refuse resumed optimizer state of another optimizer: ``Optimizer.load_state_dict`` takes
     the saved parameter groups whole, so an Adam state loaded into SGD lacks ``momentum`` and
@@ -252,4 +291,15 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
     if fallback is not None:
         warn(f'last_checkpoint in {work_dir} {problem} (a run killed while saving); resuming '
              f'from the newest intact checkpoint {fallback} instead.')
-    return fallback
+        return fallback
+    saved = sorted(path.name for path in Path(work_dir).glob('*.pth')
+                   if CHECKPOINT_PATTERN.match(path.name))
+    if named or saved:
+        # a run that saved checkpoints, none of them intact: starting again from scratch would
+        # write its epochs over them, with nothing but a log line to say so
+        raise CheckpointRefusedError(
+            f'--resume: {work_dir} holds checkpoints of an earlier run, none of them intact '
+            f'(last_checkpoint {problem or "names " + repr(named)}; damaged: '
+            f'{first_names(saved) or "none other"}), so there is nothing to resume from. Move '
+            'them aside, or repair them, before training again in this work dir.')
+    return None

@@ -364,6 +364,28 @@ def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
     assert find(str(tmp_path)) == str(first)
 
 
+def test_resume_refuses_a_work_dir_whose_checkpoints_are_all_damaged(tmp_path):
+    """Training again from scratch would write its epochs over them."""
+    first = _small_checkpoint(tmp_path / 'epoch_1.pth')
+    second = _small_checkpoint(tmp_path / 'epoch_2.pth')
+    first.write_bytes(first.read_bytes()[:500])
+    second.write_bytes(b'')
+    (tmp_path / 'last_checkpoint').write_text(str(second))
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        latest_intact_checkpoint(str(tmp_path), warn=lambda message: None)
+    assert str(refused.value).startswith(
+        f'--resume: {tmp_path} holds checkpoints of an earlier run, none of them intact '
+        f'(last_checkpoint names a damaged file ({second}: ')
+    assert str(refused.value).endswith(
+        'damaged: epoch_1.pth, epoch_2.pth), so there is nothing to resume from. Move them '
+        'aside, or repair them, before training again in this work dir.')
+    (tmp_path / 'last_checkpoint').unlink()
+    with pytest.raises(checkpoint.CheckpointRefusedError,
+                       match=r'none of them intact \(last_checkpoint is missing or empty; '
+                             r'damaged: epoch_1\.pth, epoch_2\.pth\)'):
+        latest_intact_checkpoint(str(tmp_path), warn=lambda message: None)
+
+
 # ------------------------------------------------------------------- diverged (NaN/Inf) weights
 @pytest.mark.parametrize('bad', [float('nan'), float('inf'), float('-inf')])
 def test_checkpoint_with_non_finite_weights_is_refused_by_name(tmp_path, bad):
@@ -580,6 +602,33 @@ def test_load_from_refuses_a_checkpoint_that_shares_no_key_with_the_model(tiny_r
         f'{other}: no weight of the checkpoint is one of the model of the config, so loading it '
         'would change nothing. It holds features.0.weight, classifier.weight; the model has '
         f'{", ".join(list(weights)[:3])}, ... ({len(weights)} in all).')
+
+
+def test_load_from_refuses_network_weights_of_another_shape(tiny_runner, tmp_path):
+    """A conv1 of another T (or a 2D network's) would stay at its random initial values,
+    named only by a printed line; a head of another class count is fine-tuning's, and loads."""
+    runner = tiny_runner()
+    weights = runner.model.state_dict()
+    conv1 = weights['backbone.conv1.conv.weight']
+    other_t = {key: value.clone() for key, value in weights.items()}
+    other_t['backbone.conv1.conv.weight'] = torch.zeros(conv1.shape[0], 9, *conv1.shape[2:])
+    path = tmp_path / 'other_t.pth'
+    torch.save({'state_dict': other_t}, path)
+    with pytest.raises(checkpoint.CheckpointMismatchError) as refused:
+        runner.load_checkpoint(str(path))
+    assert str(refused.value) == (
+        f'{path}: weights of another shape than the model of the config: '
+        f'backbone.conv1.conv.weight {(conv1.shape[0], 9, *conv1.shape[2:])} (the model: '
+        f'{tuple(conv1.shape)}); loading it would leave them at their initial values. A 2D '
+        'network, or a hyperframe network of another T, starts a model as its backbone\'s '
+        '`pretrained` (its first conv is inflated), not as load_from.')
+    other_head = {key: value.clone() for key, value in weights.items()}
+    other_head['cls_head.fc_cls.weight'] = torch.zeros(7, weights['cls_head.fc_cls.weight'].shape[1])
+    other_head['cls_head.fc_cls.bias'] = torch.zeros(7)
+    other_head['backbone.conv1.conv.weight'] = torch.ones_like(conv1)
+    torch.save({'state_dict': other_head}, path)
+    runner.load_checkpoint(str(path))
+    assert bool((runner.model.backbone.conv1.conv.weight == 1).all())
 
 
 def test_a_good_file_torch_cannot_place_is_not_called_damaged(tmp_path):

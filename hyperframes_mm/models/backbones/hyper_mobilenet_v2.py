@@ -101,7 +101,7 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
                  ],
                  **stem) -> None:
         name = type(self).__name__
-        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained, init_cfg)
         positive_int(num_segments, 'num_segments', name)
         positive_int(shift_div, 'shift_div', name)
         # pretrained is not handed on: mmaction2's MobileNetV2 would turn it into

@@ -122,7 +122,7 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
                  ],
                  **stem) -> None:
         name = type(self).__name__
-        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained, init_cfg)
         if arch not in self.arch_settings:
             raise ValueError(f'{name}: arch must be one of {sorted(self.arch_settings)}, '
                              f'got {arch!r}')

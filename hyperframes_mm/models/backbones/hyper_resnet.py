@@ -124,7 +124,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
                      dict(type='Constant', layer='BatchNorm2d', val=1.)
                  ],
                  **stem) -> None:
-        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained)
+        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained, init_cfg)
         super().__init__(
             depth, pretrained=pretrained, torchvision_pretrain=False, in_channels=3 * num_frames,
             num_stages=num_stages, out_indices=out_indices, strides=strides, dilations=dilations,

@@ -15,6 +15,7 @@ in before the 2D class, gives every such backbone one copy of
   :func:`reinflate_backbone` applies to every hyperframe backbone of a model.
 """
 import logging
+import os
 from collections import OrderedDict
 from typing import Dict, List, Optional, Set
 
@@ -49,6 +50,8 @@ def strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tenso
 def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
     """A checkpoint file's weights: a bare state dict, or one under ``state_dict``/``model``."""
     from ...engine.checkpoint import load_verified
+    if os.path.isdir(path):
+        raise IsADirectoryError(f'{path}: is a directory, not a checkpoint file')
     checkpoint = load_verified(path, map_location='cpu')
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
@@ -60,7 +63,7 @@ def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
 
 
 def check_hyperframe_args(owner: str, num_frames: int, inflate_init: str,
-                          pretrained: Optional[str]) -> None:
+                          pretrained: Optional[str], init_cfg=None) -> None:
     """Check the arguments every hyperframe backbone takes beside its 2D backbone's; called
     before any layer is built, so that a bad ``num_frames`` never reaches a conv.
 
@@ -68,7 +71,10 @@ def check_hyperframe_args(owner: str, num_frames: int, inflate_init: str,
         owner (str): the backbone's name, for the errors.
         num_frames (int): T, frames per hyperframe: a positive int.
         inflate_init (str): one of :data:`~.inflate.INFLATE_MODES`.
-        pretrained (str, optional): a checkpoint path, or None.
+        pretrained (str, optional): a local checkpoint path, or None.
+        init_cfg (dict | list[dict], optional): the 2D backbone's initialisation; one that
+            loads a checkpoint (``type='Pretrained'``) is refused: mmengine's loader skips the
+            first conv (3 input channels against 3T) and reads the file unverified.
     """
     positive_int(num_frames, 'num_frames', owner)
     if inflate_init not in INFLATE_MODES:
@@ -77,6 +83,15 @@ def check_hyperframe_args(owner: str, num_frames: int, inflate_init: str,
     if pretrained is not None and not isinstance(pretrained, str):
         raise TypeError(f'{owner}: pretrained must be a checkpoint path or None, '
                         f'got {type(pretrained).__name__}')
+    if pretrained is not None and (not pretrained.strip() or '://' in pretrained):
+        raise ValueError(f'{owner}: pretrained must name a local checkpoint file (nothing is '
+                         f'downloaded: save the weights to a file once and give its path), got '
+                         f'{pretrained!r}')
+    if 'Pretrained' in str(init_cfg):
+        raise ValueError(f'{owner}: give the checkpoint as {owner}(pretrained=PATH), which '
+                         'inflates its first conv; init_cfg=dict(type=\'Pretrained\') would '
+                         'leave that conv at its random values (shape mismatch) and read the '
+                         'file unverified')
 
 
 class HyperframeBackboneMixin:
@@ -253,6 +268,11 @@ def load_inflated_checkpoint(model: nn.Module,
     if unset:
         raise KeyError(f'{path} leaves {len(unset)} weights of {name} unset (wrong '
                        f'architecture or key layout?): {unset[:10]}')
+    deeper = extra_blocks(model, unexpected)
+    if deeper:
+        raise RuntimeError(f'{path} does not fit {name}: it holds blocks {name} does not have '
+                           f'(another depth or width?): {deeper[:5]}' +
+                           (f', ... ({len(deeper)} in all)' if len(deeper) > 5 else ''))
     dropped_parts = sorted({stem_part(k) for k in unexpected if stem_part(k)})
     if dropped_parts:
         raise ValueError(f'{path} was trained with {dropped_parts}, which this {name} lacks: '
@@ -265,6 +285,24 @@ def load_inflated_checkpoint(model: nn.Module,
         print_log(f'{name}: {path} holds {len(unexpected)} weights {name} has no place for, '
                   f'ignored: {unexpected[:10]}', logger='current', level=logging.WARNING)
     return set(state_dict) - set(unexpected)
+
+
+def extra_blocks(model: nn.Module, keys) -> List[str]:
+    """The ``keys`` that name a block past the end of one of ``model``'s stages
+    (``layer1.2.conv1.weight`` against a ``layer1`` of two blocks): a deeper network's, whose
+    weights a load would drop. A key under a part the model has no place for at all (a
+    classifier it was built without) is not one."""
+    extra = []
+    for key in keys:
+        module = model
+        for depth, part in enumerate(key.split('.')[:-1]):
+            child = module._modules.get(part)
+            if child is None:
+                if depth and isinstance(module, (nn.Sequential, nn.ModuleList)):
+                    extra.append(key)
+                break
+            module = child
+    return extra
 
 
 def reinflate_backbone(model: nn.Module, num_frames: int) -> List[str]:

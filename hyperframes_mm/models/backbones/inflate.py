@@ -28,6 +28,11 @@ def _compute_dtype(weight: torch.Tensor) -> torch.dtype:
 
 def _check_kernel(weight: torch.Tensor, channels_per_frame: int) -> int:
     """Return the number of frames a ``[out, C*T, *k]`` kernel holds; raise if it holds none."""
+    if not weight.is_floating_point():
+        # W / T in an integer type truncates every value: an int8 kernel would inflate to zeros
+        raise TypeError(f'a conv kernel of {weight.dtype} cannot be inflated: give the float '
+                        'weights (an int8 model is converted to float first, as '
+                        'tools/model_converters/mobilenet_v2_to_mmaction.py does)')
     if weight.dim() < 3:
         raise ValueError(f'expected a conv kernel [out, in, *kernel], got shape '
                          f'{tuple(weight.shape)}')

@@ -219,6 +219,8 @@ def test_frozen_stages_freeze_the_stem_with_its_parts():
     (dict(num_segments=0), ValueError, 'HyperMobileNetV2: num_segments must be a positive int'),
     (dict(extra_bn=True, norm_cfg=dict(type='GN', num_groups=8)), ValueError,
      'extra_bn needs a batch norm; norm_cfg builds GroupNorm'),
+    (dict(init_cfg=dict(type='Pretrained', checkpoint='m.pth')), ValueError,
+     r'give the checkpoint as HyperMobileNetV2\(pretrained=PATH\)'),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):

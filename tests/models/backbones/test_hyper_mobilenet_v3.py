@@ -132,6 +132,10 @@ def test_checkpoint_with_neither_3_nor_3t_channels_is_an_error(tmp_path, referen
     (dict(depth=18), TypeError, "HyperframeStem.__init__.. got an unexpected keyword argument "
      "'depth'"),
     (dict(inflate_init='mean'), ValueError, 'HyperMobileNetV3: inflate_init must be one of'),
+    (dict(init_cfg=[dict(type='Pretrained', checkpoint='m.pth')]), ValueError,
+     r'give the checkpoint as HyperMobileNetV3\(pretrained=PATH\)'),
+    (dict(pretrained='https://example.com/m.pth'), ValueError,
+     'pretrained must name a local checkpoint file'),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):

@@ -274,6 +274,19 @@ def test_checkpoint_errors_name_the_file(tmp_path, resnet18_checkpoint):
     r50 = MMActionResNet(50, pretrained=None).state_dict()
     with pytest.raises(RuntimeError, match='r50.pth does not fit HyperResNet'):
         load_hyper(save_checkpoint(tmp_path / 'r50.pth', r50))
+    # a deeper network of the same blocks: every weight of the model has its place, and the
+    # blocks past the model's would be dropped with a warning
+    r34 = MMActionResNet(34, pretrained=None).state_dict()
+    with pytest.raises(RuntimeError, match=r"r34\.pth does not fit HyperResNet: it holds blocks "
+                       r"HyperResNet does not have \(another depth or width\?\): "
+                       r"\['layer1\.2\.conv1\.conv\.weight'"):
+        load_hyper(save_checkpoint(tmp_path / 'r34.pth', r34))
+    with pytest.raises(IsADirectoryError, match=rf'^{tmp_path}: is a directory, not a checkpoint'):
+        load_hyper(str(tmp_path))
+    # W / T of an integer kernel truncates to zeros: refused, not inflated to a zero conv1
+    ints = dict(state, **{'conv1.conv.weight': (state['conv1.conv.weight'] * 100).to(torch.int8)})
+    with pytest.raises(TypeError, match='a conv kernel of torch.int8 cannot be inflated'):
+        load_hyper(save_checkpoint(tmp_path / 'int8.pth', ints))
 
 
 @pytest.mark.parametrize('shape,match', [
@@ -300,6 +313,13 @@ def test_wrong_input_is_a_clear_error(shape, match):
     (dict(torchvision_pretrain=True), TypeError,
      "unexpected keyword argument 'torchvision_pretrain'"),
     (dict(input_encoding='flow'), ValueError, "input_encoding must be one of"),
+    # nothing is downloaded, and the empty name names nothing
+    (dict(pretrained=''), ValueError, "pretrained must name a local checkpoint file .*got ''"),
+    (dict(pretrained='torchvision://resnet18'), ValueError,
+     "pretrained must name a local checkpoint file"),
+    # mmengine's loader would leave the widened conv1 random (shape mismatch), unverified
+    (dict(init_cfg=dict(type='Pretrained', checkpoint='r18.pth')), ValueError,
+     r"give the checkpoint as HyperResNet\(pretrained=PATH\), which inflates its first conv"),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
