@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from hyperframes_mm.evaluation import accuracy_by_group, class_groups_of
+from hyperframes_mm.evaluation.predictions import load_predictions
 
 
 def _dump(path, pairs, as_tensors=True):
@@ -32,6 +33,33 @@ def test_top1_mean_class_and_groups(tmp_path):
 def test_plain_integer_labels(tmp_path):
     dump = _dump(tmp_path / 'p.pkl', [(2, 2), (1, 2)], as_tensors=False)
     assert accuracy_by_group(dump, {})['top1'] == 0.5
+
+
+@pytest.mark.parametrize('protocol', [2, pickle.HIGHEST_PROTOCOL])
+def test_a_dump_as_mmengine_writes_it(tmp_path, protocol):
+    """mmengine's dump (protocol 2) and a plain pickle alike: tensors come back as tensors."""
+    samples = [dict(pred_label=torch.tensor([1]), gt_label=torch.tensor([1]),
+                    pred_score=torch.tensor([0.25, 0.75]), num_classes=2)]
+    path = tmp_path / 'p.pkl'
+    path.write_bytes(pickle.dumps(samples, protocol=protocol))
+    loaded = load_predictions(path)
+    assert torch.equal(loaded[0]['pred_score'], samples[0]['pred_score'])
+    assert accuracy_by_group(path, {})['top1'] == 1.0
+
+
+class _Payload:
+    def __reduce__(self):
+        return (open, (str(_Payload.target), 'w'))
+
+
+def test_a_pickle_that_would_run_code_is_refused_by_name(tmp_path):
+    _Payload.target = tmp_path / 'ran'
+    path = tmp_path / 'crafted.pkl'
+    path.write_bytes(pickle.dumps([dict(pred_label=0, gt_label=0, extra=_Payload())]))
+    with pytest.raises(pickle.UnpicklingError, match=r'crafted\.pkl: refused (builtins|io)\.open: '
+                       r'a predictions dump'):
+        accuracy_by_group(path, {})
+    assert not _Payload.target.exists()
 
 
 def test_empty_dump_names_the_file(tmp_path):
