@@ -17,6 +17,7 @@ from mmengine.runner import Runner, find_latest_checkpoint
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
 from mmaction.registry import RUNNERS
+from ..models.backbones.stem import check_input_basis
 from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
                          first_names, load_verified, mismatch_error, newest_intact_checkpoint,
                          verify_checkpoint_file)
@@ -52,7 +53,8 @@ class HyperframeRunner(Runner):
       keeps its type and gains a note naming the file.
     - ``load_from`` stays non-strict (fine-tuning replaces the head), but a checkpoint that
       shares no key with the model (another network, or keys under another prefix), or whose
-      weights outside the head have other shapes (a conv1 of another T, a 2D network's) raises
+      weights outside the head have other shapes (a conv1 of another T, a 2D network's), or
+      whose config (``meta['cfg']``) says its backbone read another input encoding, raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` rather than training
       those weights from their initial values.
     - ``--resume`` in a work dir whose checkpoints are all damaged raises
@@ -147,6 +149,7 @@ class HyperframeRunner(Runner):
         self.call_hook('after_load_checkpoint', checkpoint=checkpoint)
         model = self.model.module if is_model_wrapper(self.model) else self.model
         check_shares_keys(model, checkpoint, filename, revise_keys)
+        check_input_basis(model, checkpoint, filename)
         strict = strict or self._evaluating or self._resuming
         if not strict:  # a strict load names every mismatch itself (mismatch_error)
             check_shapes(model, checkpoint, filename, revise_keys)

@@ -645,3 +645,46 @@ def test_a_good_file_torch_cannot_place_is_not_called_damaged(tmp_path):
         checkpoint.load_verified(str(path), map_location=out_of_memory)
     assert not isinstance(raised.value, checkpoint.CheckpointRefusedError)
     assert raised.value.__notes__ == [f'while loading {path}']
+
+
+def test_a_checkpoint_of_another_input_encoding_is_refused(tiny_runner, tmp_path):
+    """No weight's shape records the encoding: the file loads strictly, and its first conv
+    reads inputs in a basis it was not trained on. Its config says which."""
+    from hyperframes_mm.models.backbones.stem import HyperframeStem
+    runner = tiny_runner()
+    stem, = [m for m in runner.model.modules() if isinstance(m, HyperframeStem)]
+    state = _training_state(runner)
+    text = runner.cfg.pretty_text
+    assert f'diff_gain={stem.diff_gain}' in text and stem.input_encoding == 'diff'
+    state['meta']['cfg'] = text.replace(f'diff_gain={stem.diff_gain}', 'diff_gain=8.0')
+    path = tmp_path / 'epoch_1.pth'
+    torch.save(state, path)
+    for load in (runner.load_checkpoint, runner.resume):
+        with pytest.raises(ValueError) as refused:
+            load(str(path))
+        assert str(refused.value) == (
+            f"{path}: trained with input_encoding='diff', diff_gain=8 (the config it keeps), and "
+            f"the model has input_encoding='diff', diff_gain={stem.diff_gain:g}: its first conv "
+            'would read inputs in another basis than it learnt. Build the backbone with the '
+            "checkpoint's input_encoding and diff_gain.")
+    # its own config loads
+    state['meta']['cfg'] = text
+    torch.save(state, path)
+    runner.load_checkpoint(str(path))
+
+
+def test_the_trained_input_basis_is_read_from_the_config_text_without_running_it(tmp_path):
+    from hyperframes_mm.models.backbones.stem import trained_input_basis
+
+    def basis(text):
+        return trained_input_basis(dict(meta=dict(cfg=text)))
+    assert basis("model = dict(backbone=dict(type='HyperResNet', input_encoding='diff', "
+                 "diff_gain=2.0), cls_head=dict(num_classes=3))") == ('diff', 2.0)
+    # absent keys are the stem's defaults, for a hyperframe backbone only
+    assert basis("model = dict(backbone=dict(type='HyperMobileNetV2'))") == ('frames', 4.0)
+    assert basis("model = dict(backbone=dict(type='MobileNetV2TSM'))") is None
+    assert basis("x = 1") is None and trained_input_basis({'state_dict': {}}) is None
+    marker = tmp_path / 'ran'
+    assert basis(f"open({str(marker)!r}, 'w')\nmodel = dict(backbone=dict(type='HyperResNet', "
+                 "input_encoding=open('x').read()))") is None
+    assert not marker.exists()

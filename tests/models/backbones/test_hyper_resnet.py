@@ -333,3 +333,18 @@ def test_resnet_arguments_reach_resnet():
     assert backbone.partial_bn and backbone.res_layers == ['layer1', 'layer2', 'layer3']
     assert backbone.layer3[0].conv1.conv.stride == (1, 1)
     assert backbone.conv1.conv.in_channels == 6
+
+
+def test_a_hyperframe_checkpoint_of_another_encoding_is_refused(tmp_path):
+    """Loaded as is (its conv1 is already 3T wide), a kernel trained on stacked frames would
+    read frame differences; the file's config names what it was trained on."""
+    trained = HyperResNet(18, num_frames=T)
+    path = tmp_path / 'frames.pth'
+    torch.save({'state_dict': {f'backbone.{k}': v for k, v in trained.state_dict().items()},
+                'meta': {'cfg': f"model = dict(backbone=dict(type='HyperResNet', depth=18, "
+                                f"num_frames={T}))"}}, path)
+    with pytest.raises(ValueError, match=r"frames\.pth: trained with input_encoding='frames', "
+                       r"diff_gain=4 \(the config it keeps\), and the model has "
+                       r"input_encoding='diff', diff_gain=4"):
+        load_hyper(str(path), input_encoding='diff')
+    assert isinstance(load_hyper(str(path)), HyperResNet)
