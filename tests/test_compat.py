@@ -138,6 +138,23 @@ def test_code_carrying_checkpoint_is_refused_and_does_not_run(tmp_path):
     assert not marker.exists()
 
 
+class _SystemCall:
+    def __reduce__(self):
+        import os
+        return (os.system, ('true', ))
+
+
+def test_a_refused_blocked_global_is_named_without_the_advice_to_turn_protection_off(tmp_path):
+    """os.system pickles as posix.system, a global of a blocked module: torch names it on a
+    line after its advice to load with weights_only=False, which the refusal does not repeat."""
+    checkpoint = tmp_path / 'system.pth'
+    torch.save({'state_dict': {}, 'meta': {'payload': _SystemCall()}}, checkpoint)
+    with pytest.raises(CheckpointRefusedError) as refused:
+        engine_checkpoint.load_verified(str(checkpoint), map_location='cpu')
+    assert 'posix.system' in str(refused.value) or 'nt.system' in str(refused.value)
+    assert 'weights_only` set to `False`' not in str(refused.value)
+
+
 def test_getattr_allow_list_entry_is_restricted():
     from mmengine.logging.history_buffer import HistoryBuffer
     assert engine_checkpoint._history_buffer_statistic(HistoryBuffer, 'mean') is HistoryBuffer.mean

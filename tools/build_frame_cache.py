@@ -13,6 +13,7 @@ import argparse
 import sys
 
 from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
+from hyperframes_mm.utils import int_argument
 
 
 def parse_args(argv=None):
@@ -21,9 +22,10 @@ def parse_args(argv=None):
                         'frame-label .jsonl annotation')
     parser.add_argument('video_root', help='directory the annotation paths are relative to')
     parser.add_argument('cache_root', help='directory to write the cache to')
-    parser.add_argument('--short-side', type=int, default=None,
+    parser.add_argument('--short-side', type=int_argument(1), default=None,
                         help='resize frames so the short side is N (as Resize(scale=(-1, N)))')
-    parser.add_argument('--workers', type=int, default=1, help='parallel decoding processes')
+    parser.add_argument('--workers', type=int_argument(1), default=1,
+                        help='parallel decoding processes')
     parser.add_argument('--verify', action='store_true',
                         help='recompute the checksums of existing entries, rebuilding the damaged ones')
     parser.add_argument('--delimiter', default=' ', help='field separator of a VideoDataset list')

@@ -10,6 +10,8 @@ the finished dataset and returns at once.
 """
 import argparse
 
+from hyperframes_mm.utils import int_argument
+
 PRESET_NAMES = ('tiny', 'default', 'full')
 
 
@@ -19,10 +21,13 @@ def parse_args(argv=None):
     parser.add_argument('--preset', choices=PRESET_NAMES, default='tiny',
                         help='classes, frame size, clip length and clip counts (default: tiny, '
                         '4 classes; default: 10 classes; full: 12 classes)')
-    parser.add_argument('--train', type=int, help='training clips per class (default: preset)')
-    parser.add_argument('--val', type=int, help='validation clips per class (default: preset)')
-    parser.add_argument('--seed', type=int, default=0, help='dataset seed (default: 0)')
-    parser.add_argument('--workers', type=int,
+    parser.add_argument('--train', type=int_argument(1),
+                        help='training clips per class (default: preset)')
+    parser.add_argument('--val', type=int_argument(1),
+                        help='validation clips per class (default: preset)')
+    parser.add_argument('--seed', type=int_argument(0), default=0,
+                        help='dataset seed (default: 0)')
+    parser.add_argument('--workers', type=int_argument(1),
                         help='processes rendering clips (default: number of CPUs)')
     parser.add_argument('--probe', action='store_true',
                         help='then print the accuracy of a single-frame probe and of a '

@@ -552,7 +552,7 @@ def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
         if header is None:
             source_shape = list(frames.shape[1:3])
         if short_side is not None:
-            frames = resize_short_side(frames, short_side)
+            frames = _resized(frames, short_side, source)
         frames = np.ascontiguousarray(frames)
         if header is None:
             header = FrameCacheHeader(
@@ -569,6 +569,17 @@ def _write_frames(handle, reader, source: Path, num_frames: int, fps: float,
         handle.write(frames.data)
     header.crc32 = f'{crc:08x}'
     return header
+
+
+def _resized(frames: np.ndarray, short_side: int, source: Path) -> np.ndarray:
+    """:func:`resize_short_side` whose failure (a size past memory: OpenCV's allocation
+    error) is this video's entry failing, named, not an error that stops every other build."""
+    import cv2
+    try:
+        return resize_short_side(frames, short_side)
+    except (cv2.error, MemoryError) as error:
+        raise FrameCacheError(f'{source}: resizing its frames to short side {short_side} '
+                              f'failed: {str(error).strip().splitlines()[-1]}') from error
 
 
 def entry_problem(entry: PathLike, source: PathLike, short_side: Optional[int],

@@ -393,6 +393,11 @@ def _unpickler_reason(error: Exception) -> str:
         if 'WeightsUnpickler error' in line:
             reason = line.split('WeightsUnpickler error:', 1)[1].strip()
             return reason or (lines[index + 1] if index + 1 < len(lines) else line)
+    # a global of a blocked module (os.system: posix.system) is named on a line of its own,
+    # after torch's advice to load with weights_only=False, which is not repeated here
+    for line in lines:
+        if 'GLOBAL' in line:
+            return line
     return lines[0] if lines else repr(error)
 
 

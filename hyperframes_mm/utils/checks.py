@@ -25,3 +25,22 @@ def positive_int(value: Any, name: str, owner: Optional[str] = None,
     where = f'{owner}: ' if owner else ''
     raise ValueError(f'{where}{name} must be a positive int{" or None" if optional else ""}, '
                      f'got {value!r}')
+
+
+def int_argument(minimum: int):
+    """An ``argparse`` ``type`` for an int >= ``minimum``: a command line's bad count is then
+    argparse's usage error naming the option, not a traceback from deep in the work (or, for
+    a count of 0, an empty result that fails later elsewhere)."""
+    import argparse
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f'{text!r} is not an integer') from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f'must be an int >= {minimum}, got {value}')
+        return value
+
+    parse.__name__ = f'int >= {minimum}'
+    return parse

@@ -703,3 +703,38 @@ def test_video_lists(tmp_path):
         build_frame_cache(['a.mp4'], tmp_path, tmp_path, short_side=-2)
     with pytest.raises(ValueError, match='must name a file inside the video root'):
         build_frame_cache(['../a.mp4'], tmp_path, tmp_path)
+
+
+def test_a_short_side_past_memory_fails_that_entry_only(videos, tmp_path, monkeypatch):
+    """OpenCV's allocation error ended the whole build; it is now that video's failure."""
+    import cv2
+
+    from hyperframes_mm.datasets import frame_cache
+
+    def too_large(frames, short_side):
+        raise cv2.error('OpenCV(4) alloc.cpp:73: error: (-4:Insufficient memory) Failed to '
+                        'allocate 37500000000 bytes in function OutOfMemoryError')
+
+    monkeypatch.setattr(frame_cache, 'resize_short_side', too_large)
+    cache = tmp_path / 'cache'
+    summary = build_frame_cache(['a.mp4', 'b.avi'], videos, cache, short_side=100000,
+                                progress=False)
+    assert sorted(summary.failed) == ['a.mp4', 'b.avi'] and summary.undecodable == []
+    assert summary.failed['a.mp4'].startswith(
+        f'{videos / "a.mp4"}: resizing its frames to short side 100000 failed: ')
+    assert list(cache.rglob('*.hfc')) == []
+
+
+def test_the_tools_refuse_counts_below_their_minimum(capsys):
+    from hyperframes_mm.utils import int_argument
+    import argparse
+    parser = argparse.ArgumentParser(prog='tool')
+    parser.add_argument('--train', type=int_argument(1))
+    parser.add_argument('--seed', type=int_argument(0))
+    assert parser.parse_args(['--train', '3', '--seed', '0']).train == 3
+    for argv, message in ((['--train', '0'], 'argument --train: must be an int >= 1, got 0'),
+                          (['--seed', '-1'], 'argument --seed: must be an int >= 0, got -1'),
+                          (['--train', 'x'], "argument --train: 'x' is not an integer")):
+        with pytest.raises(SystemExit):
+            parser.parse_args(argv)
+        assert message in capsys.readouterr().err

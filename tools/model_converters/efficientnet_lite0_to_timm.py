@@ -21,7 +21,7 @@ import sys
 from typing import List, Optional
 
 import torch
-from mobilenet_v2_to_mmaction import imagenet_inputs, sha256, writes_over_source
+from mobilenet_v2_to_mmaction import imagenet_inputs, sha256, write_output, writes_over_source
 
 #: ImageNet's mean and std that ``imagenet_inputs`` normalises with (on [0, 1] pixels).
 IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])[:, None, None]
@@ -81,7 +81,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     if writes_over_source(args.src, args.out):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
-    from hyperframes_mm.engine import atomic_write_bytes
     from hyperframes_mm.models.backbones.efficientnet_lite_converters import (
         PIXEL_MEAN, PIXEL_STD, TIMM_MODEL, convert_efficientnet_lite, read_efficientnet_pytorch)
     try:
@@ -98,7 +97,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     # next run's pretrained= would load.
     buffer = io.BytesIO()
     torch.save(dict(state_dict=state_dict, meta=meta), buffer)
-    atomic_write_bytes(buffer.getvalue(), args.out)
+    if not write_output(buffer.getvalue(), args.out):
+        return 1
     print(f'wrote {args.out}: {len(state_dict)} tensors of timm {TIMM_MODEL} (classifier '
           f'{tuple(state_dict["classifier.weight"].shape)}), from {args.src} (sha256 '
           f'{meta["sha256"]}); inputs: mean {list(PIXEL_MEAN)}, std {list(PIXEL_STD)} on 0..255')

@@ -228,13 +228,30 @@ def normalised(pictures: List[torch.Tensor], size: int) -> torch.Tensor:
 
 
 def writes_over_source(src: str, out: str) -> bool:
-    """Whether ``out`` names the file ``src`` (then says so on stderr): writing over the source
-    loses the only copy of the weights the output is made from."""
+    """Whether ``out`` cannot take the converted file (then says why on stderr), checked
+    before the conversion runs: it names the file ``src`` (writing over the source loses the
+    only copy of the weights the output is made from) or a directory."""
     if same_file(src, out):
         print(f'error: the output {out} is the source {src}; write the converted file to '
               'another path', file=sys.stderr)
         return True
+    if os.path.isdir(out):
+        print(f'error: the output {out} is a directory; name the file to write in it',
+              file=sys.stderr)
+        return True
     return False
+
+
+def write_output(data: bytes, out: str) -> bool:
+    """Write the converted file whole or not at all; False (said on stderr, naming it) when
+    the disk refuses it (full, read-only, a file-size limit): the old file there is kept."""
+    from hyperframes_mm.engine import atomic_write_bytes
+    try:
+        atomic_write_bytes(data, out)
+    except OSError as error:
+        print(f'error: writing {out} failed, nothing written: {error}', file=sys.stderr)
+        return False
+    return True
 
 
 def same_file(first: str, second: str) -> bool:
@@ -251,7 +268,6 @@ def main(argv: Optional[List[str]] = None) -> int:
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from mmaction.models.backbones import MobileNetV2
 
-    from hyperframes_mm.engine import atomic_write_bytes
     from hyperframes_mm.models.backbones.mobilenet_v2_converters import (
         calibrate_norms, convert_mobilenet_v2, source_format)
     try:
@@ -278,7 +294,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     # next run's pretrained= would load.
     buffer = io.BytesIO()
     torch.save(dict(state_dict=backbone, classifier=classifier, meta=meta), buffer)
-    atomic_write_bytes(buffer.getvalue(), args.out)
+    if not write_output(buffer.getvalue(), args.out):
+        return 1
     print(f'wrote {args.out}: {len(backbone)} backbone tensors in mmaction2 MobileNetV2 layout, '
           f'classifier {tuple(classifier["weight"].shape)}, {args.norms} norms'
           + (f' ({len(frames)} frames at {args.calibrate_size}px)'

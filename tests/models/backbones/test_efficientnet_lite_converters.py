@@ -207,6 +207,26 @@ def test_tool_refuses_to_write_over_its_source(tool, source_file, capsys):
     assert Path(source_file).read_bytes() == before
 
 
+def test_tool_refuses_a_directory_as_output_and_names_a_write_that_fails(
+        tool, source_file, tmp_path, capsys, monkeypatch):
+    """A directory is refused before the conversion runs; a write the disk refuses names the
+    output and leaves the file there as it was."""
+    assert tool.main([source_file, str(tmp_path)]) == 1
+    assert capsys.readouterr().err == (f'error: the output {tmp_path} is a directory; name the '
+                                       'file to write in it\n')
+    out = tmp_path / 'kept.pth'
+    out.write_bytes(b'old')
+
+    def full(data, path):
+        raise OSError(28, 'No space left on device')
+
+    monkeypatch.setattr('hyperframes_mm.engine.atomic_write_bytes', full)
+    assert tool.main([source_file, str(out)]) == 1
+    assert capsys.readouterr().err == (f'error: writing {out} failed, nothing written: [Errno 28] '
+                                       'No space left on device\n')
+    assert out.read_bytes() == b'old'
+
+
 def test_tool_names_a_file_it_cannot_convert(tool, tmp_path, capsys):
     path = tmp_path / 'other.pth'
     torch.save({'conv1.weight': torch.zeros(1)}, path)
