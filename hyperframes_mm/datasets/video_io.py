@@ -49,12 +49,22 @@ def _bad_video_errors() -> Tuple[type, ...]:
     return tuple(errors)
 
 
+#: decord messages that say nothing of their cause, and what it is
+_DECORD_HINTS = {
+    'DECORDArrayCopyFromTo': ' (decord 0.6 cannot copy out the frames of some narrow widths, '
+                             '16, 24 and 48 pixels among them: re-encode the video at another '
+                             'width)',
+}
+
+
 def _first_line(error: BaseException) -> str:
-    """The first non-empty line of an error message (decord's run over many lines)."""
+    """The first non-empty line of an error message (decord's run over many lines), with
+    what it means where decord's words do not say."""
+    hint = next((text for marker, text in _DECORD_HINTS.items() if marker in str(error)), '')
     for line in str(error).splitlines():
         if line.strip():
-            return f'{type(error).__name__}: {line.strip()}'
-    return type(error).__name__
+            return f'{type(error).__name__}: {line.strip()}{hint}'
+    return type(error).__name__ + hint
 
 
 def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,

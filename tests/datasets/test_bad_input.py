@@ -628,3 +628,16 @@ def test_an_epoch_with_bad_videos_completes_under_mmaction_train(tiny_dataset, v
     for name in BAD:
         assert f'skipped bad video {root / "broken" / name}' in output
     assert (tmp_path / 'work' / 'epoch_1.pth').is_file()
+
+
+def test_a_width_decord_cannot_copy_out_is_named_as_such(videos, tmp_path):
+    """decord 0.6 opens a 48-pixel-wide H.264 video and fails every decode with a buffer-size
+    check that says nothing of the width."""
+    root = tmp_path / 'narrow'
+    write_video(root / 'narrow.mp4', np.zeros((12, 48, 48, 3), np.uint8), fps=25)
+    ann = write_list(root, 'list.txt', ['narrow.mp4 0'])
+    dataset = DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset'))
+    with pytest.raises(BadVideoError, match=r'narrow\.mp4 \(sample 0\): DECORDError: .*The size '
+                       r'must exactly match \(decord 0\.6 cannot copy out the frames of some '
+                       r'narrow widths, 16, 24 and 48 pixels among them'):
+        dataset[0]
