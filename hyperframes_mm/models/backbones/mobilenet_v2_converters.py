@@ -264,7 +264,15 @@ def source_format(path: str) -> str:
             names = archive.namelist()
         return 'torchscript' if any('/code/' in name for name in names) else 'state_dict'
     if file.suffix == '.onnx':
+        if file.stat().st_size == 0:
+            raise ValueError(f'{path}: the file is empty (0 bytes), not an ONNX model')
         return 'onnx'
+    # a .pth cut short or empty is not a zip archive any more: the checkpoint checks say which
+    from ...engine.checkpoint import verify_checkpoint_file
+    try:
+        verify_checkpoint_file(str(path))
+    except RuntimeError as error:
+        raise ValueError(str(error)) from error
     raise ValueError(f'{path}: neither a TorchScript/torch.save zip archive nor an .onnx file')
 
 

@@ -500,3 +500,20 @@ def test_tool_names_unreadable_calibration_data_and_writes_nothing(torchscript_f
              'not a video': 'broken.mp4', 'not a picture': 'broken.png'}[problem]
     assert named in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_source_cut_short_is_named_as_such(tmp_path):
+    """A .pth cut short is no zip archive any more: the checkpoint checks say what it is,
+    where the format check said only that it was of no known format."""
+    from hyperframes_mm.models.backbones.mobilenet_v2_converters import source_format
+    whole = tmp_path / 'whole.pth'
+    torch.save({'w': torch.zeros(1000)}, whole)
+    (tmp_path / 'cut.pth').write_bytes(whole.read_bytes()[:whole.stat().st_size // 2])
+    (tmp_path / 'empty.pth').write_bytes(b'')
+    (tmp_path / 'empty.onnx').write_bytes(b'')
+    for name, message in (('cut.pth', 'the file is truncated or damaged'),
+                          ('empty.pth', r'the file is empty \(0 bytes\)'),
+                          ('empty.onnx', r'the file is empty \(0 bytes\), not an ONNX model')):
+        with pytest.raises(ValueError, match=rf'{tmp_path / name}: {message}'):
+            source_format(str(tmp_path / name))
+    assert source_format(str(whole)) == 'state_dict'
