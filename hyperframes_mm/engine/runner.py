@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 from typing import Callable, Union
 
+from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
 from mmengine.runner import Runner, find_latest_checkpoint
@@ -79,11 +80,40 @@ class HyperframeRunner(Runner):
     _evaluating = False
     #: load checkpoints strictly and require a training state: set while the runner resumes
     _resuming = False
+    #: set while a validation loop runs (:class:`ValidationTracker`)
+    _validating = False
 
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
         super().register_hooks(default_hooks, custom_hooks)
         self.register_hook(ClassCountHook(), priority=ClassCountHook.priority)
         self.register_hook(MissingVideosHook(), priority=MissingVideosHook.priority)
+        self.register_hook(ValidationTracker(), priority='VERY_HIGH')
+
+    def train(self):
+        try:
+            return super().train()
+        except Exception:
+            if self._validating:
+                self._save_trained_epochs()
+            raise
+
+    def _save_trained_epochs(self) -> None:
+        """A validation that failed (a damaged video in its list, say) ends the run after
+        epochs its checkpoint interval has not saved yet: save them, as the config's checkpoint
+        hook saves (``last_checkpoint`` pointed at the file), so that ``--resume`` continues
+        from them once the validation data is fixed."""
+        from mmengine.hooks import CheckpointHook
+        hook = next((hook for hook in self.hooks if isinstance(hook, CheckpointHook)), None)
+        if hook is None or not hook.by_epoch or getattr(hook, 'out_dir', None) is None:
+            return
+        name = hook.filename_tmpl.format(self.epoch)
+        if self.epoch < 1 or hook.file_backend.exists(hook.file_backend.join_path(hook.out_dir,
+                                                                                  name)):
+            return
+        hook._save_checkpoint_with_step(self, self.epoch, dict(epoch=self.epoch, iter=self.iter))
+        self.logger.warning(f'validation after epoch {self.epoch} failed (below); the epochs '
+                            f'trained are saved in {name}: fix the validation data and train '
+                            'again with --resume to continue from them')
 
     def test(self) -> dict:
         return self._evaluate(super().test)
@@ -163,6 +193,17 @@ class HyperframeRunner(Runner):
         self._has_loaded = True
         self.logger.info(f'Load checkpoint from {filename}')
         return checkpoint
+
+
+class ValidationTracker(Hook):
+    """Tells :class:`HyperframeRunner` whether a validation loop is running, so that a run
+    that fails there saves its trained epochs first."""
+
+    def before_val(self, runner) -> None:
+        runner._validating = True
+
+    def after_val(self, runner) -> None:
+        runner._validating = False
 
 
 #: what Runner.resume reads from a checkpoint by key, beside the weights

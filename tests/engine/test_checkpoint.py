@@ -688,3 +688,33 @@ def test_the_trained_input_basis_is_read_from_the_config_text_without_running_it
     assert basis(f"open({str(marker)!r}, 'w')\nmodel = dict(backbone=dict(type='HyperResNet', "
                  "input_encoding=open('x').read()))") is None
     assert not marker.exists()
+
+
+def test_a_validation_that_fails_saves_the_epochs_trained_before_it(tmp_path, tiny_dataset,
+                                                                    monkeypatch):
+    """A validation video damaged after the list was checked fails the first validation; the
+    epoch before it, which the checkpoint interval (5) would not have saved yet, is kept and
+    named in last_checkpoint, so --resume continues from it."""
+    import shutil
+
+    from mmengine.config import Config
+    from mmengine.registry import RUNNERS
+
+    from ..conftest import TINY_CONFIG
+    data = tmp_path / 'data'
+    shutil.copytree(tiny_dataset, data)
+    first_val = (data / 'val.txt').read_text().split()[0]
+    video = data / first_val
+    video.write_bytes(video.read_bytes()[:video.stat().st_size // 2])
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(data))
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    cfg.default_hooks.checkpoint = dict(cfg.default_hooks.get('checkpoint', {}), interval=5)
+    runner = RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='val'))
+    with pytest.raises(Exception):
+        runner.train()
+    saved = tmp_path / 'work' / 'epoch_1.pth'
+    assert saved.is_file()
+    assert (tmp_path / 'work' / 'last_checkpoint').read_text() == str(saved)
+    state = checkpoint.load_verified(str(saved))
+    assert (state['meta']['epoch'], state['meta']['iter']) == (1, runner.iter)
+    assert 'optimizer' in state
