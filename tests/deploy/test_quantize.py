@@ -224,7 +224,9 @@ def test_missing_calibration_videos_are_named(tmp_path):
     ('a.mp4 0\na.mp4\n', None, r'bad.txt:2: missing label: expected "path label": \'a.mp4\''),
     ('a.mp4 0\na.mp4 one\n', None, r"bad.txt:2: label 'one' is not an integer"),
     ('a.mp4 -1\n', None, r'bad.txt:1: label -1 is out of range \(>= 0\)'),
-    ('a.mp4 0\na.mp4 2\na.mp4 3\n', 3, r'bad.txt:3: label 3 is out of range \(0\.\.2\)'),
+    ('a.mp4 0\nb.mp4 2\nc.mp4 3\n', 3, r'bad.txt:3: label 3 is out of range \(0\.\.2\)'),
+    # one video, two labels
+    ('a.mp4 0\na.mp4 2\n', 3, r'bad.txt:2: a.mp4 is listed with label\(s\) \[0\] on line 1'),
     ('a.mp4 0\n\na.mp4 1\n', None, r'bad.txt:2: empty line'),
     ('', None, r'bad.txt: the annotation file is empty'),
 ])
@@ -238,9 +240,10 @@ def test_list_errors_name_the_file_and_line(tmp_path, lines, num_classes, error)
 
 def test_labels_below_the_class_count_are_read_as_listed(tmp_path):
     (tmp_path / 'a.mp4').write_bytes(b'')
-    (tmp_path / 'list.txt').write_text('a.mp4 2\na.mp4 0\n')
+    (tmp_path / 'b.mp4').write_bytes(b'')
+    (tmp_path / 'list.txt').write_text('a.mp4 2\nb.mp4 0\n')
     assert labelled_videos(tmp_path / 'list.txt', tmp_path, num_classes=3) == [
-        (tmp_path / 'a.mp4', 2), (tmp_path / 'a.mp4', 0)]
+        (tmp_path / 'a.mp4', 2), (tmp_path / 'b.mp4', 0)]
     # the dataset's delimiter, as the dataset reads the list
     (tmp_path / 'comma.txt').write_text('a.mp4,1\n')
     assert labelled_videos(tmp_path / 'comma.txt', tmp_path, ',') == [(tmp_path / 'a.mp4', 1)]
