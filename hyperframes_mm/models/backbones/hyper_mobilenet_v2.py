@@ -25,7 +25,7 @@ from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
 from .mobilenet_v2_converters import mobilenet_v2_state_dict_to_mmaction
 from .stem import HyperframeStem
-from .temporal_shift import move_under_shift
+from .temporal_shift import check_segments, move_under_shift
 
 
 @MODELS.register_module()
@@ -134,6 +134,7 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
 
     def forward(self, x: torch.Tensor) -> Union[torch.Tensor, Tuple[torch.Tensor, ...]]:
         """``[N, 3T, H, W]`` hyperframes -> the features of the ``out_indices`` layers."""
+        check_segments(x, self.num_segments, type(self).__name__)
         x = self.hyperframe_stem(x, self.conv1)
         outs = []
         for index, layer_name in enumerate(self.layers):

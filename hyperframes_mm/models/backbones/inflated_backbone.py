@@ -11,7 +11,7 @@ from ...utils import positive_int
 from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
 from .stem import HyperframeStem
-from .temporal_shift import move_under_shift, shift_blocks, shifted_convs
+from .temporal_shift import check_segments, move_under_shift, shift_blocks, shifted_convs
 
 
 def build_2d_backbone(cfg: Dict) -> nn.Module:
@@ -162,4 +162,5 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
 
     def forward(self, x: torch.Tensor) -> Any:
         """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""
+        check_segments(x, self.num_segments, type(self).__name__)
         return feature_map(self.model(self.hyperframe_stem(x)))

@@ -26,6 +26,22 @@ def shiftable_blocks(model: nn.Module) -> List[str]:
             and isinstance(getattr(block, SHIFTED_CONV, None), nn.Conv2d)]
 
 
+def check_segments(x: torch.Tensor, num_segments: int, owner: str) -> None:
+    """Refuse a batch that is not whole samples of ``num_segments`` hyperframes: the shift
+    reshapes it to ``[-1, num_segments, ...]`` and fails with a bare view error, or, for a
+    size that divides, pairs hyperframes of different samples.
+
+    Raises:
+        ValueError: naming the backbone, ``num_segments`` and the batch's hyperframes.
+    """
+    if num_segments > 1 and x.shape[0] % num_segments:
+        raise ValueError(
+            f'{owner}(num_segments={num_segments}) got {x.shape[0]} hyperframes, no multiple of '
+            f'{num_segments}: a sample brings {num_segments} hyperframes a clip, in time order '
+            '(the sampler\'s clips and the backbone\'s num_segments go together: '
+            'config_parts.shifted_hyperframes sets both)')
+
+
 def shift_blocks(model: nn.Module, num_segments: int, shift_div: int, owner: str,
                  type_name: str) -> List[str]:
     """Wrap the expansion conv (:data:`SHIFTED_CONV`) of every :func:`shiftable_blocks` block of

@@ -170,3 +170,15 @@ def test_inflated_backbone_shift_errors_name_the_backbone_or_the_argument():
                          num_segments=0)
     # one segment shifts nothing, whatever the network
     assert InflatedBackbone(dict(type='timm.resnet18'), first_conv='conv1').shifted == []
+
+
+def test_a_batch_that_is_not_whole_clips_is_refused_naming_num_segments(source):
+    """The shift's reshape failed with a bare view error naming neither setting."""
+    from hyperframes_mm.models.backbones import HyperMobileNetV2
+    for backbone in (build_inflated(source[0], segments=SEGMENTS),
+                     HyperMobileNetV2(num_frames=FRAMES, num_segments=SEGMENTS)):
+        name = type(backbone).__name__
+        with pytest.raises(ValueError, match=rf'^{name}\(num_segments={SEGMENTS}\) got '
+                           rf'{SEGMENTS + 1} hyperframes, no multiple of {SEGMENTS}: a sample '
+                           rf'brings {SEGMENTS} hyperframes a clip'):
+            backbone(torch.randn(SEGMENTS + 1, 3 * FRAMES, 32, 32))
