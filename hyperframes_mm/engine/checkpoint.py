@@ -35,9 +35,11 @@ NaN or Inf (a diverged run's) raises :class:`CheckpointNotFiniteError`. CRC-32 c
 corruption (disk, copy, kill), not a deliberate forger who recomputes it; what protects against
 a malicious file is torch's weights-only loading.
 """
+import ast
 import builtins
 import codecs
 import glob
+import inspect
 import io
 import logging
 import mmap
@@ -48,9 +50,10 @@ import pickletools
 import re
 import secrets
 import zipfile
-from typing import List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Union
 
 from mmengine.fileio import LocalBackend, register_backend
+from torch import nn
 
 logger = logging.getLogger(__name__)
 
@@ -551,3 +554,75 @@ def newest_intact_checkpoint(work_dir: Union[str, os.PathLike]) -> Optional[str]
 
 def _step(path: str) -> int:
     return int(CHECKPOINT_PATTERN.match(osp.basename(path)).group(2))
+
+
+#: the backbones whose config keys ``input_encoding`` / ``diff_gain`` are their hyperframe
+#: stem's (their absence then means the stem's defaults)
+HYPERFRAME_BACKBONES = ('HyperResNet', 'HyperMobileNetV2', 'HyperMobileNetV3', 'InflatedBackbone')
+
+
+def _keyword(call, name: str):
+    """The value node of keyword ``name`` of a ``dict(...)`` call node, or None."""
+    if isinstance(call, ast.Call):
+        for keyword in call.keywords:
+            if keyword.arg == name:
+                return keyword.value
+    return None
+
+
+def trained_input_basis(checkpoint) -> Optional[Dict[str, object]]:
+    """The ``input_encoding`` and ``diff_gain`` the hyperframe backbone of a checkpoint was
+    trained with, as its config gives them (a key it leaves out is absent: the stem's default),
+    read from the config mmengine keeps in ``meta['cfg']``, parsed as Python syntax and never
+    run (a checkpoint's text is not code to execute); None when the checkpoint has no such
+    config or its ``model.backbone`` is not a hyperframe backbone's."""
+    meta = checkpoint.get('meta') if isinstance(checkpoint, dict) else None
+    text = meta.get('cfg') if isinstance(meta, dict) else None
+    if not isinstance(text, str):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and
+                                                target.id == 'model' for target in node.targets):
+            backbone = _keyword(node.value, 'backbone')
+            try:
+                if ast.literal_eval(_keyword(backbone, 'type')) not in HYPERFRAME_BACKBONES:
+                    return None
+                return {name: ast.literal_eval(value) for name in ('input_encoding', 'diff_gain')
+                        if (value := _keyword(backbone, name)) is not None}
+            except (ValueError, TypeError, SyntaxError):
+                return None
+    return None
+
+
+def check_input_basis(model: nn.Module, checkpoint, filename: str) -> None:
+    """Refuse a hyperframe checkpoint trained on another input encoding than ``model``'s: no
+    weight's shape records it, so it loads, strictly too, and its first conv then reads inputs
+    in a basis it was not trained on. A 2D checkpoint, one without its config, or a model with
+    no single encoding are not checked. The model's hyperframe stems are found by what they
+    hold (``input_encoding``, ``diff_gain``), and a key the config leaves out is the stem's
+    default (its ``__init__``'s).
+
+    Raises:
+        ValueError: naming ``filename``, the encoding it was trained with and the model's.
+    """
+    trained = trained_input_basis(checkpoint)
+    stems = [module for module in model.modules()
+             if hasattr(module, 'input_encoding') and hasattr(module, 'diff_gain')]
+    bases = {(stem.input_encoding, stem.diff_gain) for stem in stems}
+    if trained is None or len(bases) != 1:
+        return
+    (encoding, gain), = bases
+    defaults = inspect.signature(type(stems[0]).__init__).parameters
+    trained_encoding = str(trained.get('input_encoding', defaults['input_encoding'].default))
+    trained_gain = float(trained.get('diff_gain', defaults['diff_gain'].default))
+    if trained_encoding != encoding or (encoding != 'frames' and trained_gain != gain):
+        raise ValueError(
+            f'{filename}: trained with input_encoding={trained_encoding!r}, '
+            f'diff_gain={trained_gain:g} (the config it keeps), and the model has '
+            f'input_encoding={encoding!r}, diff_gain={gain:g}: its first conv would read inputs '
+            'in another basis than it learnt. Build the backbone with the checkpoint\'s '
+            'input_encoding and diff_gain.')

@@ -18,10 +18,9 @@ from mmengine.runner import Runner, find_latest_checkpoint
 from mmengine.runner.checkpoint import _load_checkpoint_to_model
 
 from mmaction.registry import RUNNERS
-from ..models.backbones.stem import check_input_basis
 from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
-                         first_names, load_verified, mismatch_error, newest_intact_checkpoint,
-                         verify_checkpoint_file)
+                         check_input_basis, first_names, load_verified, mismatch_error,
+                         newest_intact_checkpoint, verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model

@@ -674,14 +674,15 @@ def test_a_checkpoint_of_another_input_encoding_is_refused(tiny_runner, tmp_path
 
 
 def test_the_trained_input_basis_is_read_from_the_config_text_without_running_it(tmp_path):
-    from hyperframes_mm.models.backbones.stem import trained_input_basis
+    from hyperframes_mm.engine.checkpoint import trained_input_basis
 
     def basis(text):
         return trained_input_basis(dict(meta=dict(cfg=text)))
     assert basis("model = dict(backbone=dict(type='HyperResNet', input_encoding='diff', "
-                 "diff_gain=2.0), cls_head=dict(num_classes=3))") == ('diff', 2.0)
-    # absent keys are the stem's defaults, for a hyperframe backbone only
-    assert basis("model = dict(backbone=dict(type='HyperMobileNetV2'))") == ('frames', 4.0)
+                 "diff_gain=2.0), cls_head=dict(num_classes=3))") == dict(input_encoding='diff',
+                                                                          diff_gain=2.0)
+    # absent keys are absent (the stem's defaults), for a hyperframe backbone only
+    assert basis("model = dict(backbone=dict(type='HyperMobileNetV2'))") == {}
     assert basis("model = dict(backbone=dict(type='MobileNetV2TSM'))") is None
     assert basis("x = 1") is None and trained_input_basis({'state_dict': {}}) is None
     marker = tmp_path / 'ran'

@@ -27,7 +27,7 @@ from torch import nn
 from ...utils import delegated, positive_int
 from .encoding import describe
 from .inflate import INFLATE_MODES, inflate_conv_weight
-from .stem import STEM_NAME, HyperframeStem, check_input_basis, init_extra_bn
+from .stem import STEM_NAME, HyperframeStem, init_extra_bn
 
 
 def stem_part(key: str) -> Optional[str]:
@@ -253,7 +253,7 @@ def load_inflated_checkpoint(model: nn.Module,
         how = f'inflated {in_channels} -> {expected} channels (inflate_init={inflate_init}){basis}'
     elif in_channels == expected:
         if stem is not None:  # trained in some input basis: the file's config says which
-            from ...engine.checkpoint import load_verified
+            from ...engine.checkpoint import check_input_basis, load_verified
             check_input_basis(model, load_verified(path, map_location='cpu'), path)
         how = f'already a {num_frames}-frame hyperframe kernel, loaded as is'
     else:

@@ -13,10 +13,8 @@ network has them so that a 2D checkpoint's keys, and the order in which the back
 are built and initialised (hence what a seed gives), are the 2D network's: the stem is called
 with them rather than holding them.
 """
-import ast
-import inspect
 import logging
-from typing import Optional, Tuple
+from typing import Optional
 
 import torch
 from mmcv.cnn import ConvModule, build_norm_layer
@@ -242,72 +240,3 @@ class HyperframeStem(BaseModule):
             for param in part.parameters():
                 param.requires_grad = not frozen
 
-
-#: the backbones whose config keys ``input_encoding`` / ``diff_gain`` are the stem's (their
-#: absence then means the stem's defaults)
-_HYPERFRAME_BACKBONES = ('HyperResNet', 'HyperMobileNetV2', 'HyperMobileNetV3',
-                         'InflatedBackbone')
-
-
-def _keyword(call, name: str):
-    """The value node of keyword ``name`` of a ``dict(...)`` call node, or None."""
-    if isinstance(call, ast.Call):
-        for keyword in call.keywords:
-            if keyword.arg == name:
-                return keyword.value
-    return None
-
-
-def trained_input_basis(checkpoint) -> Optional[Tuple[str, float]]:
-    """``(input_encoding, diff_gain)`` of the hyperframe backbone a checkpoint was trained
-    with, read from the config mmengine keeps in its ``meta['cfg']`` (parsed as Python syntax,
-    never run: a checkpoint's text is not code to execute); None when the checkpoint has no
-    such config or its ``model.backbone`` is not a hyperframe backbone's."""
-    meta = checkpoint.get('meta') if isinstance(checkpoint, dict) else None
-    text = meta.get('cfg') if isinstance(meta, dict) else None
-    if not isinstance(text, str):
-        return None
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError):
-        return None
-    defaults = inspect.signature(HyperframeStem.__init__).parameters
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(target, ast.Name) and
-                                                target.id == 'model' for target in node.targets):
-            backbone = _keyword(node.value, 'backbone')
-            try:
-                kind = ast.literal_eval(_keyword(backbone, 'type'))
-                values = [ast.literal_eval(value) if value is not None else defaults[name].default
-                          for name, value in (('input_encoding',
-                                               _keyword(backbone, 'input_encoding')),
-                                              ('diff_gain', _keyword(backbone, 'diff_gain')))]
-            except (ValueError, TypeError, SyntaxError):
-                return None
-            if kind not in _HYPERFRAME_BACKBONES:
-                return None
-            return str(values[0]), float(values[1])
-    return None
-
-
-def check_input_basis(model: nn.Module, checkpoint, filename: str) -> None:
-    """Refuse a hyperframe checkpoint trained on another input encoding than ``model``'s: no
-    weight's shape records it, so it loads, strictly too, and its first conv then reads inputs
-    in a basis it was not trained on. A 2D checkpoint, one without its config, or a model with
-    no single encoding are not checked.
-
-    Raises:
-        ValueError: naming ``filename``, the encoding it was trained with and the model's.
-    """
-    trained = trained_input_basis(checkpoint)
-    stems = {(stem.input_encoding, stem.diff_gain) for stem in model.modules()
-             if isinstance(stem, HyperframeStem)}
-    if trained is None or len(stems) != 1:
-        return
-    (encoding, gain), = stems
-    if trained[0] != encoding or (encoding != 'frames' and trained[1] != gain):
-        raise ValueError(
-            f'{filename}: trained with input_encoding={trained[0]!r}, diff_gain={trained[1]:g} '
-            f'(the config it keeps), and the model has input_encoding={encoding!r}, '
-            f'diff_gain={gain:g}: its first conv would read inputs in another basis than it '
-            'learnt. Build the backbone with the checkpoint\'s input_encoding and diff_gain.')
