@@ -24,7 +24,8 @@ from torch import nn
 
 from ..datasets.transforms.pipeline_info import (LOADING_TRANSFORMS, SAMPLER_TRANSFORMS,
                                                  stream_key, transform_type)
-from ..engine.checkpoint import CheckpointRefusedError, load_verified, mismatch_error
+from ..engine.checkpoint import (CheckpointRefusedError, check_input_basis, load_verified,
+                                 mismatch_error)
 
 ConfigLike = Union[str, Path, Config]
 
@@ -63,7 +64,9 @@ def init_recognizer(config: ConfigLike,
     The checkpoint goes through :func:`~hyperframes_mm.engine.load_verified` (checked, then
     weights-only loading with the globals of mmengine checkpoints allowed for that load);
     every weight must match (``strict=True``), so a checkpoint of another
-    model fails instead of leaving layers random. Without a checkpoint the model is initialised
+    model fails instead of leaving layers random, and a hyperframe checkpoint whose saved config
+    names another input encoding than the model's is refused
+    (:func:`~hyperframes_mm.engine.checkpoint.check_input_basis`). Without a checkpoint the model is initialised
     by its ``init_cfg`` (for tests and speed measurements).
 
     Args:
@@ -102,9 +105,11 @@ def init_recognizer(config: ConfigLike,
     if checkpoint is not None:
         if not Path(checkpoint).is_file():
             raise FileNotFoundError(f'checkpoint file not found: {checkpoint}')
+        loaded = load_verified(str(checkpoint), 'cpu')
+        # what tools/test.py refuses (HyperframeRunner) is refused on every other load too
+        check_input_basis(model, loaded, str(checkpoint))
         try:
-            _load_checkpoint_to_model(model, load_verified(str(checkpoint), 'cpu'),
-                                      strict=True)
+            _load_checkpoint_to_model(model, loaded, strict=True)
         except CheckpointRefusedError:
             raise  # already names the file and says why
         except RuntimeError as error:

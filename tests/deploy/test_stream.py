@@ -314,3 +314,20 @@ def test_stream_infer_tool(api_models, api_videos, tmp_path, capsys):
     assert lines[-1]['event'] == 'summary' and lines[-1]['windows'] == 13
     printed = capsys.readouterr()
     assert 'stage timing' in printed.out and 'gone.mp4: video file not found' in printed.out
+
+
+def test_init_recognizer_refuses_a_checkpoint_of_another_input_encoding(api_models, tmp_path):
+    """What tools/test.py refuses, export, quantisation, streaming and the probe refuse too:
+    they all build through init_recognizer."""
+    from hyperframes_mm.engine import load_verified
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    stem = model.backbone.hyperframe_stem
+    other = 'frames' if stem.input_encoding != 'frames' else 'diff'
+    loaded = load_verified(str(api_models['single_ckpt']))
+    state = loaded.get('state_dict', loaded)
+    path = tmp_path / 'other_basis.pth'
+    torch.save({'state_dict': state, 'meta': {'cfg': (
+        f"model = dict(backbone=dict(type='HyperResNet', input_encoding={other!r}))")}}, path)
+    with pytest.raises(ValueError, match=rf"other_basis\.pth: trained with input_encoding="
+                       rf"'{other}'.*and the model has input_encoding='{stem.input_encoding}'"):
+        init_recognizer(api_models['single'], path, 'cpu')
