@@ -16,6 +16,7 @@ still ran to their end). See docs/deployment.md.
 """
 import argparse
 import json
+import os
 import sys
 from typing import List, Optional
 
@@ -107,8 +108,18 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.deploy import report_dict
+    from hyperframes_mm.utils import refuse_overwrite
     if args.threads:
         torch.set_num_threads(args.threads)
+    if args.out:
+        try:  # before the file is opened for writing, which empties it
+            refuse_overwrite({'--out': args.out},
+                             {'the config': args.config, 'the checkpoint': args.checkpoint,
+                              **{f'source {source}': source for source in args.sources
+                                 if os.path.isfile(source)}})
+        except ValueError as error:
+            print(f'error: {error}', file=sys.stderr)
+            return 1
     out = open(args.out, 'w', encoding='utf-8') if args.out else sys.stdout
     # The summary goes where the JSON lines do not.
     text = sys.stderr if out is sys.stdout else sys.stdout

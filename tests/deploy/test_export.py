@@ -290,3 +290,46 @@ def test_the_headline_pair_exports_as_its_test_step_and_quantises(tmp_path):
                            [random_pixels(shape, 1, seed=seed)[0] for seed in (1, 2)], 'QDQ')
     assert 'Conv' not in report['float_operators']
     assert report['uint8_inputs'] == ['imgs']
+
+
+def test_the_deployment_tools_never_write_over_what_they_read(api_models, api_videos, tmp_path,
+                                                              capsys):
+    """An output path naming the checkpoint, the config, a source video or another output of
+    the run is refused before anything is written (exit 1, the file untouched): the export
+    replaced the checkpoint with its graph, the stream's --out emptied the checkpoint before
+    loading it, and an int8 --out ending in .json was replaced by its own report."""
+    import shutil
+    checkpoint = tmp_path / 'model.pth'
+    shutil.copy(api_models['single_ckpt'], checkpoint)
+    before = checkpoint.read_bytes()
+    video = next(iter(api_videos.values()))
+    cases = [
+        ('tools/deployment/export_onnx.py',
+         [str(api_models['single']), str(checkpoint), '--out', str(checkpoint)],
+         f'--out {checkpoint} is the checkpoint ({checkpoint})'),
+        ('tools/deployment/quantize_int8.py',
+         [str(api_models['single']), str(checkpoint), '--out', str(tmp_path / 'q.json')],
+         f'the report {tmp_path / "q.json"} is --out'),
+        ('tools/stream_infer.py',
+         [str(api_models['single']), str(checkpoint), str(video), '--out', str(checkpoint)],
+         f'--out {checkpoint} is the checkpoint'),
+        ('tools/deployment/export_onnx.py',
+         [str(api_models['single']), str(checkpoint), '--out', str(tmp_path)],
+         f'--out {tmp_path} is a directory'),
+    ]
+    for script, argv, message in cases:
+        assert load_script(script).main(argv) == 1, script
+        assert message in capsys.readouterr().err, script
+        assert checkpoint.read_bytes() == before
+    assert not (tmp_path / 'q.json').exists()
+
+
+def test_refuse_overwrite_names_the_file_an_output_would_replace(tmp_path):
+    from hyperframes_mm.utils import refuse_overwrite
+    source = tmp_path / 'a.mp4'
+    source.write_bytes(b'x')
+    (tmp_path / 'link.mp4').symlink_to(source)
+    with pytest.raises(ValueError, match=rf'^--out {tmp_path / "link.mp4"} is the source '
+                       rf'\({source}\): writing it would destroy that file'):
+        refuse_overwrite({'--out': tmp_path / 'link.mp4'}, {'the source': source})
+    refuse_overwrite({'--out': tmp_path / 'new.json'}, {'the source': source, 'unset': None})

@@ -41,6 +41,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
+    from hyperframes_mm.utils import refuse_overwrite
+    try:
+        refuse_overwrite({'--out': args.out},
+                         {'the config': args.config, 'the checkpoint': args.checkpoint})
+    except ValueError as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 1
     model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
     example = example_inputs(model.cfg, tuple(args.video_size), fps=args.fps)
     shapes = ({key: tuple(value.shape) for key, value in example.items()}

@@ -50,9 +50,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     from hyperframes_mm.deploy.export import export_onnx
     from hyperframes_mm.deploy.quantize import (dataset_list, labelled_videos, parity_report,
                                                 pipeline_samples, quantize_int8, spread)
+    from hyperframes_mm.utils import refuse_overwrite
     out = Path(args.out)
     float_path = out.with_suffix('.float.onnx')
     try:
+        refuse_overwrite({'--out': out, 'the float graph': float_path,
+                          'the report': out.with_suffix('.json')},
+                         {'the config': args.config, 'the checkpoint': args.checkpoint})
         model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
         cfg = model.cfg
         lists = {key: labelled_videos(*dataset_list(cfg[key], f'{args.config}: {key}'),

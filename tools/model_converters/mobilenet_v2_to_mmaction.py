@@ -231,6 +231,7 @@ def writes_over_source(src: str, out: str) -> bool:
     """Whether ``out`` cannot take the converted file (then says why on stderr), checked
     before the conversion runs: it names the file ``src`` (writing over the source loses the
     only copy of the weights the output is made from) or a directory."""
+    from hyperframes_mm.utils import same_file
     if same_file(src, out):
         print(f'error: the output {out} is the source {src}; write the converted file to '
               'another path', file=sys.stderr)
@@ -252,13 +253,6 @@ def write_output(data: bytes, out: str) -> bool:
         print(f'error: writing {out} failed, nothing written: {error}', file=sys.stderr)
         return False
     return True
-
-
-def same_file(first: str, second: str) -> bool:
-    """Whether two paths name one file: the same spelling, a link to it, or a hard link."""
-    if os.path.exists(first) and os.path.exists(second):
-        return os.path.samefile(first, second)
-    return os.path.realpath(first) == os.path.realpath(second)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
