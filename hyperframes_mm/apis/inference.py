@@ -189,6 +189,13 @@ class WindowPipeline:
         raise ValueError(f'WindowPipeline: {type(sampler).__name__}({self.sampler_cfg}) spreads '
                          'its picks over the whole video; give the window length in frames')
 
+    def _fixed_span(self, fps: Optional[float]) -> Optional[int]:
+        """:meth:`span`, or None for a sampler that spreads its picks over any window."""
+        try:
+            return self.span(fps)
+        except ValueError:
+            return None
+
     def default_window(self, fps: Optional[float] = None) -> int:
         """Frames of a window: K clip spans, so K test clips tile the window."""
         return self.span(fps) * self.num_clips
@@ -205,6 +212,14 @@ class WindowPipeline:
         if key not in self._layouts:
             if window < 1:
                 raise ValueError(f'WindowPipeline: window must be >= 1 frame, got {window}')
+            span = self._fixed_span(fps)
+            if span is not None and window < span:
+                # the sampler would loop its picks over the short window: frames out of time
+                # order, scored as confidently as real ones
+                raise ValueError(
+                    f'WindowPipeline: a window of {window} frames is shorter than one clip of the '
+                    f'sampler ({span} frames from its first pick to its last); give a window of '
+                    f'at least {span} frames (its default: {self.default_window(fps)})')
             results = self.sampler(dict(total_frames=int(window), start_index=0,
                                         avg_fps=fps, filename='stream window'))
             results.pop('total_frames')

@@ -331,3 +331,18 @@ def test_init_recognizer_refuses_a_checkpoint_of_another_input_encoding(api_mode
     with pytest.raises(ValueError, match=rf"other_basis\.pth: trained with input_encoding="
                        rf"'{other}'.*and the model has input_encoding='{stem.input_encoding}'"):
         init_recognizer(api_models['single'], path, 'cpu')
+
+
+def test_a_window_shorter_than_one_clip_is_refused():
+    """The sampler would loop its picks over it: [0, 2, 4, 1, 3] for 3 picks 2 apart in a
+    window of 5, frames out of time order scored as confidently as real ones."""
+    pipeline = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=3, interval=3)])
+    assert pipeline.span() == 7
+    with pytest.raises(ValueError, match=r'a window of 5 frames is shorter than one clip of the '
+                       r'sampler \(7 frames from its first pick to its last\); give a window of '
+                       r'at least 7 frames \(its default: 7\)'):
+        pipeline.layout(5)
+    assert pipeline.frame_indices(7).tolist() == [0, 3, 6]
+    # a sampler that spreads its picks over any window takes any window
+    uniform = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=3, mode='uniform')])
+    assert len(uniform.frame_indices(2)) == 3
