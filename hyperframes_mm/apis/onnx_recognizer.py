@@ -19,13 +19,33 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
     """An onnxruntime feed of N samples for a graph with ``inputs`` (its ``get_inputs()``): each
     input the samples' pixels under its name (``imgs_<stream>``, the key the test pipeline packs
     them under) or the samples themselves for a single-stream graph, stacked, in the input's
-    exported dtype."""
+    exported dtype. A sample that is one stream's pixels feeds a graph of one input only, and
+    pixels for a uint8 input must be whole numbers in 0..255: a cast would wrap or truncate
+    anything else (a 16-bit camera's, a float pipeline's) into other pixels, silently.
+
+    Raises:
+        ValueError: naming the input, when the samples cannot feed it as they are.
+    """
+    if len(inputs) > 1 and not all(isinstance(sample, dict) for sample in samples):
+        raise ValueError(f'the graph takes {len(inputs)} inputs '
+                         f'({", ".join(meta.name for meta in inputs)}), one per stream, and the '
+                         'config\'s pipeline makes one stream: export and run it with the '
+                         'config it was trained with')
     feeds = {}
     for meta in inputs:
         batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
                              for sample in samples])
-        dtype = np.uint8 if meta.type == 'tensor(uint8)' else np.float32
-        feeds[meta.name] = batch.cpu().numpy().astype(dtype, copy=False)
+        pixels = batch.cpu().numpy()
+        if meta.type == 'tensor(uint8)':
+            if pixels.size and (pixels.min() < 0 or pixels.max() > 255
+                                or not np.array_equal(pixels, np.round(pixels))):
+                raise ValueError(
+                    f'graph input {meta.name} takes uint8 pixels, and these are not whole '
+                    f'numbers in 0..255 (min {pixels.min():g}, max {pixels.max():g}): export '
+                    'the model with --input-dtype float32 for other pixels')
+            feeds[meta.name] = pixels.astype(np.uint8, copy=False)
+        else:
+            feeds[meta.name] = pixels.astype(np.float32, copy=False)
     return feeds
 
 

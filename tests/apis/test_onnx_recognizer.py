@@ -66,3 +66,28 @@ def test_onnx_recognizer_errors_name_the_file(api_models, tmp_path):
     assert np.allclose(OnnxRecognizer(fine, None).scores([torch.ones(4)]), 1)
     with pytest.raises(ValueError, match='imgs.onnx: the ONNX model runs on the CPU'):
         init_recognizer(api_models['single'], str(fine), 'cuda')
+
+
+def test_feeds_refuse_pixels_a_uint8_input_would_wrap_and_one_stream_for_two():
+    """A cast wraps 300 to 44 and truncates 0.5 to 0, silently; a one-stream sample fed every
+    input of a fast/slow graph gave both streams the same clip."""
+    from collections import namedtuple
+
+    from hyperframes_mm.apis.onnx_recognizer import onnx_feeds
+    meta = namedtuple('Meta', 'name type')
+    uint8 = [meta('imgs', 'tensor(uint8)')]
+    good = torch.tensor([[0., 17., 255.]])
+    assert onnx_feeds(uint8, [good])['imgs'].dtype == np.uint8
+    for bad, shown in ((torch.tensor([[0., 300.]]), 'min 0, max 300'),
+                       (torch.tensor([[-1., 2.]]), 'min -1, max 2'),
+                       (torch.tensor([[0.5, 2.]]), 'min 0.5, max 2')):
+        with pytest.raises(ValueError, match=rf'graph input imgs takes uint8 pixels, and these '
+                           rf'are not whole numbers in 0\.\.255 \({shown}\)'):
+            onnx_feeds(uint8, [bad])
+    # float inputs take any pixels
+    floats = onnx_feeds([meta('imgs', 'tensor(float)')], [torch.tensor([[0.5, 300.]])])
+    assert floats['imgs'].tolist() == [[[0.5, 300.0]]]
+    two = [meta('imgs_fast', 'tensor(float)'), meta('imgs_slow', 'tensor(float)')]
+    with pytest.raises(ValueError, match=r'the graph takes 2 inputs \(imgs_fast, imgs_slow\), one '
+                       r'per stream, and the config\'s pipeline makes one stream'):
+        onnx_feeds(two, [good])
