@@ -317,6 +317,15 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         # and run a 3T-channel conv at full resolution, which onnxruntime's int8 kernels do
         # slower than its float ones; its output is quantised for the first conv as the
         # unfolded graph's encoded input was.
+        import onnx
+        names = {node.name for node in onnx.load(str(prepared)).graph.node}
+        unknown = [name for name in exclude_nodes if name not in names]
+        if unknown:
+            # onnxruntime ignores a name it does not find: the node "kept in float" would be
+            # quantised with the rest, and the report would say otherwise
+            raise ValueError(f'quantize_int8: --exclude names node(s) the graph does not have: '
+                             f'{unknown} (its nodes after shape inference and optimisation: '
+                             f'{sorted(names)[:5]}, ... {len(names)} in all)')
         exclude_nodes = list(exclude_nodes) + projection_nodes(prepared)
         quantize_static(
             str(prepared), str(partial), ClipCalibration(inputs, calibration),

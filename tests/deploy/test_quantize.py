@@ -368,3 +368,15 @@ def test_spread_reaches_both_ends():
     assert spread([1, 2], None) == [1, 2] and spread([1, 2], 5) == [1, 2]
     with pytest.raises(ValueError, match='count must be >= 1'):
         spread([1, 2, 3], 0)
+
+
+def test_an_exclude_name_the_graph_does_not_have_is_refused(int8_model, tiny_work_dir, capsys):
+    """onnxruntime ignores it: the node "kept in float" was quantised, and the report said
+    otherwise."""
+    out = int8_model.parent / 'typo.onnx'
+    tool = load_script('tools/deployment/quantize_int8.py')
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '2', '--exclude', '/backbone/conv1/Conv_TYPO']) == 1
+    assert ("quantize_int8: --exclude names node(s) the graph does not have: "
+            "['/backbone/conv1/Conv_TYPO']") in capsys.readouterr().err
+    assert not out.exists()
