@@ -118,14 +118,28 @@ def spread(pairs: Sequence, count: Optional[int]) -> list:
 
 def pipeline_samples(cfg, pairs: Sequence[Tuple[Path, int]]) -> Iterator[Tuple[Sample, int]]:
     """Each video through the config's ``test_pipeline``: ``(inputs, label)``, inputs
-    ``[K, 3T, H, W]`` uint8 (or one per stream) as the test loop packs them."""
+    ``[K, 3T, H, W]`` uint8 (or one per stream) as the test loop packs them.
+
+    Raises:
+        BadVideoError: naming the video that cannot be read or decoded (decord's error names
+            none).
+    """
     from mmaction.registry import TRANSFORMS
     from mmengine.dataset import Compose
     from mmengine.registry import init_default_scope
+
+    from ..datasets.video_io import BadVideoError, _bad_video_errors, _first_line
     init_default_scope(cfg.get('default_scope', 'mmaction'))
     pipeline = Compose([TRANSFORMS.build(step) for step in cfg.test_pipeline])
-    for path, label in pairs:
-        packed = pipeline(dict(filename=str(path), label=label, start_index=0, modality='RGB'))
+    for index, (path, label) in enumerate(pairs):
+        try:
+            packed = pipeline(dict(filename=str(path), label=label, start_index=0,
+                                   modality='RGB'))
+        except _bad_video_errors() as error:
+            if isinstance(error, BadVideoError):
+                raise
+            raise BadVideoError(f'{path} (sample {index}): {_first_line(error)}', str(path),
+                                index) from error
         yield packed['inputs'], label
 
 

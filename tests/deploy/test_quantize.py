@@ -380,3 +380,21 @@ def test_an_exclude_name_the_graph_does_not_have_is_refused(int8_model, tiny_wor
     assert ("quantize_int8: --exclude names node(s) the graph does not have: "
             "['/backbone/conv1/Conv_TYPO']") in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_video_that_cannot_be_read_is_named_before_anything_is_written(
+        tiny_work_dir, tiny_dataset, tmp_path, capsys, monkeypatch):
+    """decord's own error named neither the file nor the list; one in the test list stopped
+    the run after both graphs were written, without their report."""
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    empty = tmp_path / 'zero.mp4'
+    empty.write_bytes(b'')
+    first = (tiny_dataset / 'val.txt').read_text().splitlines()[0]
+    (tmp_path / 'test.txt').write_text(f'{first}\n{empty} 1\n')
+    out = tmp_path / 'int8.onnx'
+    tool = load_script('tools/deployment/quantize_int8.py')
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '2', '--cfg-options',
+                      f'test_dataloader.dataset.ann_file={tmp_path / "test.txt"}']) == 1
+    assert f'error: {empty} (sample 1): ' in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['test.txt', 'zero.mp4']

@@ -47,6 +47,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.apis import init_recognizer
     from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+    from hyperframes_mm.datasets.video_io import BadVideoError
     from hyperframes_mm.deploy.export import export_onnx
     from hyperframes_mm.deploy.quantize import (dataset_list, labelled_videos, parity_report,
                                                 pipeline_samples, quantize_int8, spread)
@@ -65,14 +66,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         train = spread(lists['train_dataloader'], args.calib_clips)
         test = spread(lists['test_dataloader'], args.max_test)
         calibration = [inputs for inputs, _ in pipeline_samples(cfg, train)]
+        # the test clips are read before anything is written: a bad one stops the run with
+        # nothing half done (it left the two graphs without their report)
+        samples = list(pipeline_samples(cfg, test))
         example = ({key: value[None].float() for key, value in calibration[0].items()}
                    if isinstance(calibration[0], dict) else calibration[0][None].float())
         export_onnx(model, float_path, example, args.input_dtype)
         done = quantize_int8(float_path, out, calibration, args.format, args.exclude)
-    except (FileNotFoundError, ValueError) as error:
+    except (FileNotFoundError, ValueError, BadVideoError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
-    samples = list(pipeline_samples(cfg, test))
     report = dict(done, format=args.format, float_model=str(float_path), int8_model=str(out),
                   **parity_report(OnnxRecognizer(float_path, cfg), OnnxRecognizer(out, cfg),
                                   samples))
