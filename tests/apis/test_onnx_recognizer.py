@@ -91,3 +91,31 @@ def test_feeds_refuse_pixels_a_uint8_input_would_wrap_and_one_stream_for_two():
     with pytest.raises(ValueError, match=r'the graph takes 2 inputs \(imgs_fast, imgs_slow\), one '
                        r'per stream, and the config\'s pipeline makes one stream'):
         onnx_feeds(two, [good])
+
+
+def test_a_graph_of_another_config_is_refused_when_loaded(api_models, tmp_path):
+    """Its first call failed inside onnxruntime ("Got invalid dimensions for input: imgs"),
+    naming neither the file nor the config; a stream's model thread died of it."""
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    path = tmp_path / 'single.onnx'
+    from hyperframes_mm.apis import example_inputs
+    example = example_inputs(model.cfg)
+    export_onnx(model, path, example.float())
+    clips, channels = example.shape[1:3]
+    init_recognizer(api_models['single'], str(path), 'cpu')  # its own config
+    with pytest.raises(ValueError, match=rf'single\.onnx: input imgs takes {clips} clip\(s\) of '
+                       rf'{channels} channels a sample, and the config\'s test pipeline makes '
+                       rf'{clips} of {channels - 3}: the graph was exported from another config'):
+        OnnxRecognizer(path, _with_frames(model.cfg, channels // 3 - 1))
+
+
+def _with_frames(cfg, num_frames):
+    """``cfg`` whose test sampler picks ``num_frames`` frames a hyperframe."""
+    from mmengine.config import Config
+    changed = Config(cfg.to_dict())
+    for step in changed.test_pipeline:
+        if 'num_frames' in step:
+            step['num_frames'] = num_frames
+        elif 'clip_len' in step:
+            step['clip_len'] = num_frames
+    return changed
