@@ -87,6 +87,8 @@ def init_recognizer(config: ConfigLike,
 
     Raises:
         FileNotFoundError: the config or the checkpoint does not exist.
+        ValueError: an ``.onnx`` graph exported from another config (its clips or channels
+            are not what the config's test pipeline makes).
         CheckpointRefusedError: the checkpoint does not fit the model
             (:class:`~hyperframes_mm.engine.CheckpointMismatchError`, naming the file and the
             keys), is damaged or holds more than weights.
@@ -100,7 +102,13 @@ def init_recognizer(config: ConfigLike,
     init_default_scope(cfg.get('default_scope', 'mmaction'))
     if checkpoint is not None and str(checkpoint).endswith('.onnx'):
         from .onnx_recognizer import OnnxRecognizer
-        return OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
+        recognizer = OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
+        try:
+            example = example_inputs(cfg)
+        except (KeyError, ValueError):  # no test pipeline to compare the graph with
+            return recognizer
+        recognizer.check_inputs(example)
+        return recognizer
     model = MODELS.build(cfg.model)
     if checkpoint is not None:
         if not Path(checkpoint).is_file():

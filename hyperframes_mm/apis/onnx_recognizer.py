@@ -84,8 +84,7 @@ class OnnxRecognizer:
     Raises:
         FileNotFoundError: no such file.
         ValueError: the graph's inputs are not those export writes (``imgs``, or one
-            ``imgs_<stream>`` per stream), or not of the shape the config's test pipeline
-            makes (another T or number of test clips).
+            ``imgs_<stream>`` per stream).
     """
 
     def __init__(self, path: Union[str, Path], cfg, threads: Optional[int] = None) -> None:
@@ -97,24 +96,16 @@ class OnnxRecognizer:
         if names != ['imgs'] and not (names and all(name.startswith('imgs_') for name in names)):
             raise ValueError(f'{path}: inputs {names} are not an exported recognizer\'s '
                              '(imgs, or imgs_<stream> per stream)')
-        self._check_config()
 
-    def _check_config(self) -> None:
-        """Refuse a graph exported from another config than ``cfg``: its clips a sample or its
-        hyperframes' channels (3T) differ from what the config's test pipeline makes. Without
-        this the first call fails inside onnxruntime, naming neither file nor config, or
-        (streams) a stream thread dies with it.
+    def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
+        """Refuse a graph exported from another config than the one whose test pipeline made
+        ``example`` (one sample, :func:`~hyperframes_mm.apis.example_inputs`): its clips a sample
+        or its hyperframes' channels (3T) differ. Without this the first call fails inside
+        onnxruntime, naming neither file nor config, or (streams) a stream thread dies with it.
 
         Raises:
             ValueError: naming the file, the input, and both shapes.
         """
-        from .inference import example_inputs
-        if self.cfg is None:
-            return
-        try:
-            example = example_inputs(self.cfg)
-        except (KeyError, ValueError):  # no test pipeline to compare with: nothing to refuse
-            return
         for meta in self.inputs:
             made = example.get(meta.name) if isinstance(example, dict) else example
             if made is None or len(meta.shape) != made.dim():

@@ -106,7 +106,7 @@ def test_a_graph_of_another_config_is_refused_when_loaded(api_models, tmp_path):
     with pytest.raises(ValueError, match=rf'single\.onnx: input imgs takes {clips} clip\(s\) of '
                        rf'{channels} channels a sample, and the config\'s test pipeline makes '
                        rf'{clips} of {channels - 3}: the graph was exported from another config'):
-        OnnxRecognizer(path, _with_frames(model.cfg, channels // 3 - 1))
+        init_recognizer(_with_frames(model.cfg, channels // 3 - 1), str(path), 'cpu')
 
 
 def _with_frames(cfg, num_frames):
