@@ -18,9 +18,8 @@ bash scripts/setup_venv.sh
 # against the data-loader workers and tool subprocesses the tests start (10-30x slower).
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 [ "$kernels" = native ] || echo "[test] kernel setting '$kernels': $settings"
-# One pytest worker per CPU (pytest-xdist), each test file on one worker, so that a file's
-# module fixtures (a trained tiny model, a rendered dataset) are built once: on 2 cores the
-# suite takes a little over half its one-process time. `-n 0` (after the script's name) runs
-# it in one process.
+# One pytest worker per CPU (pytest-xdist), so that CI's cores all run tests; each test file
+# on one worker, so that a file's module fixtures (a trained tiny model, a rendered dataset)
+# are built once. `-n 0` (after the script's name) runs it in one process.
 # shellcheck disable=SC2086  # one assignment per word
 exec env $settings .venv/bin/python -m pytest tests -n auto --dist loadfile "$@"
