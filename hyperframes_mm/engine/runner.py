@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Callable, Union
 
-from mmengine.hooks import Hook
+from mmengine.hooks import CheckpointHook, Hook
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
 from mmengine.runner import Runner, find_latest_checkpoint
@@ -53,10 +53,12 @@ class HyperframeRunner(Runner):
       keeps its type and gains a note naming the file.
     - ``load_from`` stays non-strict (fine-tuning replaces the head), but a checkpoint that
       shares no key with the model (another network, or keys under another prefix), or whose
-      weights outside the head have other shapes (a conv1 of another T, a 2D network's), or
-      whose config (``meta['cfg']``) says its backbone read another input encoding, raises
+      weights outside the head have other shapes (a conv1 of another T, a 2D network's), raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` rather than training
       those weights from their initial values.
+    - Every load refuses a hyperframe checkpoint whose config (``meta['cfg']``) says its
+      backbone read another input encoding than the model's (``ValueError``,
+      :func:`~hyperframes_mm.engine.checkpoint.check_input_basis`).
     - ``--resume`` in a work dir whose checkpoints are all damaged raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointRefusedError` naming them, rather
       than training from scratch over them.
@@ -101,7 +103,6 @@ class HyperframeRunner(Runner):
         epochs its checkpoint interval has not saved yet: save them, as the config's checkpoint
         hook saves (``last_checkpoint`` pointed at the file), so that ``--resume`` continues
         from them once the validation data is fixed."""
-        from mmengine.hooks import CheckpointHook
         hook = next((hook for hook in self.hooks if isinstance(hook, CheckpointHook)), None)
         if hook is None or not hook.by_epoch or getattr(hook, 'out_dir', None) is None:
             return
