@@ -68,6 +68,12 @@ def size_changing_avi(path, first, second):
     return path
 
 
+# What decord says when the damaged file below stops decoding: its threaded decoder reports the
+# failed packet, or, when the decoding thread has already stopped on it, a failed state check;
+# which of the two a read meets depends on thread timing (seen under a loaded machine)
+DECODE_FAILURE = r'(Error sending packet|Check failed: run_\.load\(\))'
+
+
 @pytest.fixture(scope='module')
 def videos(tmp_path_factory):
     """One file per kind of bad input, plus a good one, made from real encodes."""
@@ -455,22 +461,20 @@ def test_checked_video_dataset_names_a_video_damaged_mid_stream(videos, log_line
     damaged = str(root / 'damaged.mp4')
     ann = write_list(root, 'damaged.txt', ['good.mp4 0', 'damaged.mp4 1'])
     config = video_dataset(root, ann, pipeline=TEST_PIPELINE, test_mode=True)
-    with pytest.raises(DECORDError, match='Error sending packet') as upstream:
+    with pytest.raises(DECORDError, match=DECODE_FAILURE) as upstream:
         DATASETS.build(config)[1]
     assert 'damaged' not in str(upstream.value)
     checked = DATASETS.build(dict(config, type='CheckedVideoDataset'))
     assert checked[0]['inputs'].shape == (3, 9, 32, 32)
     with pytest.raises(BadVideoError, match=rf'^{re.escape(damaged)} \(sample 1\): DECORDError: '
-                                            r'.*Error sending packet') as info:
+                                            rf'.*{DECODE_FAILURE}') as info:
         checked[1]
     assert (info.value.filename, info.value.index) == (damaged, 1)
     assert isinstance(info.value.__cause__, DECORDError)
-    with pytest.raises(BadVideoError) as wrapped:
+    with pytest.raises(BadVideoError, match=rf'^{re.escape(damaged)} \(sample 1\): DECORDError: '
+                                            rf'.*{DECODE_FAILURE}') as wrapped:
         GuardedDataset(dict(config, type='CheckedVideoDataset'))[1]
-    # decord stamps its message with the clock ([HH:MM:SS]): two decodes a second apart differ
-    # there and nowhere else
-    unstamped = lambda error: re.sub(r'\[\d\d:\d\d:\d\d\]', '[time]', str(error))  # noqa: E731
-    assert unstamped(wrapped.value) == unstamped(info.value)
+    assert (wrapped.value.filename, wrapped.value.index) == (damaged, 1)
     assert str(wrapped.value).count(damaged) == 1
     skipping = GuardedDataset(dict(config, type='CheckedVideoDataset'), on_bad_video='skip')
     np.random.seed(0)
