@@ -22,6 +22,8 @@ from typing import List, Optional
 
 from mmengine.config import DictAction
 
+from hyperframes_mm.utils import int_argument
+
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -30,12 +32,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         'int8: tools/deployment/), run by onnxruntime on the CPU')
     parser.add_argument('sources', nargs='+', help='video files, URLs or /dev/videoN')
     parser.add_argument('--names', nargs='+', help='stream names (default: the sources)')
-    parser.add_argument('--stride', type=int, default=4, help='frames between windows')
-    parser.add_argument('--window', type=int, help='frames per window (default: the test '
+    parser.add_argument('--stride', type=int_argument(1), default=4, help='frames between windows')
+    parser.add_argument('--window', type=int_argument(1), help='frames per window (default: the test '
                         'sampler\'s clip span times its number of clips)')
-    parser.add_argument('--batch-size', type=int, default=8, help='windows per model call')
+    parser.add_argument('--batch-size', type=int_argument(1), default=8, help='windows per model call')
     parser.add_argument('--device', help='cpu, cuda, cuda:1... (default: cuda if present)')
-    parser.add_argument('--threads', type=int,
+    parser.add_argument('--threads', type=int_argument(1),
                         help='torch intra-op threads of the model on the CPU (on a 2-core '
                         'machine 1 leaves a core to decoding; see docs/deployment.md)')
     parser.add_argument('--backend', default='auto', choices=['auto', 'decord', 'pyav'],
@@ -48,11 +50,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('--confirm-checkpoint', help='confirming model checkpoint')
     parser.add_argument('--screen-threshold', type=float,
                         help='screening alert score that sends a window to the confirmer')
-    parser.add_argument('--dynamic-frames', type=int, nargs=3, metavar=('LOW', 'MID', 'HIGH'),
+    parser.add_argument('--dynamic-frames', type=int_argument(1), nargs=3, metavar=('LOW', 'MID', 'HIGH'),
                         help='frame counts for low/medium/high motion (re-inflated copies)')
     parser.add_argument('--motion-thresholds', type=float, nargs=2, metavar=('LOW', 'HIGH'),
                         help='motion scores between the dynamic frame counts')
-    parser.add_argument('--reconnect', type=int, default=3,
+    parser.add_argument('--reconnect', type=int_argument(0), default=3,
                         help='reconnection attempts in a row for URLs and cameras')
     parser.add_argument('--reconnect-delay', type=float, default=1.0)
     parser.add_argument('--open-timeout', type=float, default=10.0)
@@ -79,8 +81,14 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def build_engine(args: argparse.Namespace, sink):
     """The :class:`StreamEngine` the arguments describe."""
     from hyperframes_mm.apis import init_recognizer
-    from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine
-    model = init_recognizer(args.config, args.checkpoint, args.device, args.cfg_options)
+    from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine, check_score_thresholds
+    # the dynamic frame counts re-inflate the PyTorch model's conv1: a graph has none to inflate
+    model = init_recognizer(args.config, args.checkpoint, args.device, args.cfg_options,
+                            allow_onnx=not args.dynamic_frames)
+    # in a cascade the screening scores meet --screen-threshold, the confirmer's the alert rule
+    alert_rule = {'--threshold': args.threshold, '--release': args.release}
+    check_score_thresholds(model.cfg, {'--screen-threshold': args.screen_threshold}
+                           if args.confirm_config else alert_rule)
     if args.dynamic_frames:
         from hyperframes_mm.deploy.dynamic_frames import DEFAULT_THRESHOLDS, DynamicFrameStage
         stage = DynamicFrameStage(model, tuple(args.dynamic_frames),
@@ -92,6 +100,7 @@ def build_engine(args: argparse.Namespace, sink):
     if args.confirm_config:
         confirm = ModelStage.from_config(args.confirm_config, args.confirm_checkpoint,
                                          args.device, name='confirm')
+        check_score_thresholds(confirm.model.cfg, alert_rule)
     alert = None if args.threshold is None else AlertRule(args.threshold, args.release,
                                                           args.alert_classes)
     return StreamEngine(stage, stride=args.stride, window=args.window,
@@ -108,6 +117,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.deploy import report_dict
+    from hyperframes_mm.engine import CheckpointRefusedError
     from hyperframes_mm.utils import refuse_overwrite
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -115,20 +125,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         try:  # before the file is opened for writing, which empties it
             refuse_overwrite({'--out': args.out},
                              {'the config': args.config, 'the checkpoint': args.checkpoint,
+                              'the confirming config': args.confirm_config,
+                              'the confirming checkpoint': args.confirm_checkpoint,
                               **{f'source {source}': source for source in args.sources
                                  if os.path.isfile(source)}})
         except ValueError as error:
             print(f'error: {error}', file=sys.stderr)
             return 1
+
+    def sink(record):
+        out.write(json.dumps(record) + '\n')
+        out.flush()
+
+    try:  # the models and options, before --out is opened (which empties it)
+        engine = build_engine(args, sink)
+    except (FileNotFoundError, ValueError, CheckpointRefusedError) as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 1
     out = open(args.out, 'w', encoding='utf-8') if args.out else sys.stdout
     # The summary goes where the JSON lines do not.
     text = sys.stderr if out is sys.stdout else sys.stdout
     try:
-        def sink(record):
-            out.write(json.dumps(record) + '\n')
-            out.flush()
-
-        report = build_engine(args, sink).run(args.sources, args.names)
+        report = engine.run(args.sources, args.names)
         sink(dict(event='summary', **report_dict(report)))
     finally:
         if out is not sys.stdout:

@@ -55,7 +55,8 @@ def init_recognizer(config: ConfigLike,
                     device: Optional[str] = None,
                     cfg_options: Optional[dict] = None,
                     *,
-                    init_weights: bool = True) -> nn.Module:
+                    init_weights: bool = True,
+                    allow_onnx: bool = True) -> nn.Module:
     """Build ``config``'s model, load ``checkpoint`` strictly, and put it in eval mode.
 
     The one place the plugin builds a recognizer from a config (inference, export, FLOP
@@ -81,6 +82,9 @@ def init_recognizer(config: ConfigLike,
         init_weights (bool): without a checkpoint, run the model's ``init_weights`` (which
             reads a backbone's ``pretrained`` file); False builds the architecture only and
             reads no file, for inspecting a config whose files may be missing. Defaults to True.
+        allow_onnx (bool): accept an ``.onnx`` file as ``checkpoint``. False for the callers
+            that need the PyTorch model itself (export, quantisation, re-inflation): given a
+            graph they would fail on a missing attribute far from the cause. Defaults to True.
 
     Returns:
         nn.Module: the model in eval mode, with the config as ``model.cfg``.
@@ -88,7 +92,8 @@ def init_recognizer(config: ConfigLike,
     Raises:
         FileNotFoundError: the config or the checkpoint does not exist.
         ValueError: an ``.onnx`` graph exported from another config (its clips or channels
-            are not what the config's test pipeline makes).
+            are not what the config's test pipeline makes), or any ``.onnx`` graph where
+            ``allow_onnx`` is False.
         CheckpointRefusedError: the checkpoint does not fit the model
             (:class:`~hyperframes_mm.engine.CheckpointMismatchError`, naming the file and the
             keys), is damaged or holds more than weights.
@@ -100,7 +105,10 @@ def init_recognizer(config: ConfigLike,
     if cfg.get('custom_imports'):
         import_modules_from_strings(**cfg.custom_imports)
     init_default_scope(cfg.get('default_scope', 'mmaction'))
-    if checkpoint is not None and str(checkpoint).endswith('.onnx'):
+    if checkpoint is not None and Path(checkpoint).suffix.lower() == '.onnx':
+        if not allow_onnx:
+            raise ValueError(f'{checkpoint} is an exported ONNX graph; this needs the PyTorch '
+                             'checkpoint (.pth) it was exported from')
         from .onnx_recognizer import OnnxRecognizer
         recognizer = OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
         try:

@@ -98,6 +98,11 @@ class OnnxRecognizer:
         if names != ['imgs'] and not (names and all(name.startswith('imgs_') for name in names)):
             raise ValueError(f'{path}: inputs {names} are not an exported recognizer\'s '
                              '(imgs, or imgs_<stream> per stream)')
+        # a graph exported with a fixed batch (export_onnx --static-batch) takes exactly that
+        # many samples a run; None: the batch is dynamic
+        sizes = {meta.shape[0] for meta in self.inputs if meta.shape}
+        self.batch = next(iter(sizes)) if len(sizes) == 1 and isinstance(
+            next(iter(sizes)), int) else None
 
     def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
         """Refuse a graph exported from another config than the one whose test pipeline made
@@ -133,8 +138,19 @@ class OnnxRecognizer:
     def scores(self, inputs: Sequence[Union[torch.Tensor, Dict[str, torch.Tensor]]]
                ) -> np.ndarray:
         """``[N, num_classes]`` scores of N samples' ``inputs`` (``[K, 3T, H, W]`` each, or one
-        per stream)."""
-        return self.session.run(['scores'], onnx_feeds(self.inputs, inputs))[0]
+        per stream). A fixed-batch graph runs them in chunks of its batch, the last one padded
+        with copies of its last sample (their scores dropped), so that the callers' batches
+        (a test loader's, a stream's windows) need not be its size."""
+        inputs = list(inputs)
+        if self.batch is None or not inputs:
+            return self.session.run(['scores'], onnx_feeds(self.inputs, inputs))[0]
+        chunks = []
+        for start in range(0, len(inputs), self.batch):
+            chunk = inputs[start:start + self.batch]
+            padded = chunk + chunk[-1:] * (self.batch - len(chunk))
+            chunks.append(self.session.run(['scores'],
+                                           onnx_feeds(self.inputs, padded))[0][:len(chunk)])
+        return np.concatenate(chunks)
 
     def test_step(self, data: Dict) -> list:
         """mmaction2's test step contract: ``data_samples`` with ``pred_score`` set."""

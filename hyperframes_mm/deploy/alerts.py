@@ -9,6 +9,32 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 
+def check_score_thresholds(cfg, thresholds: Dict[str, Optional[float]]) -> None:
+    """Refuse thresholds outside 0..1 for a model whose scores are probabilities (its head
+    averages clips as ``'prob'``, as the plugin's configs do): such a threshold is never
+    reached, and a stream would run to its end without one alert and without a word. A head
+    averaging logits (``'score'``, None) gives unbounded scores, and any threshold stands.
+
+    Args:
+        cfg (Config): the model's config.
+        thresholds (dict): the option that set each threshold (``'--threshold'``) -> its value
+            (None: not given).
+
+    Raises:
+        ValueError: naming the option, its value and the head's averaging.
+    """
+    head = cfg.model.get('cls_head') or {}
+    # a head that wraps another (AuxFrameHead) scores as the wrapped one
+    averaging = head.get('average_clips', (head.get('head') or {}).get('average_clips'))
+    if averaging != 'prob':
+        return
+    for option, value in thresholds.items():
+        if value is not None and not 0.0 <= value <= 1.0:
+            raise ValueError(f'{option} {value:g}: the model\'s scores are probabilities '
+                             f'({head.get("type", "its head")} average_clips=\'prob\'), in '
+                             '0..1, so it would never be reached')
+
+
 class AlertRule:
     """When a window's scores count as an alert.
 

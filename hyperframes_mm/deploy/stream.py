@@ -326,7 +326,7 @@ class StreamEngine:
                     attempts = 0
                 if not source.live or attempts >= self.sources.reconnect:
                     stats.status = 'failed' if error_text else 'ended'
-                    stats.message = error_text or ''
+                    stats.message = error_text or stats.message
                     if source.live and self.sources.reconnect:
                         stats.message = (f'{error_text or source.name + ": the stream ended"} '
                                          f'(gave up after {attempts} reconnection attempts)')
@@ -380,9 +380,14 @@ class StreamEngine:
                     stats.windows += 1
                 else:
                     stats.dropped_windows += 1
-            if count and count < window:
-                print_log(f'{source.name}: {count} frames, fewer than one {window}-frame window; '
-                          'no prediction', logger='current', level=logging.WARNING)
+            if count < window and not self._stop.is_set():
+                note = f'{count} frames, fewer than one {window}-frame window: no prediction'
+                if not source.live:
+                    # in the summary too: a short file otherwise reads as a stream that ended
+                    # normally with no event in it (a live source's note would outlast the
+                    # connection it was about)
+                    stats.message = note
+                print_log(f'{source.name}: {note}', logger='current', level=logging.WARNING)
         finally:
             frames.close()
             with self._lock:

@@ -27,7 +27,9 @@ def refuse_overwrite(outputs: Dict[str, PathLike], inputs: Dict[str, PathLike]) 
     """
     written = list(outputs.items())
     for index, (name, path) in enumerate(written):
-        if os.path.isdir(path):
+        if os.path.isdir(path) or str(path).endswith(('/', os.sep)):
+            # a path ending in a separator names a directory even before it exists: writing
+            # it as a file would leave a file where the user expects a folder
             raise ValueError(f'{name} {path} is a directory; name the file to write in it')
         others = [(what, other) for what, other in inputs.items() if other is not None]
         others += [(what, other) for what, other in written[:index]]

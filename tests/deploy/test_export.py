@@ -333,3 +333,56 @@ def test_refuse_overwrite_names_the_file_an_output_would_replace(tmp_path):
                        rf'\({source}\): writing it would destroy that file'):
         refuse_overwrite({'--out': tmp_path / 'link.mp4'}, {'the source': source})
     refuse_overwrite({'--out': tmp_path / 'new.json'}, {'the source': source, 'unset': None})
+    # a directory that does not exist yet: the tools wrote a file of that name
+    with pytest.raises(ValueError, match=rf'^--out {tmp_path}/newdir/ is a directory'):
+        refuse_overwrite({'--out': f'{tmp_path}/newdir/'}, {})
+
+
+def test_tools_that_need_the_pytorch_model_name_a_graph_given_for_it(api_models, api_videos,
+                                                                     tmp_path, capsys):
+    """Export, quantisation and the dynamic frame counts read the PyTorch model: given an
+    exported graph they failed with "'OnnxRecognizer' object has no attribute 'cpu'" (or
+    'cls_head'), naming no file. Everything else runs a graph where a checkpoint runs, an
+    upper-case suffix included."""
+    import shutil
+
+    from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+    graph = tmp_path / 'single.onnx'
+    assert load_script('tools/deployment/export_onnx.py').main(
+        [str(api_models['single']), str(api_models['single_ckpt']), '--out', str(graph),
+         '--video-size', '48', '64']) == 0
+    capsys.readouterr()
+    refused = f'error: {graph} is an exported ONNX graph; this needs the PyTorch checkpoint'
+    cases = [('tools/deployment/export_onnx.py', ['--out', str(tmp_path / 'again.onnx')]),
+             ('tools/deployment/quantize_int8.py', ['--out', str(tmp_path / 'q.onnx')]),
+             ('tools/stream_infer.py', [str(api_videos['a']), '--dynamic-frames', '2', '3', '4',
+                                        '--device', 'cpu', '--no-progress'])]
+    for script, extra in cases:
+        assert load_script(script).main([str(api_models['single']), str(graph), *extra]) == 1
+        assert refused in capsys.readouterr().err, script
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['single.onnx']
+    upper = tmp_path / 'SINGLE.ONNX'
+    shutil.copy(graph, upper)
+    assert isinstance(init_recognizer(api_models['single'], str(upper)), OnnxRecognizer)
+
+
+def test_a_fixed_batch_graph_scores_any_number_of_samples(api_models, tmp_path):
+    """A --static-batch export ran only at its own batch: a stream's or a test loader's batch
+    of another size failed inside onnxruntime. It now runs in chunks of its batch."""
+    from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+    tool = load_script('tools/deployment/export_onnx.py')
+    paths = {}
+    for name, extra in (('fixed', ['--static-batch', '--batch', '2']), ('dynamic', [])):
+        paths[name] = tmp_path / f'{name}.onnx'
+        assert tool.main([str(api_models['single']), str(api_models['single_ckpt']), '--out',
+                          str(paths[name]), '--video-size', '48', '64', *extra]) == 0
+    cfg = init_recognizer(api_models['single'], str(paths['dynamic'])).cfg
+    fixed, dynamic = (OnnxRecognizer(paths[name], cfg) for name in ('fixed', 'dynamic'))
+    assert (fixed.batch, dynamic.batch) == (2, None)
+    shape = example_inputs(cfg, (48, 64)).shape[1:]
+    samples = [torch.randint(0, 256, shape, generator=torch.Generator().manual_seed(seed))
+               .float() for seed in range(5)]
+    for count in (1, 2, 3, 5):
+        scores = fixed.scores(samples[:count])
+        assert scores.shape == (count, 4)
+        np.testing.assert_allclose(scores, dynamic.scores(samples[:count]), atol=1e-5)

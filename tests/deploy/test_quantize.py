@@ -379,7 +379,24 @@ def test_an_exclude_name_the_graph_does_not_have_is_refused(int8_model, tiny_wor
                       '--calib-clips', '2', '--exclude', '/backbone/conv1/Conv_TYPO']) == 1
     assert ("quantize_int8: --exclude names node(s) the graph does not have: "
             "['/backbone/conv1/Conv_TYPO']") in capsys.readouterr().err
-    assert not out.exists()
+    # nor the float graph exported for it: alone it passed for a finished run's
+    assert not out.exists() and not out.with_suffix('.float.onnx').exists()
+
+
+def test_quantize_tool_options_are_checked_before_any_work(tiny_work_dir, tmp_path, capsys):
+    """A count of 0 said "count must be >= 1" from deep in the run, naming no option; an --out
+    ending in a separator wrote a file where the user meant a folder."""
+    tool = load_script('tools/deployment/quantize_int8.py')
+    checkpoint = str(tiny_work_dir / 'epoch_1.pth')
+    for option in ('--calib-clips', '--max-test'):
+        with pytest.raises(SystemExit) as exit_info:
+            tool.main([str(TINY_CONFIG), checkpoint, '--out', str(tmp_path / 'q.onnx'), option,
+                       '0'])
+        assert exit_info.value.code == 2
+        assert f'argument {option}: must be an int >= 1, got 0' in capsys.readouterr().err
+    assert tool.main([str(TINY_CONFIG), checkpoint, '--out', f'{tmp_path}/newdir/']) == 1
+    assert f'error: --out {tmp_path}/newdir/ is a directory' in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_video_that_cannot_be_read_is_named_before_anything_is_written(

@@ -346,3 +346,50 @@ def test_a_window_shorter_than_one_clip_is_refused():
     # a sampler that spreads its picks over any window takes any window
     uniform = WindowPipeline([dict(type='HyperframeSampleFrames', num_frames=3, mode='uniform')])
     assert len(uniform.frame_indices(2)) == 3
+
+
+def test_a_file_shorter_than_one_window_says_so_in_the_summary(api_models, tmp_path):
+    """It ended with status 'ended', 0 windows and no word why: read as a clip with no event."""
+    from hyperframes_mm.datasets.video_io import write_video
+
+    from ..conftest import moving_frames
+    short = tmp_path / 'short.mp4'
+    write_video(short, moving_frames(6, 0), fps=25)
+    report = _run(_stage(api_models), [short], stride=4)
+    stats = report.streams[0]
+    assert (stats.status, stats.frames, stats.windows) == ('ended', 6, 0)
+    assert stats.message == '6 frames, fewer than one 10-frame window: no prediction'
+    assert (f'{short}: ended, 6 frames, 0 windows: 6 frames, fewer than one 10-frame window: '
+            'no prediction') in report.summary()
+
+
+def test_thresholds_a_probability_never_reaches_are_refused(api_models, api_videos, capsys):
+    """The plugin's heads average clips as probabilities: --threshold 1.5 ran every stream to
+    its end without an alert, exit 0."""
+    from hyperframes_mm.deploy import check_score_thresholds
+    cfg = load_config(api_models['single'])
+    check_score_thresholds(cfg, {'--threshold': 1.0, '--release': 0.0, '--other': None})
+    with pytest.raises(ValueError, match=r"^--release -0\.1: the model's scores are "
+                       r"probabilities \(TSNHead average_clips='prob'\), in 0\.\.1"):
+        check_score_thresholds(cfg, {'--threshold': 0.5, '--release': -0.1})
+    # logits (no clip averaging into probabilities) take any threshold
+    cfg.model.cls_head.average_clips = 'score'
+    check_score_thresholds(cfg, {'--threshold': 7.5})
+    tool = load_script('tools/stream_infer.py')
+    assert tool.main([str(api_models['single']), str(api_models['single_ckpt']),
+                      str(api_videos['a']), '--device', 'cpu', '--threshold', '1.5',
+                      '--no-progress']) == 1
+    assert "error: --threshold 1.5: the model's scores are probabilities" in \
+        capsys.readouterr().err
+
+
+@pytest.mark.parametrize('option, value', [('--stride', '0'), ('--batch-size', '0'),
+                                           ('--window', '-3'), ('--threads', '0')])
+def test_stream_infer_counts_are_checked_by_option(api_models, api_videos, capsys, option,
+                                                   value):
+    tool = load_script('tools/stream_infer.py')
+    with pytest.raises(SystemExit) as exit_info:
+        tool.main([str(api_models['single']), str(api_models['single_ckpt']),
+                   str(api_videos['a']), option, value])
+    assert exit_info.value.code == 2
+    assert f'argument {option}: must be an int >= 1, got {value}' in capsys.readouterr().err

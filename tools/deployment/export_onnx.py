@@ -17,6 +17,8 @@ from typing import List, Optional
 
 from mmengine.config import DictAction
 
+from hyperframes_mm.utils import int_argument
+
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -27,8 +29,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         metavar=('H', 'W'), help='decoded frame size the test pipeline sees')
     parser.add_argument('--fps', type=float, default=30.0, help='for time-based samplers')
     parser.add_argument('--input-dtype', default='float32', choices=['float32', 'uint8'])
-    parser.add_argument('--opset', type=int, default=17)
-    parser.add_argument('--batch', type=int, default=2, help='batch of the example input')
+    parser.add_argument('--opset', type=int_argument(1), default=17)
+    parser.add_argument('--batch', type=int_argument(1), default=2,
+                        help='batch of the example input (of every run, with --static-batch)')
     parser.add_argument('--static-batch', action='store_true', help='fix the batch size')
     parser.add_argument('--verify', action='store_true',
                         help='check onnxruntime against PyTorch (<= 1e-4) at batch 1 and 3')
@@ -41,14 +44,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
+    from hyperframes_mm.engine import CheckpointRefusedError
     from hyperframes_mm.utils import refuse_overwrite
     try:
         refuse_overwrite({'--out': args.out},
                          {'the config': args.config, 'the checkpoint': args.checkpoint})
-    except ValueError as error:
+        model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options,
+                                allow_onnx=False)
+    except (FileNotFoundError, ValueError, CheckpointRefusedError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
-    model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
     example = example_inputs(model.cfg, tuple(args.video_size), fps=args.fps)
     shapes = ({key: tuple(value.shape) for key, value in example.items()}
               if isinstance(example, dict) else tuple(example.shape))

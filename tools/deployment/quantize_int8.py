@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+from hyperframes_mm.utils import int_argument
+
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     from mmengine.config import DictAction
@@ -28,9 +30,10 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('config')
     parser.add_argument('checkpoint')
     parser.add_argument('--out', required=True, help='the int8 .onnx file to write')
-    parser.add_argument('--calib-clips', type=int, default=CALIBRATION_CLIPS,
+    parser.add_argument('--calib-clips', type=int_argument(1), default=CALIBRATION_CLIPS,
                         help='training clips whose activations set the int8 ranges')
-    parser.add_argument('--max-test', type=int, help='test clips of the parity report (all)')
+    parser.add_argument('--max-test', type=int_argument(1),
+                        help='test clips of the parity report (all)')
     parser.add_argument('--format', default='QDQ', choices=['QDQ', 'QOperator'],
                         help='onnxruntime\'s int8 encoding (docs/deployment.md: which is faster)')
     parser.add_argument('--exclude', nargs='*', default=[], metavar='NODE',
@@ -51,14 +54,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     from hyperframes_mm.deploy.export import export_onnx
     from hyperframes_mm.deploy.quantize import (dataset_list, labelled_videos, parity_report,
                                                 pipeline_samples, quantize_int8, spread)
+    from hyperframes_mm.engine import CheckpointRefusedError
     from hyperframes_mm.utils import refuse_overwrite
     out = Path(args.out)
     float_path = out.with_suffix('.float.onnx')
     try:
-        refuse_overwrite({'--out': out, 'the float graph': float_path,
+        refuse_overwrite({'--out': args.out, 'the float graph': float_path,
                           'the report': out.with_suffix('.json')},
                          {'the config': args.config, 'the checkpoint': args.checkpoint})
-        model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options)
+        model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options,
+                                allow_onnx=False)
         cfg = model.cfg
         lists = {key: labelled_videos(*dataset_list(cfg[key], f'{args.config}: {key}'),
                                       num_classes=model.cls_head.num_classes)
@@ -72,8 +77,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         example = ({key: value[None].float() for key, value in calibration[0].items()}
                    if isinstance(calibration[0], dict) else calibration[0][None].float())
         export_onnx(model, float_path, example, args.input_dtype)
-        done = quantize_int8(float_path, out, calibration, args.format, args.exclude)
-    except (FileNotFoundError, ValueError, BadVideoError) as error:
+        try:
+            done = quantize_int8(float_path, out, calibration, args.format, args.exclude)
+        except BaseException:
+            # the float graph is half of this run's output: without the int8 graph and the
+            # report it would pass for a finished run's
+            float_path.unlink(missing_ok=True)
+            raise
+    except (FileNotFoundError, ValueError, BadVideoError, CheckpointRefusedError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
     report = dict(done, format=args.format, float_model=str(float_path), int8_model=str(out),
