@@ -26,6 +26,7 @@ from ..datasets.transforms.pipeline_info import (LOADING_TRANSFORMS, SAMPLER_TRA
                                                  stream_key, transform_type)
 from ..engine.checkpoint import (CheckpointRefusedError, check_input_basis, load_verified,
                                  mismatch_error)
+from ..engine.segments_hook import check_stacked_segments
 
 ConfigLike = Union[str, Path, Config]
 
@@ -67,8 +68,11 @@ def init_recognizer(config: ConfigLike,
     every weight must match (``strict=True``), so a checkpoint of another
     model fails instead of leaving layers random, and a hyperframe checkpoint whose saved config
     names another input encoding than the model's is refused
-    (:func:`~hyperframes_mm.engine.checkpoint.check_input_basis`). Without a checkpoint the model is initialised
-    by its ``init_cfg`` (for tests and speed measurements).
+    (:func:`~hyperframes_mm.engine.checkpoint.check_input_basis`), as is a test pipeline that
+    makes another number of hyperframes a clip than a shifted backbone shifts between
+    (:func:`~hyperframes_mm.engine.segments_hook.check_stacked_segments`). Without a
+    checkpoint the model is initialised by its ``init_cfg`` (for tests and speed
+    measurements).
 
     Args:
         config (str | Path | Config): the model's config.
@@ -118,6 +122,12 @@ def init_recognizer(config: ConfigLike,
         recognizer.check_inputs(example)
         return recognizer
     model = MODELS.build(cfg.model)
+    # streaming, export and inference read the test pipeline's clips: what tools/test.py
+    # refuses (SegmentsHook) they refuse too
+    check_stacked_segments(model, [int(step.get('segments', 1))
+                                   for step in cfg.get('test_pipeline') or ()
+                                   if transform_type(step) == 'HyperframeStack'],
+                           f'{cfg.filename or "the config"}: test_pipeline')
     if checkpoint is not None:
         if not Path(checkpoint).is_file():
             raise FileNotFoundError(f'checkpoint file not found: {checkpoint}')

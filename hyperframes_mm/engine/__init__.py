@@ -13,6 +13,7 @@ from .distributed import main_process_first
 from .hooks import EpochSeedHook, SafeCheckpointHook, epoch_seed
 from .int8_aware import Int8AwareHook, Int8Rounding
 from .runner import HyperframeRunner
+from .segments_hook import SegmentsHook, check_stacked_segments
 from .sync_bn import CPUSyncBatchNorm
 
 __all__ = [
@@ -20,6 +21,7 @@ __all__ = [
     'CheckpointMismatchError', 'ClassCountError', 'ClassCountHook',
     'CheckpointNotFiniteError', 'CheckpointRefusedError', 'EpochSeedHook', 'HyperframeRunner',
     'Int8AwareHook', 'Int8Rounding', 'MissingVideosHook',
-    'SafeCheckpointHook', 'atomic_write_bytes', 'check_finite', 'epoch_seed', 'load_verified',
-    'main_process_first', 'mmengine_checkpoint_globals', 'verify_checkpoint_file'
+    'SafeCheckpointHook', 'SegmentsHook', 'atomic_write_bytes', 'check_finite',
+    'check_stacked_segments', 'epoch_seed', 'load_verified', 'main_process_first',
+    'mmengine_checkpoint_globals', 'verify_checkpoint_file'
 ]

@@ -23,6 +23,7 @@ from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, Checkpoint
                          newest_intact_checkpoint, verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
+from .segments_hook import SegmentsHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
 
 
@@ -68,7 +69,10 @@ class HyperframeRunner(Runner):
       a wrong count stops naming the list and its samples, not at the step that draws one;
       and the videos of every loop's lists are looked up (:class:`~hyperframes_mm.engine.
       cache_hook.MissingVideosHook`): a validation or test list naming a missing video stops
-      ``tools/train.py`` before its first epoch, not at its first validation.
+      ``tools/train.py`` before its first epoch, not at its first validation; and each
+      loop's ``HyperframeStack(segments)`` must be the shifted backbone's ``num_segments``
+      (:class:`~hyperframes_mm.engine.segments_hook.SegmentsHook`), which otherwise mixes
+      hyperframes of other samples without an error.
     - With the ``pytorch`` launcher on a machine without an accelerator, the process group
       starts with ``gloo`` and without ``torch.cuda.set_device``, and the model is wrapped in
       DDP with ``device_ids=None`` (:mod:`hyperframes_mm.engine.distributed`); with an
@@ -88,6 +92,7 @@ class HyperframeRunner(Runner):
         super().register_hooks(default_hooks, custom_hooks)
         self.register_hook(ClassCountHook(), priority=ClassCountHook.priority)
         self.register_hook(MissingVideosHook(), priority=MissingVideosHook.priority)
+        self.register_hook(SegmentsHook(), priority=SegmentsHook.priority)
         self.register_hook(ValidationTracker(), priority='VERY_HIGH')
 
     def train(self):

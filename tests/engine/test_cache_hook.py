@@ -195,7 +195,7 @@ def test_the_runner_checks_the_videos_of_every_loop():
         runner.register_hooks()
     finally:
         MMRunner.register_hooks = original
-    assert registered[:2] == ['ClassCountHook', 'MissingVideosHook']
+    assert registered[:3] == ['ClassCountHook', 'MissingVideosHook', 'SegmentsHook']
 
 
 def missing_list(root, gone):
