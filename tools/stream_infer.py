@@ -32,10 +32,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                         'int8: tools/deployment/), run by onnxruntime on the CPU')
     parser.add_argument('sources', nargs='+', help='video files, URLs or /dev/videoN')
     parser.add_argument('--names', nargs='+', help='stream names (default: the sources)')
-    parser.add_argument('--stride', type=int_argument(1), default=4, help='frames between windows')
-    parser.add_argument('--window', type=int_argument(1), help='frames per window (default: the test '
-                        'sampler\'s clip span times its number of clips)')
-    parser.add_argument('--batch-size', type=int_argument(1), default=8, help='windows per model call')
+    parser.add_argument('--stride', type=int_argument(1), default=4,
+                        help='frames between windows')
+    parser.add_argument('--window', type=int_argument(1),
+                        help='frames per window (default: the test sampler\'s clip span times its '
+                        'number of clips)')
+    parser.add_argument('--batch-size', type=int_argument(1), default=8,
+                        help='windows per model call')
     parser.add_argument('--device', help='cpu, cuda, cuda:1... (default: cuda if present)')
     parser.add_argument('--threads', type=int_argument(1),
                         help='torch intra-op threads of the model on the CPU (on a 2-core '
@@ -50,7 +53,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('--confirm-checkpoint', help='confirming model checkpoint')
     parser.add_argument('--screen-threshold', type=float,
                         help='screening alert score that sends a window to the confirmer')
-    parser.add_argument('--dynamic-frames', type=int_argument(1), nargs=3, metavar=('LOW', 'MID', 'HIGH'),
+    parser.add_argument('--dynamic-frames', type=int_argument(1), nargs=3,
+                        metavar=('LOW', 'MID', 'HIGH'),
                         help='frame counts for low/medium/high motion (re-inflated copies)')
     parser.add_argument('--motion-thresholds', type=float, nargs=2, metavar=('LOW', 'HIGH'),
                         help='motion scores between the dynamic frame counts')

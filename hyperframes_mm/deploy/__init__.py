@@ -10,7 +10,7 @@ from .stream import StreamEngine, StreamReport, StreamStats, report_dict, should
 
 __all__ = [
     'AlertRule', 'Hysteresis', 'alert_events', 'check_score_thresholds', 'build_cascade',
-    'compare_with_confirmer', 'check_parity', 'export_onnx', 'DynamicFrameStage', 'choose_num_frames',
-    'motion_score', 'SourceError', 'VideoSource', 'ModelStage', 'StreamEngine', 'StreamReport',
-    'StreamStats', 'report_dict', 'should_confirm'
+    'compare_with_confirmer', 'check_parity', 'export_onnx', 'DynamicFrameStage',
+    'choose_num_frames', 'motion_score', 'SourceError', 'VideoSource', 'ModelStage',
+    'StreamEngine', 'StreamReport', 'StreamStats', 'report_dict', 'should_confirm'
 ]

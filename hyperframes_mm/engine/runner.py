@@ -23,8 +23,8 @@ from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, Checkpoint
                          newest_intact_checkpoint, verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
-from .segments_hook import SegmentsHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
+from .segments_hook import SegmentsHook
 
 
 @RUNNERS.register_module()

@@ -11,7 +11,8 @@ from mmaction.registry import TRANSFORMS
 from mmengine.dataset import Compose
 
 from hyperframes_mm.apis import WindowPipeline, init_recognizer, load_config
-from hyperframes_mm.deploy import AlertRule, Hysteresis, ModelStage, SourceError, StreamEngine, VideoSource, alert_events
+from hyperframes_mm.deploy import (AlertRule, Hysteresis, ModelStage, SourceError, StreamEngine,
+                                   VideoSource, alert_events, check_score_thresholds)
 
 from ..conftest import load_script
 
@@ -366,7 +367,6 @@ def test_a_file_shorter_than_one_window_says_so_in_the_summary(api_models, tmp_p
 def test_thresholds_a_probability_never_reaches_are_refused(api_models, api_videos, capsys):
     """The plugin's heads average clips as probabilities: --threshold 1.5 ran every stream to
     its end without an alert, exit 0."""
-    from hyperframes_mm.deploy import check_score_thresholds
     cfg = load_config(api_models['single'])
     check_score_thresholds(cfg, {'--threshold': 1.0, '--release': 0.0, '--other': None})
     with pytest.raises(ValueError, match=r"^--release -0\.1: the model's scores are "
