@@ -112,6 +112,40 @@ def test_bad_files_are_named_skipped_and_never_written(mat_folder, tmp_path):
     assert 's3' not in (out / 'cross_subject_train.txt').read_text()
 
 
+def test_empty_or_negative_depth_is_skipped_and_the_run_exits_1(mat_folder, tmp_path, capsys):
+    """An empty array stopped a --no-crop run inside OpenCV (no file named, no lists); negative
+    depth was mapped to the nearest grey, a sequence of false frames; and a run that skipped
+    sequences exited 0 with lists that read as the whole data set."""
+    empty, negative = mat_folder / 'a1_s3_t1_depth.mat', mat_folder / 'a1_s5_t1_depth.mat'
+    _write_mat(empty, np.zeros((0, 0, 3), np.uint16))
+    _write_mat(negative, -_depth(0).astype(np.int32))
+    out = tmp_path / 'out'
+    assert convert_depth.main([str(mat_folder), str(out), '--no-crop', '--size', '32',
+                               '--workers', '1']) == 1
+    meta = json.loads((out / 'convert_meta.json').read_text())
+    assert meta['failed'] == {
+        'a1_s3_t1_depth.mat': f"{empty}: d_depth must be a non-empty integer [H, W, T] array, "
+                              'got uint16 (0, 0, 3)',
+        'a1_s5_t1_depth.mat': f'{negative}: d_depth holds negative depth (min -2410); depth is '
+                              'a distance in millimetres, 0 where the sensor has no reading'}
+    assert (out / 'cross_subject_train.txt').read_text().count('\n') == 2  # a1 and a2 of s1
+    assert ('error: 2 sequence(s) skipped (above); the lists hold the other sequences only'
+            in capsys.readouterr().err)
+
+
+def test_two_files_of_one_sequence_are_refused_naming_both(mat_folder, tmp_path, capsys):
+    """One was taken and the other dropped without a word."""
+    (mat_folder / 'copy').mkdir()
+    _write_mat(mat_folder / 'copy/a1_s1_t1_depth.mat', _depth(5, frames=5))
+    (mat_folder / 'copy/notes.mat').write_bytes(b'a second non-sequence is no conflict')
+    assert convert_depth.main([str(mat_folder), str(tmp_path / 'out')]) == 1
+    assert capsys.readouterr().err == (
+        f'error: {mat_folder}: two files for sequence a1_s1_t1_depth.mat: '
+        f'{mat_folder / "a1_s1_t1_depth.mat"} and {mat_folder / "copy/a1_s1_t1_depth.mat"}; '
+        'keep one\n')
+    assert not (tmp_path / 'out').exists()
+
+
 def test_a_frame_smaller_than_the_crop_is_named_where_it_is_skipped(mat_folder, tmp_path,
                                                                      capsys):
     small = mat_folder / 'a1_s3_t1_depth.mat'

@@ -17,7 +17,8 @@ converted (its ``convert_meta.json``), without the ``.mat`` files.
 Safe to run again and to interrupt: videos are written to a temporary name and renamed into
 place; a video whose meta records the same mapping is kept, so a second run only converts what
 is missing. A bad or truncated ``.mat`` is named, skipped and listed in ``convert_meta.json``;
-the lists hold only converted sequences.
+the lists hold only converted sequences, and the exit status is 1 when any was skipped. Two
+files of one sequence name under ``SOURCE`` are an error naming both.
 """
 import argparse
 import io
@@ -147,13 +148,21 @@ class Source:
         if self.git:
             listing = subprocess.run(['git', f'--git-dir={self.root}', 'ls-tree', '-r', 'HEAD'],
                                      check=True, capture_output=True, text=True).stdout
-            for line in listing.splitlines():
-                meta, path = line.split('\t', 1)
-                if meta.split()[1] == 'blob':
-                    self.files.setdefault(Path(path).name, meta.split()[2])
+            found = [(path, meta.split()[2]) for meta, path in
+                     (line.split('\t', 1) for line in listing.splitlines())
+                     if meta.split()[1] == 'blob']
         else:
-            for path in sorted(self.root.rglob('*.mat')):
-                self.files.setdefault(path.name, str(path))
+            found = [(str(path), str(path)) for path in sorted(self.root.rglob('*.mat'))]
+        where: Dict[str, str] = {}
+        for path, handle in found:
+            name = Path(path).name
+            if name in self.files and parse_name(name):
+                # a sequence is one clip of the data set: two files of one name are two
+                # versions of it, and taking either would drop the other without a word
+                raise ValueError(f'{root}: two files for sequence {name}: {where[name]} and '
+                                 f'{path}; keep one')
+            self.files.setdefault(name, handle)
+            where.setdefault(name, path)
 
     def sequences(self) -> List[str]:
         return sorted((name for name in self.files if parse_name(name)),
@@ -180,9 +189,14 @@ def load_depth(data: bytes, where: str) -> np.ndarray:
     depth = content.get(VARIABLE)
     if depth is None:
         raise ValueError(f'{where}: has no variable {VARIABLE!r}')
-    if depth.ndim != 3 or depth.shape[2] < 1 or not np.issubdtype(depth.dtype, np.integer):
-        raise ValueError(f'{where}: {VARIABLE} must be an integer [H, W, T] array, got '
+    if depth.ndim != 3 or 0 in depth.shape or not np.issubdtype(depth.dtype, np.integer):
+        raise ValueError(f'{where}: {VARIABLE} must be a non-empty integer [H, W, T] array, got '
                          f'{depth.dtype} {depth.shape}')
+    if depth.min() < 0:
+        # a distance in millimetres (0: no reading): the mapping would clip a negative one to
+        # the brightest, nearest grey, a frame of false readings
+        raise ValueError(f'{where}: {VARIABLE} holds negative depth (min {depth.min()}); depth '
+                         'is a distance in millimetres, 0 where the sensor has no reading')
     return depth
 
 
@@ -194,6 +208,8 @@ def convert_one(source: Source, name: str, out_dir: Path, mapping: Mapping,
                 force: bool = False) -> Dict:
     """Convert one sequence unless its video exists with the same mapping; never raises for a
     bad file (``status='failed'`` with the error naming it)."""
+    import cv2
+
     from hyperframes_mm.datasets.video_io import write_video
     out = out_dir / video_name(name)
     stamp = out.with_suffix('.json')
@@ -210,8 +226,9 @@ def convert_one(source: Source, name: str, out_dir: Path, mapping: Mapping,
     where = source.describe(name)
     try:
         frames, lost = depth_frames(load_depth(source.read(name), where), mapping, where)
-    except (ValueError, OSError, subprocess.CalledProcessError) as error:
-        return dict(result, status='failed', error=str(error))
+    except (ValueError, OSError, subprocess.CalledProcessError, cv2.error) as error:
+        return dict(result, status='failed', error=f'{where}: {error}'
+                    if where not in str(error) else str(error))
     # the stamp goes first and comes back last: a video without one is never trusted
     stamp.unlink(missing_ok=True)
     write_video(out, frames, fps=FPS)
@@ -391,13 +408,24 @@ def main(argv=None) -> int:
         return 0
     mapping = Mapping(near_mm=args.near_mm, far_mm=args.far_mm,
                       crop=None if args.no_crop else tuple(args.crop), size=args.size)
-    meta = convert(args.source, args.out_dir, mapping, workers=args.workers, force=args.force)
+    try:
+        meta = convert(args.source, args.out_dir, mapping, workers=args.workers,
+                       force=args.force)
+    except (FileNotFoundError, ValueError) as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 1
     print(f'{meta["sequences"]} sequences in {args.out_dir} ({meta["converted"]} converted now), '
           f'{len(meta["failed"])} skipped; cross-subject {meta["lists"]["cross_subject_train.txt"]}'
           f' train / {meta["lists"]["cross_subject_test.txt"]} test clips; largest share of a '
           f'sequence\'s readings outside the crop: {meta["max_lost_outside_crop"]:.4f}')
     for name, error in meta['failed'].items():
         print(f'skipped {name}: {error}')
+    if meta['failed']:
+        # the lists are written, of the converted sequences, but the data set is not whole:
+        # a script that goes on to train must not read that as success
+        print(f'error: {len(meta["failed"])} sequence(s) skipped (above); the lists hold the '
+              'other sequences only', file=sys.stderr)
+        return 1
     return 0
 
 
