@@ -39,7 +39,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.analysis.visualize import (augmented_frames, describe_augment, frame_grid,
                                                plot_scores, write_png)
-    shown = augmented_frames(args.config, args.video, args.pipeline, args.seed)
+    from hyperframes_mm.datasets.video_io import BadVideoError
+    try:
+        shown = augmented_frames(args.config, args.video, args.pipeline, args.seed)
+    except (OSError, KeyError, ValueError, BadVideoError) as error:
+        print(f'error: {error}', file=sys.stderr)
+        return 1
     title = f'{args.pipeline} pipeline, seed {args.seed}: ' + \
         (describe_augment(shown['augment_params']) or 'no random augmentation')
     image, layout = frame_grid(shown['frames'], shown['frame_inds'], args.scale, title)

@@ -22,6 +22,7 @@ from mmengine.registry import init_default_scope
 
 from ..apis.inference import ConfigLike, load_config
 from ..datasets.transforms.pipeline_info import stream_key
+from ..datasets.video_io import BadVideoError, _bad_video_errors, _first_line
 
 PIPELINES = ('train', 'test', 'val')
 
@@ -44,6 +45,8 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
     """
     if pipeline not in PIPELINES:
         raise ValueError(f'pipeline must be one of {PIPELINES}, got {pipeline!r}')
+    if Path(video).is_dir():
+        raise IsADirectoryError(f'{video} is a directory; give one video file')
     if not Path(video).is_file():
         raise FileNotFoundError(f'video file not found: {video}')
     cfg = load_config(config)
@@ -61,6 +64,10 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
         np.random.seed(seed)
     try:
         results = transforms(dict(filename=str(video), start_index=0, modality='RGB', label=-1))
+    except _bad_video_errors() as error:
+        # decord's and the loaders' messages name no file (an image, an empty file)
+        raise BadVideoError(f'{video}: the {pipeline} pipeline cannot read it: '
+                            f'{_first_line(error)}', str(video)) from error
     finally:
         if seed is not None:
             np.random.set_state(state)

@@ -62,6 +62,27 @@ def test_visualize_errors(api_models, api_videos, tmp_path):
         frame_grid({})
 
 
+def test_a_file_that_is_no_video_is_named(api_models, tmp_path, capsys):
+    """An image or an empty file ended in a 30-line traceback through decord whose last line
+    named no file; a directory was "not found"."""
+    from hyperframes_mm.datasets.video_io import BadVideoError
+    image, empty = tmp_path / 'frame.png', tmp_path / 'empty.mp4'
+    cv2.imwrite(str(image), np.full((48, 64, 3), 128, np.uint8))
+    empty.write_bytes(b'')
+    for path in (image, empty):
+        with pytest.raises(BadVideoError, match=rf'^{path}: the train pipeline cannot read it: '
+                           r'\w+: ') as info:
+            augmented_frames(api_models['single'], path)
+        assert info.value.filename == str(path)
+    with pytest.raises(IsADirectoryError, match=rf'^{tmp_path} is a directory; give one video'):
+        augmented_frames(api_models['single'], tmp_path)
+    tool = load_script('tools/visualize_hyperframe.py')
+    assert tool.main([str(api_models['single']), str(image), '--out',
+                      str(tmp_path / 'grid.png')]) == 1
+    assert capsys.readouterr().err.startswith(f'error: {image}: the train pipeline cannot read')
+    assert not (tmp_path / 'grid.png').exists()
+
+
 def test_score_plot_from_stream_output(tmp_path):
     lines = [dict(stream='cam', window=i, t_end=0.5 * i, scores=[0.1 * i, 1 - 0.1 * i],
                   alert=False) for i in range(4)]
