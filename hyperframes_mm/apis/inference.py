@@ -37,7 +37,15 @@ def default_device() -> str:
 
 
 def load_config(config: ConfigLike, cfg_options: Optional[dict] = None) -> Config:
-    """A config object from a path or a config, with ``cfg_options`` merged in (a copy)."""
+    """A config object from a path or a config, with ``cfg_options`` merged in (a copy).
+
+    A config names its test pipeline twice, as ``test_pipeline`` (what the plugin's tools read:
+    FLOPs, latency, export, streaming) and as the test dataloader's dataset ``pipeline`` (what
+    ``tools/test.py`` runs), the second set to the first when the file is read. Where the file
+    so links them, an override of one (``--cfg-options
+    test_dataloader.dataset.pipeline.1.num_clips=4``) is carried to the other: the tools
+    reported the cost of a test sample the test would not make.
+    """
     if isinstance(config, (str, Path)):
         if not Path(config).is_file():
             raise FileNotFoundError(f'config file not found: {config}')
@@ -47,8 +55,27 @@ def load_config(config: ConfigLike, cfg_options: Optional[dict] = None) -> Confi
     else:
         raise TypeError(f'config must be a path or an mmengine Config, got {type(config).__name__}')
     if cfg_options:
+        loader = _test_dataset(cfg)
+        linked = (loader is not None and 'test_pipeline' in cfg
+                  and loader['pipeline'] == cfg.test_pipeline)
+        before = copy.deepcopy(cfg.get('test_pipeline'))
         cfg.merge_from_dict(cfg_options)
+        if linked:
+            loader = _test_dataset(cfg)
+            if cfg.test_pipeline != before and loader['pipeline'] == before:
+                loader['pipeline'] = copy.deepcopy(cfg.test_pipeline)
+            elif loader['pipeline'] != before and cfg.test_pipeline == before:
+                cfg.test_pipeline = copy.deepcopy(loader['pipeline'])
     return cfg
+
+
+def _test_dataset(cfg: Config) -> Optional[dict]:
+    """The test dataloader's dataset config that holds the pipeline (inside wrappers such as
+    ``GuardedDataset(dataset=...)``), None without one."""
+    dataset = (cfg.get('test_dataloader') or {}).get('dataset')
+    while isinstance(dataset, dict) and 'pipeline' not in dataset:
+        dataset = dataset.get('dataset')
+    return dataset if isinstance(dataset, dict) else None
 
 
 def init_recognizer(config: ConfigLike,
