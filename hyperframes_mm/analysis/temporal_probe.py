@@ -238,8 +238,11 @@ class ProbeReport:
         skipped (dict): condition name -> why it was not run.
         labels (np.ndarray): ``[N]`` ground-truth labels.
         num_frames (dict): stream -> T.
-        uses_time (bool, optional): the verdict; None when it cannot be told (T = 1).
+        uses_time (bool, optional): the verdict; None when it cannot be told (T = 1, or every
+            clip's frames identical).
         verdict (str): the verdict in words.
+        still_clips (int): samples whose frames are all identical (a video shorter than one
+            step of the sampler, or still): no frame order changes them.
     """
     conditions: List[ConditionResult]
     skipped: Dict[str, str]
@@ -247,6 +250,7 @@ class ProbeReport:
     num_frames: Dict[str, int]
     uses_time: Optional[bool]
     verdict: str
+    still_clips: int = 0
 
     def condition(self, name: str) -> ConditionResult:
         """The result of condition ``name``."""
@@ -260,16 +264,17 @@ class ProbeReport:
         return dict(num_samples=int(len(self.labels)), num_classes=int(num_classes),
                     chance=1.0 / num_classes, num_frames=self.num_frames,
                     conditions=[c.to_dict() for c in self.conditions], skipped=self.skipped,
-                    uses_time=self.uses_time, verdict=self.verdict)
+                    still_clips=self.still_clips, uses_time=self.uses_time, verdict=self.verdict)
 
 
 def judge(conditions: Sequence[ConditionResult], num_frames: Dict[str, int], num_classes: int,
-          tolerance: float) -> Tuple[Optional[bool], str]:
+          tolerance: float, still_clips: int = 0) -> Tuple[Optional[bool], str]:
     """The verdict: does the model use time? ``(uses_time, text)``.
 
     The model ignores time when no frame-order condition (reversed, shuffled, static) lowers
     accuracy by more than ``tolerance``; it uses time otherwise. Interval conditions are
-    reported, not judged. T = 1 everywhere gives None (nothing to permute).
+    reported, not judged. T = 1 everywhere, or every clip's frames identical
+    (``still_clips``: samples no frame order changes), gives None (nothing to permute).
     """
     by_name = {c.name: c for c in conditions}
     original = by_name['original']
@@ -277,8 +282,19 @@ def judge(conditions: Sequence[ConditionResult], num_frames: Dict[str, int], num
     if all(frames == 1 for frames in num_frames.values()):
         return None, ('Every hyperframe holds one frame (T=1): the model cannot see time and '
                       'there is no frame order to probe.')
+    total = len(original.scores)
+    if still_clips == total:
+        # the perturbed inputs are the original ones: "identical predictions" would be read
+        # as a model that ignores time
+        return None, (f'Every clip\'s frames are identical ({total} of {total}: videos shorter '
+                      'than one step of the sampler, or still): reversing, shuffling or '
+                      'freezing them changes nothing, so the probe cannot tell whether the '
+                      'model uses time.')
     chance = 1.0 / num_classes
     notes = []
+    if still_clips:
+        notes.append(f'{still_clips} of {total} clips have identical frames (short or still '
+                     'videos): no frame order changes them, which shrinks every drop.')
     if original.accuracy <= chance + tolerance:
         notes.append(f'Accuracy as sampled ({original.accuracy:.1%}) is at chance level '
                      f'(1/{num_classes} = {chance:.1%}), so a drop cannot show: train longer '
@@ -354,16 +370,31 @@ def _evaluate(model: torch.nn.Module, loader_cfg: Dict, conditions: Sequence[str
     labels: List[int] = []
     scores: Dict[str, List[torch.Tensor]] = {name: [] for name in conditions}
     orders: Dict[str, Dict] = {}
+    still = 0
     with torch.no_grad():
         for data in tqdm(loader, desc=desc, unit='batch', disable=not progress):
             for name in conditions:
                 inputs, orders[name] = perturb_inputs(data['inputs'], name, seed)
+                if name == 'static':
+                    still += sum(_unchanged(data['inputs'], inputs))
                 outputs = model.test_step(dict(inputs=inputs, data_samples=data['data_samples']))
                 scores[name].append(torch.stack([o.pred_score for o in outputs]).float().cpu())
             labels += _labels(outputs)
     del loader
     return (np.asarray(labels, dtype=np.int64),
-            {name: torch.cat(value).numpy() for name, value in scores.items()}, orders)
+            {name: torch.cat(value).numpy() for name, value in scores.items()}, orders, still)
+
+
+def _unchanged(original, perturbed) -> List[bool]:
+    """Per sample of a batch (``perturb_inputs``' structures), whether the perturbed inputs
+    equal the original ones."""
+    if isinstance(original, dict):  # streams of batched tensors
+        per_stream = [_unchanged(original[key], perturbed[key]) for key in original]
+        return [all(flags) for flags in zip(*per_stream)]
+    if isinstance(original, torch.Tensor):
+        return [torch.equal(a, b) for a, b in zip(original, perturbed)]
+    return [all(torch.equal(a[key], b[key]) for key in a) if isinstance(a, dict)
+            else torch.equal(a, b) for a, b in zip(original, perturbed)]
 
 
 def _result(name: str, kind: str, description: str, scores: np.ndarray, labels: np.ndarray,
@@ -415,8 +446,8 @@ def run_temporal_probe(cfg: Config,
         raise ValueError(f'temporal probe: tolerance must be in [0, 1), got {tolerance!r}')
     loader_cfg = _loader_cfg(cfg, split, batch_size, num_workers)
     model = init_recognizer(cfg, checkpoint, device)
-    labels, scores, orders = _evaluate(model, loader_cfg, ORDER_CONDITIONS, seed,
-                                       'probe: frame orders', progress)
+    labels, scores, orders, still = _evaluate(model, loader_cfg, ORDER_CONDITIONS, seed,
+                                              'probe: frame orders', progress)
     if len(labels) == 0:
         raise ValueError(f'temporal probe: the {split} set of the config is empty')
     original = _result('original', 'order', DESCRIPTIONS['original'], scores['original'], labels,
@@ -444,8 +475,8 @@ def run_temporal_probe(cfg: Config,
             continue
         scaled_cfg = copy.deepcopy(loader_cfg)
         scaled_cfg['dataset']['pipeline'] = scaled
-        scaled_labels, scaled_scores, _ = _evaluate(model, scaled_cfg, ('original', ), seed,
-                                                    f'probe: {name}', progress)
+        scaled_labels, scaled_scores, _, _ = _evaluate(model, scaled_cfg, ('original', ), seed,
+                                                       f'probe: {name}', progress)
         if not np.array_equal(scaled_labels, labels):
             raise RuntimeError('temporal probe: the dataloader visited the samples in another '
                                'order on the second pass; predictions cannot be compared')
@@ -453,8 +484,9 @@ def run_temporal_probe(cfg: Config,
                                               for key in before)
         conditions.append(_result(name, 'interval', description, scaled_scores['original'],
                                   labels, original, after))
-    uses_time, verdict = judge(conditions, num_frames, scores['original'].shape[1], tolerance)
-    return ProbeReport(conditions, skipped, labels, num_frames, uses_time, verdict)
+    uses_time, verdict = judge(conditions, num_frames, scores['original'].shape[1], tolerance,
+                               still)
+    return ProbeReport(conditions, skipped, labels, num_frames, uses_time, verdict, still)
 
 
 def format_report(report: ProbeReport) -> str:

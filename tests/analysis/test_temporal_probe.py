@@ -188,6 +188,33 @@ def test_judge_single_frame_and_chance():
     assert 'It predicts class 2 for every clip: it has learned nothing yet' in text
 
 
+def test_clips_whose_frames_are_identical_give_no_verdict():
+    """Videos shorter than one sampler step (or still) repeat one frame: every order gives the
+    same input, and the probe said "the model ignores time" of any model."""
+    uses_time, text = judge(_conditions([0.8] * 4, [1.0] * 4), {'imgs': 5}, 4, 0.02,
+                            still_clips=8)
+    assert uses_time is None
+    assert text.startswith("Every clip's frames are identical (8 of 8: videos shorter than one "
+                           'step of the sampler, or still)')
+    uses_time, text = judge(_conditions([0.9, 0.1, 0.5, 0.3], [1, .1, .5, .3]), {'imgs': 5}, 4,
+                            0.02, still_clips=3)
+    assert uses_time is True
+    assert text.startswith('3 of 8 clips have identical frames (short or still videos)')
+
+
+def test_unchanged_compares_each_sample_of_every_input_structure():
+    from hyperframes_mm.analysis.temporal_probe import _unchanged, perturb_inputs
+    still = torch.full((1, 15, 4, 4), 7.0)
+    moving = torch.arange(15 * 16, dtype=torch.float32).reshape(1, 15, 4, 4)
+    for batch in ([still, moving], torch.stack([still, moving]),
+                  [dict(imgs_fast=still, imgs_slow=still), dict(imgs_fast=still,
+                                                               imgs_slow=moving)],
+                  dict(imgs_fast=torch.stack([still, still]),
+                       imgs_slow=torch.stack([still, moving]))):
+        static, _ = perturb_inputs(batch, 'static')
+        assert _unchanged(batch, static) == [True, False]
+
+
 # ------------------------------------------------------------------------------ real models
 @pytest.fixture(scope='module')
 def trained_report(trained_checkpoint):
@@ -230,6 +257,7 @@ def test_centre_frame_model_ignores_time_exactly(centre_model):
         assert report.condition(name).agreement == 1.0
     assert report.uses_time is False
     assert 'predictions are identical' in report.verdict
+    assert report.still_clips == 0
 
 
 def test_fast_slow_model_every_stream(centre_fast_slow_model):
