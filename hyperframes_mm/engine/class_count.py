@@ -91,6 +91,61 @@ def check_labels(dataset, num_classes: int, split: str) -> None:
         f'{more}. {fix[0].upper()}{fix[1:]}; tools/doctor.py --data lists every such line.')
 
 
+#: metrics that need no labels: a loop scored only by them may read an unlabelled list
+_LABEL_FREE_METRICS = ('DumpResults', )
+
+
+def loop_needs_labels(split: str, loop) -> bool:
+    """Whether the ``split`` loop reads labels: training does, and so does an evaluation with
+    any metric other than a dump of the predictions (accuracy, confusion matrix, ...)."""
+    if split == 'train':
+        return True
+    metrics = getattr(getattr(loop, 'evaluator', None), 'metrics', None) or ()
+    return any(type(metric).__name__ not in _LABEL_FREE_METRICS for metric in metrics)
+
+
+def check_labelled(dataset, split: str, metrics: str = '') -> None:
+    """Raise :class:`ClassCountError` for a list the ``split`` loop cannot read as labelled:
+    samples without a label (-1, a line of a file name alone), or one video listed with two
+    labels. mmaction2 reads both without a word: a test scored every unlabelled sample against
+    label -1 (top-1 0, exit 0), training stopped at ``Target -1 is out of bounds`` naming
+    nothing, and a video with two labels is counted wrong under one of them.
+
+    Args:
+        dataset: the loop's dataset (wrappers unwrapped here).
+        split (str): the loop, for the message.
+        metrics (str): the loop's metrics, for the message (empty for training).
+    """
+    for leaf, _ in leaf_datasets(dataset):
+        if getattr(leaf, 'multi_class', False):
+            continue
+        source = str(getattr(leaf, 'ann_file', '') or type(leaf).__name__)
+        unlabelled, first = [], {}
+        for index, info in enumerate(_samples(leaf)):
+            label = info.get('label') if isinstance(info, dict) else None
+            if not isinstance(label, Integral):
+                continue
+            name = str(info.get('filename', ''))
+            if label == -1:
+                unlabelled.append(f'sample {index} ({name or "no file"})')
+                continue
+            seen = first.setdefault(name, (index, int(label)))
+            if name and seen[1] != label:
+                raise ClassCountError(
+                    f'{split} list {source}: video {name} is listed with label {seen[1]} '
+                    f'(sample {seen[0]}) and label {label} (sample {index}); a single-label '
+                    'list gives each video one label')
+        if unlabelled:
+            use = (f'scores them with {metrics}, which compares predictions with labels'
+                   if metrics else 'trains on labels')
+            more = (f'; and {len(unlabelled) - _SHOWN} more' if len(unlabelled) > _SHOWN
+                    else '')
+            raise ClassCountError(
+                f'{split} list {source}: {len(unlabelled)} sample(s) without a label '
+                f'({"; ".join(unlabelled[:_SHOWN])}{more}), and the {split} loop {use}: '
+                'give every line its label (a list of file names alone is for inference)')
+
+
 def blendings(model) -> List:
     """The batch blending of the model's data preprocessor and, for ``RandomBatchAugment``,
     each of its blendings: every object whose ``num_classes`` is a one-hot width (the first is
@@ -106,7 +161,8 @@ def blendings(model) -> List:
 class ClassCountHook(Hook):
     """Before a run (``before_run``: its loops are built, nothing is loaded or trained yet, and
     ahead of ``BuildFrameCacheHook``): the labels of every loop the run will read against the
-    head's classes (:func:`check_labels`), and, for training, the blending's one-hot width set
+    head's classes (:func:`check_labels`), every sample of a loop that reads labels labelled
+    once (:func:`check_labelled`), and, for training, the blending's one-hot width set
     to the head's count, with a warning naming the key, where a carried config left the data
     set's old count there (a width other than the head's has no meaning: the blended labels
     meet the head's scores in the loss). A model without a ``cls_head.num_classes`` is not
@@ -121,6 +177,11 @@ class ClassCountHook(Hook):
         loops = dict(built_loops(runner))
         for split, loop in loops.items():
             check_labels(loop.dataloader.dataset, classes, split)
+            if loop_needs_labels(split, loop):
+                metrics = ', '.join(type(metric).__name__ for metric in
+                                    getattr(getattr(loop, 'evaluator', None), 'metrics', ()))
+                check_labelled(loop.dataloader.dataset, split,
+                               '' if split == 'train' else metrics)
         if 'train' not in loops:
             return
         parts = blendings(runner.model)

@@ -99,3 +99,56 @@ def test_labels_are_found_inside_dataset_wrappers_and_unlabelled_samples_pass():
     with pytest.raises(ClassCountError, match=r'^val list c\.txt: 1 label\(s\) outside 0\.\.2, '
                        r'.*: sample 0 \(v0\.mp4\): -2\. Correct those labels; tools'):
         check_labels(leaf([-2], 'c.txt'), 3, 'val')
+
+
+def test_an_unlabelled_test_list_is_refused_where_it_was_scored_against_minus_one(
+        runner_of, tiny_dataset, tmp_path):
+    """A list of file names alone, tested with mmaction2's tools/test.py: acc/top1 0.0000 and
+    exit 0; in training, "Target -1 is out of bounds" naming no list."""
+    videos = (tiny_dataset / 'val.txt').read_text().split()[0::2]
+    bare = tmp_path / 'names.txt'
+    bare.write_text(''.join(f'{video}\n' for video in videos))
+    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(bare)})
+    shown = '; '.join(f'sample {index} ({tiny_dataset / video})'
+                      for index, video in enumerate(videos[:5]))
+    with pytest.raises(ClassCountError) as error:
+        runner.test()
+    assert str(error.value) == (
+        f'test list {bare}: {len(videos)} sample(s) without a label ({shown}; and '
+        f'{len(videos) - 5} more), and the test loop scores them with AccMetric, which compares '
+        'predictions with labels: give every line its label (a list of file names alone is for '
+        'inference)')
+    train, _, labels = _relabelled(tiny_dataset, tmp_path, 'train.txt',
+                                   lambda label: -1 if label == 3 else label)
+    runner = runner_of(**{'train_dataloader.dataset.ann_file': str(train)})
+    with pytest.raises(ClassCountError, match=rf'^train list {train}: 4 sample\(s\) without a '
+                       r'label \(sample \d+ .*\), and the train loop trains on labels: give'):
+        runner.train()
+    assert runner.iter == 0
+
+
+def test_a_video_listed_with_two_labels_is_refused(runner_of, tiny_dataset, tmp_path):
+    lines = (tiny_dataset / 'val.txt').read_text().splitlines()
+    video, label = lines[0].split()
+    twice = tmp_path / 'twice.txt'
+    twice.write_text('\n'.join(lines + [f'{video} {(int(label) + 1) % 4}']) + '\n')
+    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(twice)})
+    with pytest.raises(ClassCountError, match=(
+            rf'^test list {twice}: video {tiny_dataset / video} is listed with label {label} '
+            rf'\(sample 0\) and label {(int(label) + 1) % 4} \(sample {len(lines)}\); a '
+            'single-label list gives each video one label$')):
+        runner.test()
+
+
+def test_only_loops_that_read_labels_need_them():
+    from hyperframes_mm.engine.class_count import check_labelled, loop_needs_labels
+
+    def loop(*metrics):
+        return SimpleNamespace(evaluator=SimpleNamespace(metrics=[
+            type(name, (), {})() for name in metrics]))
+    assert loop_needs_labels('train', loop())
+    assert loop_needs_labels('test', loop('AccMetric', 'DumpResults'))
+    assert not loop_needs_labels('test', loop('DumpResults'))
+    # the same video twice with one label (oversampling) is a labelled list
+    check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+        dict(filename='a.mp4', label=1), dict(filename='a.mp4', label=1)]), 'train')
