@@ -4,6 +4,7 @@ import logging
 import os.path as osp
 import random
 from functools import partial
+from typing import Optional
 
 import numpy as np
 import torch
@@ -100,6 +101,10 @@ class SafeCheckpointHook(CheckpointHook):
         ckpt_filename = self.filename_tmpl.format(step)
         self.last_ckpt = self.file_backend.join_path(self.out_dir, ckpt_filename)
         runner.message_hub.update_info('last_ckpt', self.last_ckpt)
+        # the kept steps are counted before the save, so that the checkpoint records itself
+        # among them (as the stock hook's do: a run resumed from it prunes it in its turn);
+        # the file they push out goes only after the new one is complete
+        oldest = self._keep(runner, step)
         runner.save_checkpoint(
             self.out_dir, ckpt_filename, self.file_client_args,
             save_optimizer=self.save_optimizer,
@@ -107,23 +112,24 @@ class SafeCheckpointHook(CheckpointHook):
             by_epoch=self.by_epoch, backend_args=self.backend_args, **self.args)
         if is_main_process():
             write_text_atomically(self.last_ckpt, osp.join(runner.work_dir, 'last_checkpoint'))
-        self._prune(runner, step)
+            if oldest is not None:
+                self._remove(oldest)
 
-    def _prune(self, runner, step) -> None:
-        """Keep the newest ``max_keep_ckpts`` checkpoints (the stock hook's bookkeeping, run
-        after the save instead of before it)."""
-        from mmengine.dist import is_main_process
+    def _keep(self, runner, step) -> Optional[int]:
+        """Count ``step`` among the newest ``max_keep_ckpts`` checkpoints (the stock hook's
+        bookkeeping); returns the step it pushes out, None when none."""
         if self.max_keep_ckpts <= 0 or (self.keep_ckpt_ids and self.keep_ckpt_ids[-1] == step):
-            return
+            return None
         # keep_ckpt_ids is a deque bounded at max_keep_ckpts: take the oldest out before the
         # append would drop it unseen
         oldest = (self.keep_ckpt_ids.popleft()
                   if len(self.keep_ckpt_ids) == self.max_keep_ckpts else None)
         self.keep_ckpt_ids.append(step)
         runner.message_hub.update_info('keep_ckpt_ids', list(self.keep_ckpt_ids))
-        if oldest is None or not is_main_process():
-            return
-        path = self.file_backend.join_path(self.out_dir, self.filename_tmpl.format(oldest))
+        return oldest
+
+    def _remove(self, step) -> None:
+        path = self.file_backend.join_path(self.out_dir, self.filename_tmpl.format(step))
         if self.file_backend.isfile(path):
             self.file_backend.remove(path)
         elif self.file_backend.isdir(path):  # DeepSpeed saves a checkpoint as a directory

@@ -47,6 +47,35 @@ def test_saves_then_points_last_checkpoint_then_prunes(tmp_path):
     assert runner.message_hub.get_info('keep_ckpt_ids') == [3, 4]
 
 
+def test_each_checkpoint_counts_itself_among_the_kept_so_a_resumed_run_prunes_it(tmp_path):
+    """The kept steps were counted after the save, so a checkpoint recorded them without
+    itself: every --resume left the checkpoint it resumed from beyond max_keep_ckpts for good."""
+    runner = _Runner(tmp_path)
+    recorded = []
+    save = runner.save_checkpoint
+
+    def save_recording(*args, **kwargs):
+        recorded.append(list(runner.message_hub.get_info('keep_ckpt_ids')))
+        save(*args, **kwargs)
+    runner.save_checkpoint = save_recording
+    hook = SafeCheckpointHook(interval=1, max_keep_ckpts=2,
+                              backend_args=dict(backend='atomic_local'))
+    hook.before_train(runner)
+    for step in (1, 2):
+        hook._save_checkpoint_with_step(runner, step, meta={})
+    assert recorded == [[1], [1, 2]]
+    # a run resumed from epoch_2.pth starts from what that checkpoint recorded
+    resumed = _Runner(tmp_path)
+    resumed.message_hub = MessageHub.get_instance(f'resumed_{tmp_path.name}')
+    resumed.message_hub.update_info('keep_ckpt_ids', recorded[-1])
+    hook = SafeCheckpointHook(interval=1, max_keep_ckpts=2,
+                              backend_args=dict(backend='atomic_local'))
+    hook.before_train(resumed)
+    for step in (3, 4):
+        hook._save_checkpoint_with_step(resumed, step, meta={})
+    assert sorted(os.listdir(tmp_path)) == ['epoch_3.pth', 'epoch_4.pth', 'last_checkpoint']
+
+
 def test_saving_a_step_again_prunes_nothing(tmp_path):
     runner = _Runner(tmp_path)
     hook = SafeCheckpointHook(interval=1, max_keep_ckpts=1)
