@@ -82,6 +82,10 @@ def check_video_list(ann_file: str,
 
         if not fields:
             raise fail('empty line (mmaction2 would turn it into a sample with no video)')
+        if len(fields) == 1 and delimiter != '\t' and '\t' in fields[0]:
+            # read as one path with a tab in it: a labelled line would count as unlabelled
+            raise fail(f'the fields are separated by a tab, and the list\'s delimiter is '
+                       f'{delimiter!r} (the dataset\'s delimiter option)')
         if len(fields) == 1 and not allow_unlabelled:
             raise fail('missing label: expected "path label"')
         if len(fields) > 2 and not multi_class:

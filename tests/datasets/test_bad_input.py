@@ -282,6 +282,10 @@ def write_list(root, name, lines):
     ('one_frame.mp4', dict(allow_unlabelled=True),
      r":2: missing label: line 1 of this list has one, so every line needs one"),
     ('good.mp4 3', {}, r":2: good.mp4 is listed with label\(s\) \[0\] on line 1 and \[3\] here"),
+    # one field that holds a tab: read as a path with no label, in an inference list too
+    ('good.mp4\t1', {}, r":2: the fields are separated by a tab, and the list's delimiter is "
+                        r"' ' \(the dataset's delimiter option\)"),
+    ('good.mp4\t1', dict(allow_unlabelled=True), r":2: the fields are separated by a tab"),
 ])
 def test_malformed_annotation_lines_name_file_and_line(videos, line, kwargs, message):
     ann = write_list(videos['root'], 'bad_list.txt', ['good.mp4 0', line, 'good.mp4 1'])

@@ -13,7 +13,9 @@ model = dict(
     backbone=dict(num_frames=num_frames),
     cls_head=dict(num_classes=4, dropout_ratio=0.0))
 
-dataset_type = 'VideoDataset'
+# mmaction2's VideoDataset and DecordInit, checked: a bad list line, an unlabelled or twice
+# labelled video, and a video that cannot be read are named by list, line and file
+dataset_type = 'CheckedVideoDataset'
 data_root = '{{$HF_SYNTHETIC_TINY:data/synthetic_tiny}}'
 sampler = dict(type='SampleFrames', clip_len=num_frames, frame_interval=2, num_clips=1)
 transforms = [
@@ -22,13 +24,13 @@ transforms = [
     dict(type='HyperframeStack'),
     dict(type='PackActionInputs')
 ]
-train_pipeline = [dict(type='DecordInit'), sampler, *transforms]
+train_pipeline = [dict(type='SafeDecordInit'), sampler, *transforms]
 val_pipeline = [
-    dict(type='DecordInit'),
+    dict(type='SafeDecordInit'),
     dict(sampler, num_clips=val_clips, test_mode=True), *transforms
 ]
 test_pipeline = [
-    dict(type='DecordInit'),
+    dict(type='SafeDecordInit'),
     dict(sampler, num_clips=test_clips, test_mode=True), *transforms
 ]
 
