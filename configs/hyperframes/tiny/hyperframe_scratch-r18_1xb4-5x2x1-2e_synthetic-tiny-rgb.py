@@ -4,7 +4,8 @@ _base_ = [
     '../../_base_/models/hyper_r18.py', '../../_base_/default_runtime.py'
 ]
 
-# set once: T, the frame side and the clips, which every pipeline below reads
+# set once: T, the frame side and the clips, which every pipeline below reads when the file is
+# read (so --cfg-options num_frames=... changes this line's value alone, not the pipelines)
 num_frames = 5
 input_size = 56
 val_clips = 1
