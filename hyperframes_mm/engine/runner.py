@@ -7,6 +7,8 @@ Chosen by the config (``runner_type='HyperframeRunner'``, as
 unchanged. Nothing of mmengine is replaced: a config without ``runner_type`` gets mmengine's
 stock runner, whatever else it imports.
 """
+import os
+import os.path as osp
 import re
 from pathlib import Path
 from typing import Callable, Union
@@ -148,6 +150,8 @@ class HyperframeRunner(Runner):
         return super().wrap_model(model_wrapper_cfg, model)
 
     def load_or_resume(self) -> None:
+        if not self._has_loaded and not self._resume and not self._evaluating:
+            self._warn_of_earlier_checkpoints()
         if self._has_loaded or not (self._resume and self._load_from is None):
             return super().load_or_resume()
         resume_from = latest_intact_checkpoint(self.work_dir, self.logger.warning)
@@ -155,6 +159,22 @@ class HyperframeRunner(Runner):
             self.logger.info(f'Auto resumed from the latest checkpoint {resume_from}.')
             self.resume(resume_from)
         self._has_loaded = True
+
+    def _warn_of_earlier_checkpoints(self) -> None:
+        """A training that does not resume writes ``epoch_N.pth`` over an earlier run's in the
+        same work dir and leaves its later ones beside them, ``last_checkpoint`` pointing at the
+        new run: say so before the first epoch, naming them (mmengine says nothing)."""
+        if not osp.isdir(self.work_dir):
+            return
+        earlier = sorted((name for name in os.listdir(self.work_dir)
+                          if CHECKPOINT_PATTERN.match(name)),
+                         key=lambda name: int(CHECKPOINT_PATTERN.match(name).group(2)))
+        if earlier:
+            self.logger.warning(
+                f'{self.work_dir} holds checkpoints of an earlier run ({", ".join(earlier)}); '
+                'this run does not resume, so it writes over those of the epochs it trains and '
+                'leaves the others beside its own: use another --work-dir, or --resume to '
+                'continue that run')
 
     def resume(self, filename: str, resume_optimizer: bool = True,
                resume_param_scheduler: bool = True,
