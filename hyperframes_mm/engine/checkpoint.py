@@ -95,6 +95,55 @@ def first_names(names: Sequence[str], shown: int = 3) -> str:
     return ', '.join(names[:shown]) + cut
 
 
+def check_pretrained_inits(model) -> None:
+    """Refuse a module initialised through mmengine's ``Pretrained`` ``init_cfg`` (what
+    mmaction2's ``MobileNetV2(pretrained=...)`` sets; a module with an ``init_weights`` of its
+    own reads its file itself) when the file lacks some of its weights, or holds some in other
+    shapes. ``PretrainedInit`` loads non-strictly and says so only in a log
+    warning among hundreds of lines: a baseline given another network's file (a raw torchvision
+    one, say) trained from its initial values with exit 0, while the plugin's backbones, which
+    load strictly, refused or converted the same file.
+
+    Raises:
+        CheckpointMismatchError: naming the module, the file and the first missing weights.
+    """
+    from mmengine.model import BaseModule
+    for name, module in model.named_modules():
+        if getattr(type(module), 'init_weights', None) is not BaseModule.init_weights:
+            # a module with its own init_weights reads its file its own way (MobileNetV2TSM
+            # renames the 2D keys under its shifts), not through PretrainedInit
+            continue
+        inits = getattr(module, 'init_cfg', None)
+        inits = inits if isinstance(inits, list) else [inits]
+        for init in inits:
+            if not (isinstance(init, dict) and init.get('type') == 'Pretrained'
+                    and isinstance(init.get('checkpoint'), str)):
+                continue
+            loaded = load_verified(init['checkpoint'], 'cpu')
+            weights = loaded.get('state_dict', loaded) if isinstance(loaded, dict) else {}
+            prefix = init.get('prefix')
+            if prefix:
+                prefix = prefix if prefix.endswith('.') else f'{prefix}.'
+                weights = {key[len(prefix):]: value for key, value in weights.items()
+                           if key.startswith(prefix)}
+            else:  # what load_checkpoint's revise_keys strips by default
+                weights = {re.sub(r'^module\.', '', key): value for key, value in weights.items()}
+            own = module.state_dict()
+            missing = [key for key in own if key not in weights]
+            resized = [key for key in own if key in weights and hasattr(weights[key], 'shape')
+                       and tuple(weights[key].shape) != tuple(own[key].shape)]
+            if missing or resized:
+                shown = [f'{len(missing)} of its {len(own)} weights are missing'
+                         + (f' ({first_names(missing, _KEYS_SHOWN)})' if missing else ''),
+                         f'{len(resized)} have other shapes'
+                         + (f' ({first_names(resized, _KEYS_SHOWN)})' if resized else '')]
+                raise CheckpointMismatchError(
+                    f'{name or "the model"} ({type(module).__name__}, init_cfg Pretrained): in '
+                    f'{init["checkpoint"]} {shown[0]} and {shown[1]}; loaded anyway '
+                    '(non-strictly), they would train from their initial values: give the file '
+                    'of this network')
+
+
 def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchError:
     """The error of a strict load of ``filename`` that failed with mmengine's ``error``, naming
     the file, with its lists of missing and unexpected keys cut to their first few and counted

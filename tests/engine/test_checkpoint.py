@@ -740,3 +740,47 @@ def test_a_training_that_does_not_resume_names_the_earlier_checkpoints_it_writes
     quiet.logger.warning = warnings.append
     quiet.load_or_resume()
     assert len(warnings) == 1
+
+
+def test_a_pretrained_init_cfg_file_that_lacks_weights_is_refused(tmp_path):
+    """mmaction2's MobileNetV2(pretrained=...) loads through PretrainedInit, non-strictly: given
+    another network's file (a raw torchvision one) the TSN baseline trained from its initial
+    values with exit 0, a warning among hundreds of log lines."""
+    from mmaction.registry import MODELS
+    from mmengine.model import BaseModule
+    from mmengine.registry import init_default_scope
+
+    from hyperframes_mm.engine.checkpoint import CheckpointMismatchError, check_pretrained_inits
+    init_default_scope('mmaction')
+    backbone = MODELS.build(dict(type='MobileNetV2', widen_factor=0.25))
+    own = tmp_path / 'own.pth'
+    torch.save(dict(state_dict=backbone.state_dict()), own)
+    other = tmp_path / 'other.pth'
+    weights = {f'features.{key}': value for key, value in backbone.state_dict().items()}
+    torch.save(weights, other)
+
+    def wrapped(path, **init):
+        model = torch.nn.Sequential()
+        model.add_module('backbone', MODELS.build(dict(type='MobileNetV2', widen_factor=0.25,
+                                                       pretrained=str(path))))
+        model.backbone.init_cfg = dict(model.backbone.init_cfg, **init)
+        return model
+    check_pretrained_inits(wrapped(own))
+    count = len(backbone.state_dict())
+    keys = list(backbone.state_dict())
+    with pytest.raises(CheckpointMismatchError) as info:
+        check_pretrained_inits(wrapped(other))
+    assert str(info.value) == (
+        f'backbone (MobileNetV2, init_cfg Pretrained): in {other} {count} of its {count} '
+        f'weights are missing ({", ".join(keys[:5])}, ... ({count} in all)) and 0 have other '
+        'shapes; loaded anyway (non-strictly), they would train from their initial values: '
+        'give the file of this network')
+    # a prefix selects the module's part of a larger file
+    check_pretrained_inits(wrapped(other, prefix='features'))
+
+    class OwnLoading(BaseModule):  # reads its file itself (MobileNetV2TSM's way)
+        def init_weights(self):
+            pass
+    model = OwnLoading(init_cfg=dict(type='Pretrained', checkpoint=str(other)))
+    model.weight = torch.nn.Parameter(torch.zeros(1))
+    check_pretrained_inits(model)
