@@ -90,6 +90,11 @@ class HyperframeRunner(Runner):
     #: set while a validation loop runs (:class:`ValidationTracker`)
     _validating = False
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for line in top_level_overrides(self.cfg):
+            self.logger.warning(line)
+
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
         super().register_hooks(default_hooks, custom_hooks)
         self.register_hook(ClassCountHook(), priority=ClassCountHook.priority)
@@ -239,6 +244,38 @@ class ValidationTracker(Hook):
 
 #: what Runner.resume reads from a checkpoint by key, beside the weights
 TRAINING_STATE = ('meta.epoch', 'meta.iter', 'message_hub')
+
+
+#: top-level settings the runner itself reads: an override of one takes effect
+RUNNER_SETTINGS = frozenset({'work_dir', 'experiment_name', 'load_from', 'resume', 'launcher',
+                             'default_scope', 'log_level', 'runner_type'})
+
+
+def top_level_overrides(cfg) -> list:
+    """Warnings for the top-level values of ``cfg`` that differ from its file's: a config's
+    own variables (``num_frames``, ``test_clips``) are read when mmengine reads the file, so
+    ``--cfg-options num_frames=3`` changes that value alone, and the run trains at the file's T
+    while its saved config shows both. Values the runner reads itself are not listed; a
+    config made in code (no file) gives none."""
+    from mmengine.config import Config
+    filename = getattr(cfg, 'filename', None)
+    if not filename or not osp.isfile(filename):
+        return []
+    try:
+        original = Config.fromfile(filename)
+    except Exception:  # an environment the file reads is gone: nothing to compare with
+        return []
+    lines = []
+    for key, value in cfg.items():
+        if key in RUNNER_SETTINGS or key not in original or key.startswith('_'):
+            continue
+        before = original[key]
+        if isinstance(before, (bool, int, float, str)) and before != value:
+            lines.append(f'{key} = {value!r} differs from the {before!r} of {filename}: the '
+                         f'config\'s other settings were computed from {key} when the file was '
+                         'read, so this override changes that value alone (override the keys '
+                         'that use it, or set it in a config of your own)')
+    return lines
 
 
 def check_training_checkpoint(checkpoint, filename: str) -> None:

@@ -784,3 +784,23 @@ def test_a_pretrained_init_cfg_file_that_lacks_weights_is_refused(tmp_path):
     model = OwnLoading(init_cfg=dict(type='Pretrained', checkpoint=str(other)))
     model.weight = torch.nn.Parameter(torch.zeros(1))
     check_pretrained_inits(model)
+
+
+def test_an_override_of_a_value_the_file_computed_from_is_named(tmp_path):
+    """--cfg-options num_frames=3 trained at the file's T=5 with exit 0, its saved config
+    showing both values; runner-level values (work_dir, load_from) take effect and are not
+    named."""
+    from mmengine.config import Config
+
+    from hyperframes_mm.engine.runner import top_level_overrides
+
+    from ..conftest import TINY_CONFIG
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    assert top_level_overrides(cfg) == []
+    cfg.merge_from_dict({'num_frames': 3, 'work_dir': str(tmp_path), 'load_from': 'x.pth',
+                         'model.backbone.num_frames': 3})
+    assert top_level_overrides(cfg) == [
+        f'num_frames = 3 differs from the 5 of {TINY_CONFIG}: the config\'s other settings were '
+        'computed from num_frames when the file was read, so this override changes that value '
+        'alone (override the keys that use it, or set it in a config of your own)']
+    assert top_level_overrides(Config(dict(num_frames=3))) == []  # made in code: no file
