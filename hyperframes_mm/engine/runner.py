@@ -64,7 +64,15 @@ class HyperframeRunner(Runner):
       :func:`~hyperframes_mm.engine.checkpoint.check_input_basis`).
     - ``--resume`` in a work dir whose checkpoints are all damaged raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointRefusedError` naming them, rather
-      than training from scratch over them.
+      than training from scratch over them; a training that does not resume warns, naming
+      them, when the work dir holds an earlier run's checkpoints.
+    - A module initialised through mmengine's non-strict ``Pretrained`` init whose file lacks
+      some of its weights raises :class:`~hyperframes_mm.engine.checkpoint.
+      CheckpointMismatchError` before training
+      (:func:`~hyperframes_mm.engine.checkpoint.check_pretrained_inits`).
+    - A top-level value of the config that differs from its file's (an override of a value
+      the rest was computed from, ``num_frames``) is named in a warning
+      (:func:`top_level_overrides`).
     - Before a loop runs, the labels it reads are checked against the head's classes, and the
       batch blending gets the head's width (:class:`~hyperframes_mm.engine.class_count.
       ClassCountHook`, registered by the runner): a config carried to another data set with
