@@ -136,9 +136,13 @@ def pipeline_samples(cfg, pairs: Sequence[Tuple[Path, int]]) -> Iterator[Tuple[S
             packed = pipeline(dict(filename=str(path), label=label, start_index=0,
                                    modality='RGB'))
         except _bad_video_errors() as error:
-            if isinstance(error, BadVideoError):
+            if isinstance(error, BadVideoError) and error.index is not None:
                 raise
-            raise BadVideoError(f'{path} (sample {index}): {_first_line(error)}', str(path),
+            # SafeDecordInit's error names the file, not which of the clips it is
+            detail = _first_line(error)
+            if isinstance(error, BadVideoError):
+                detail = str(error).removeprefix(f'{path}: ')
+            raise BadVideoError(f'{path} (sample {index}): {detail}', str(path),
                                 index) from error
         yield packed['inputs'], label
 
