@@ -108,7 +108,7 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
     """Raise :class:`ClassCountError` for a list the ``split`` loop cannot read as labelled:
     samples without a label (-1, a line of a file name alone), or one video listed with two
     labels. mmaction2 reads both without a word: a test scored every unlabelled sample against
-    label -1 (top-1 0, exit 0), training stopped at ``Target -1 is out of bounds`` naming
+    label -1 with exit 0, training stopped at ``Target -1 is out of bounds`` naming
     nothing, and a video with two labels is counted wrong under one of them.
 
     Args:
