@@ -259,12 +259,24 @@ RUNNER_SETTINGS = frozenset({'work_dir', 'experiment_name', 'load_from', 'resume
                              'default_scope', 'log_level', 'runner_type'})
 
 
+def _holds(value, key: str, wanted) -> bool:
+    """Whether a setting named ``key`` somewhere inside ``value`` is ``wanted``."""
+    if isinstance(value, dict):
+        return any((name == key and item == wanted) or _holds(item, key, wanted)
+                   for name, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return any(_holds(item, key, wanted) for item in value)
+    return False
+
+
 def top_level_overrides(cfg) -> list:
-    """Warnings for the top-level values of ``cfg`` that differ from its file's: a config's
-    own variables (``num_frames``, ``test_clips``) are read when mmengine reads the file, so
-    ``--cfg-options num_frames=3`` changes that value alone, and the run trains at the file's T
-    while its saved config shows both. Values the runner reads itself are not listed; a
-    config made in code (no file) gives none."""
+    """Warnings for the top-level values of ``cfg`` that differ from its file's while a
+    setting of the same name inside the config still holds the file's value: a config's own
+    variables (``num_frames``) are read when mmengine reads the file, so ``--cfg-options
+    num_frames=3`` changes that value alone, and the run trains at the file's T while its saved
+    config shows both. A change made with the settings that use it (a benchmark's edit) leaves
+    no such setting behind and is not named; nor are values the runner reads itself, nor any
+    of a config made in code (no file)."""
     from mmengine.config import Config
     filename = getattr(cfg, 'filename', None)
     if not filename or not osp.isfile(filename):
@@ -278,7 +290,8 @@ def top_level_overrides(cfg) -> list:
         if key in RUNNER_SETTINGS or key not in original or key.startswith('_'):
             continue
         before = original[key]
-        if isinstance(before, (bool, int, float, str)) and before != value:
+        if (isinstance(before, (bool, int, float, str)) and before != value
+                and _holds(cfg._cfg_dict.to_dict(), key, before)):
             lines.append(f'{key} = {value!r} differs from the {before!r} of {filename}: the '
                          f'config\'s other settings were computed from {key} when the file was '
                          'read, so this override changes that value alone (override the keys '
