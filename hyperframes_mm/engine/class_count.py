@@ -106,10 +106,13 @@ def loop_needs_labels(split: str, loop) -> bool:
 
 def check_labelled(dataset, split: str, metrics: str = '') -> None:
     """Raise :class:`ClassCountError` for a list the ``split`` loop cannot read as labelled:
-    samples without a label (-1, a line of a file name alone), or one video listed with two
-    labels. mmaction2 reads both without a word: a test scored every unlabelled sample against
-    label -1 with exit 0, training stopped at ``Target -1 is out of bounds`` naming
-    nothing, and a video with two labels is counted wrong under one of them.
+    samples without a label (-1, a line of a file name alone), one video listed with two
+    labels, or, for an evaluation, one video listed twice. mmaction2 reads all three without a
+    word: a test scored every unlabelled sample against label -1 with exit 0, training stopped
+    at ``Target -1 is out of bounds`` naming nothing, a video with two labels is counted wrong
+    under one of them, and a video listed twice is scored twice (a list concatenated with
+    itself scores as the list, twice the size). Training may list a video twice: that
+    oversamples it.
 
     Args:
         dataset: the loop's dataset (wrappers unwrapped here).
@@ -120,7 +123,7 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
         if getattr(leaf, 'multi_class', False):
             continue
         source = str(getattr(leaf, 'ann_file', '') or type(leaf).__name__)
-        unlabelled, first = [], {}
+        unlabelled, repeated, first = [], [], {}
         for index, info in enumerate(_samples(leaf)):
             label = info.get('label') if isinstance(info, dict) else None
             if not isinstance(label, Integral):
@@ -135,6 +138,14 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
                     f'{split} list {source}: video {name} is listed with label {seen[1]} '
                     f'(sample {seen[0]}) and label {label} (sample {index}); a single-label '
                     'list gives each video one label')
+            if name and seen[0] != index and split != 'train':
+                repeated.append(f'{name} (samples {seen[0]} and {index})')
+        if repeated:
+            more = f'; and {len(repeated) - _SHOWN} more' if len(repeated) > _SHOWN else ''
+            raise ClassCountError(
+                f'{split} list {source}: {len(repeated)} video(s) listed again '
+                f'({"; ".join(repeated[:_SHOWN])}{more}), and the {split} loop scores each '
+                'line, so such a video counts twice: list each video once')
         if unlabelled:
             use = (f'scores them with {metrics}, which compares predictions with labels'
                    if metrics else 'trains on labels')

@@ -147,6 +147,22 @@ def test_a_video_listed_with_two_labels_is_refused(runner_of, tiny_dataset, tmp_
         runner.test()
 
 
+def test_a_video_listed_twice_is_refused_where_each_line_is_scored(runner_of, tiny_dataset,
+                                                                     tmp_path):
+    lines = (tiny_dataset / 'val.txt').read_text().splitlines()
+    doubled = tmp_path / 'doubled.txt'
+    doubled.write_text('\n'.join(lines + lines) + '\n')
+    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(doubled), **STOCK_DATASET})
+    shown = '; '.join(f'{tiny_dataset / line.split()[0]} (samples {index} and '
+                      f'{index + len(lines)})' for index, line in enumerate(lines[:5]))
+    more = f'; and {len(lines) - 5} more' if len(lines) > 5 else ''
+    with pytest.raises(ClassCountError) as error:
+        runner.test()
+    assert str(error.value) == (
+        f'test list {doubled}: {len(lines)} video(s) listed again ({shown}{more}), and the test '
+        'loop scores each line, so such a video counts twice: list each video once')
+
+
 def test_only_loops_that_read_labels_need_them():
     from hyperframes_mm.engine.class_count import check_labelled, loop_needs_labels
 
@@ -159,3 +175,8 @@ def test_only_loops_that_read_labels_need_them():
     # the same video twice with one label (oversampling) is a labelled list
     check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
         dict(filename='a.mp4', label=1), dict(filename='a.mp4', label=1)]), 'train')
+    # ... and not a list to score: each line would count
+    with pytest.raises(ClassCountError, match=r'^val list l\.txt: 1 video\(s\) listed again '
+                       r'\(a\.mp4 \(samples 0 and 1\)\), and the val loop scores each line'):
+        check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+            dict(filename='a.mp4', label=1), dict(filename='a.mp4', label=1)]), 'val')
