@@ -409,8 +409,20 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
     writes ``last_checkpoint`` non-atomically, so a kill while saving can leave it naming a
     deleted, truncated or empty file (:class:`~hyperframes_mm.engine.hooks.SafeCheckpointHook`
     avoids both; runs saved by the stock hook still resume).
+
+    ``last_checkpoint`` holds an absolute path, so in a work dir copied or moved elsewhere it
+    names the original's file: a resume there continued from the original's weights (trained
+    on since, or gone) while saving into the copy. Where the work dir holds a file of the
+    name it gives, that file is the one resumed (``warn`` says so); a name outside the work
+    dir with no such file (``CheckpointHook(out_dir=...)`` saves elsewhere) is kept.
     """
     named = find_latest_checkpoint(work_dir)
+    if named:
+        local = Path(work_dir) / Path(named).name
+        if local.is_file() and not Path(named).resolve() == local.resolve():
+            warn(f'last_checkpoint in {work_dir} names {named}, outside this work dir (it was '
+                 f'copied or moved from there); resuming from this work dir\'s {local} instead.')
+            named = str(local)
     problem = 'is missing or empty' if not named else None
     if named:
         try:

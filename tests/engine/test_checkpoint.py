@@ -364,6 +364,41 @@ def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
     assert find(str(tmp_path)) == str(first)
 
 
+def test_resume_in_a_copied_work_dir_reads_the_copy(tmp_path):
+    """last_checkpoint holds the absolute path of the work dir it was written in."""
+    original, copy = tmp_path / 'run', tmp_path / 'copy'
+    original.mkdir()
+    copy.mkdir()
+    for folder, epochs in ((original, 3), (copy, 2)):
+        for epoch in range(1, epochs + 1):
+            _small_checkpoint(folder / f'epoch_{epoch}.pth')
+    # the copy was taken at epoch 2; the original trained on to epoch 3 since
+    (copy / 'last_checkpoint').write_text(str(original / 'epoch_2.pth'))
+    (original / 'last_checkpoint').write_text(str(original / 'epoch_3.pth'))
+    warnings = []
+    assert latest_intact_checkpoint(str(copy), warn=warnings.append) == str(copy / 'epoch_2.pth')
+    assert warnings == [
+        f'last_checkpoint in {copy} names {original / "epoch_2.pth"}, outside this work dir (it '
+        f'was copied or moved from there); resuming from this work dir\'s '
+        f'{copy / "epoch_2.pth"} instead.']
+    # the original, moved away: the copy's file, with the same word
+    (original / 'epoch_2.pth').unlink()
+    warnings.clear()
+    assert latest_intact_checkpoint(str(copy), warn=warnings.append) == str(copy / 'epoch_2.pth')
+    assert len(warnings) == 1 and 'outside this work dir' in warnings[0]
+    # checkpoints saved to another folder (CheckpointHook's out_dir): the name is followed
+    logs = tmp_path / 'logs'
+    logs.mkdir()
+    (logs / 'last_checkpoint').write_text(str(copy / 'epoch_1.pth'))
+    assert latest_intact_checkpoint(str(logs), warn=warnings.append) == str(copy / 'epoch_1.pth')
+    # a relative work dir naming its own files is not a copy
+    warnings.clear()
+    (copy / 'last_checkpoint').write_text(str(copy / 'epoch_2.pth'))
+    relative = os.path.relpath(copy)
+    assert latest_intact_checkpoint(relative, warn=warnings.append) == str(copy / 'epoch_2.pth')
+    assert warnings == []
+
+
 def test_resume_refuses_a_work_dir_whose_checkpoints_are_all_damaged(tmp_path):
     """Training again from scratch would write its epochs over them."""
     first = _small_checkpoint(tmp_path / 'epoch_1.pth')
