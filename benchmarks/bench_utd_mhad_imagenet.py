@@ -3,6 +3,7 @@
     OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py [--data data/utd_mhad]
         [--jobs 2] [--rows NAME ...] [--seeds 0 1 2] [--part zoo|ablation|all]
         [--report-only | --train-only] [--max-epochs N]
+    OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py --retime
 
 Every row is a config of ``configs/hyperframes/utd_mhad_imagenet`` (the ``zoo`` part: every
 ImageNet row starts from the one MobileNetV2 file the family names, the control from scratch),
@@ -22,7 +23,11 @@ that is finished, times every row side by side and writes the tables.
 (``--rows`` takes row names, or words of them: a row's full name selects that row alone,
 another word every row whose name contains it.) ``--max-epochs N`` trains the selected rows
 for their first N epochs only, in ``<work dir>/smoke-<N>e``, and prints their results without
-writing any table (a check that a command runs).
+writing any table (a check that a command runs). ``--retime`` times the tested and validated
+rows side by side again under this process's CPU kernels and records the timing by CPU and
+kernels in ``benchmarks/results/utd_mhad_imagenet_latency.json``: a latency budget admits a row
+only where every recorded timing puts it within (:func:`budget_ratios`), so run it once per
+kernel setting of ``scripts/kernel_settings.txt``, then ``--report-only``.
 
 Writes ``benchmarks/results/utd_mhad_imagenet.{md,json}`` and ``utd_mhad_imagenet_curves.png``,
 the results section of the family README (between its ``bench_utd_mhad_imagenet`` markers), the
@@ -30,10 +35,11 @@ headline rows of the project README (``bench_utd_mhad_imagenet_readme``), the ab
 ``docs/benchmark_findings.md`` and the family's ``results/<config>.json`` (read by
 ``tools/analysis/zoo_table.py``).
 """
+import json
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Collection, Dict, List, Optional, Sequence, Set, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 # Run from a clone: the experiments are not installed with the plugin (setup.py), so
@@ -42,9 +48,11 @@ sys.path.insert(0, str(REPO))
 
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
+from benchmarks.lib.costing import cpu_name, load_average, machine_line
 from benchmarks.lib.edits import (backbone, epochs, frames, head, input_size, lists, lr_scale,
                                   one_config, schedule_of, stop_after, test_clips,
                                   train_augment, warmup, wrapped_backbone)
+from benchmarks.lib.kernels import kernel_label, kernel_setting
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table, side_of
 from benchmarks.lib.tables import markdown_table, mean_sd, replace_section, summary
 
@@ -409,6 +417,12 @@ def parse_args(argv=None):
                         'subjects and score this one (the test views, last checkpoint), in '
                         '<work dir>/val-s<S>, recorded in results/utd_mhad_imagenet_val.json; '
                         'the test subjects are not read')
+    parser.add_argument('--retime', action='store_true',
+                        help='time TSM-MobileNetV2-5 and every tested or validated row side '
+                        'by side again, '
+                        'under this process\'s CPU kernels, and record it in '
+                        'results/utd_mhad_imagenet_latency.json: a latency budget admits a row '
+                        'only where every recorded timing puts it within (train nothing)')
     parser.add_argument('--weights', action='store_true',
                         help='print the local weight files the selected rows start from (on '
                         'the --validate-on fold), one a line, and train nothing: what a lent '
@@ -428,6 +442,8 @@ def weight_files_of(rows: Sequence[Row], args) -> List[str]:
 VALIDATION_SUBJECTS = (1, 3, 5, 7)
 VALIDATION_RESULTS = RESULTS.with_name('utd_mhad_imagenet_val.md')
 VALIDATION_RECORD = VALIDATION_RESULTS.with_suffix('.json')
+#: the re-timings of the tested rows (--retime), one per CPU and kernel setting
+LATENCY_RECORD = RESULTS.with_name('utd_mhad_imagenet_latency.json')
 
 
 def validation_fold(subject: int):
@@ -623,9 +639,11 @@ EFF_MAX_LATENCY_VS_TSN = 1 / 3
 
 
 def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-            validated: Dict[str, Dict[int, float]]) -> List[str]:
+            validated: Dict[str, Dict[int, float]],
+            timings: Sequence[Dict[str, float]] = ()) -> List[str]:
     """The targets on the recorded numbers (means over seeds), the best row chosen on its
-    ``validated`` folds (:func:`validation_folds`, :func:`choose`); a target whose rows are not
+    ``validated`` folds (:func:`validation_folds`, :func:`choose`) within a latency budget as
+    ``costs`` and the re-``timings`` read it (:func:`budget_ratios`); a target whose rows are not
     trained yet says so."""
     top1 = {name: summary(runs, 'top1')[0] for name, runs in results.items()}
     latency = costs[TSM_ROW]['latency_ms']
@@ -658,20 +676,22 @@ def targets(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     lines += second_network_targets(top1, costs, *second_network_t5(validated))
     lines.append(second_network_t(results, validated))
     lines.append(chosen_within(results, costs, validated, BEST_MAX_LATENCY, '0.5',
-                               f'>= {BEST_MIN_TOP1}', lambda mean: mean >= BEST_MIN_TOP1))
+                               f'>= {BEST_MIN_TOP1}', lambda mean: mean >= BEST_MIN_TOP1,
+                               timings))
     lines.append(chosen_within(results, costs, validated, HEADLINE_MAX_LATENCY, '1/3',
                                f'>= TSM-MobileNetV2-5 {top1[TSM_ROW]:.3f}',
-                               lambda mean: mean >= top1[TSM_ROW]))
+                               lambda mean: mean >= top1[TSM_ROW], timings))
     return lines
 
 
 def chosen_within(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
                   validated: Dict[str, Dict[int, float]], limit: float, limit_text: str,
-                  goal: str, met: Callable[[float], bool]) -> str:
+                  goal: str, met: Callable[[float], bool],
+                  timings: Sequence[Dict[str, float]] = ()) -> str:
     """The target line of the row chosen on the training subjects (:func:`choose`) among the
-    tested rows within ``limit`` x TSM's latency (:func:`fast_rows`), its one test read against
-    ``met`` (``goal`` in words)."""
-    fast = fast_rows(results, costs, validated, limit)
+    tested rows within ``limit`` x TSM's latency in every timing (:func:`fast_rows`), its one
+    test read against ``met`` (``goal`` in words)."""
+    fast = fast_rows(results, costs, validated, limit, timings)
     if not fast:
         return (f'- the row chosen on validation at <= {limit_text}x TSM\'s latency: no '
                 'validated row is that fast (--validate-on)')
@@ -679,76 +699,144 @@ def chosen_within(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
     seeds = len(results[best])
     fewer = len(fast) - len(compared)
     left_out = (f'; {fewer} not validated on all four, not compared' if fewer else '')
-    untested = untested_above(compared[best], subjects, results, validated)
+    untested = untested_above(compared[best], subjects, results, validated,
+                              over_budget(timings, limit))
     if untested:
         left_out += ('; validated higher but not tested, so not compared: '
                      + ', '.join(f'{name} {mean:.3f}' for name, mean in untested.items()))
     ratio = costs[best]['latency_ms'] / costs[TSM_ROW]['latency_ms']
+    timed = [timing[best] for timing in timings if best in timing]
+    worst = (f', at most {max([ratio] + timed):.3f}x over {len(timed) + 1} timings'
+             if timed else '')
     return (f'- the row chosen on the training subjects at <= {limit_text}x TSM\'s latency: '
             f'{best} (validation {compared[best]:.3f} on {subjects_text(subjects)}, the best of '
             f'the {len(compared)} rows validated on them within that latency{left_out}), tested '
             f'once: {mean_sd(results[best], "top1")} over {seeds} seed{"s" * (seeds > 1)} at '
-            f'{ratio:.3f}x ({goal}): '
+            f'{ratio:.3f}x{worst} ({goal}): '
             f'{"**met**" if met(summary(results[best], "top1")[0]) else "**missed**"}')
 
 
 def choices(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-            validated: Dict[str, Dict[int, float]]) -> Dict[float, tuple]:
+            validated: Dict[str, Dict[int, float]],
+            timings: Sequence[Dict[str, float]] = ()) -> Dict[float, tuple]:
     """Per latency budget (:data:`BEST_MAX_LATENCY`, :data:`HEADLINE_MAX_LATENCY`) that a
-    validated row fits, the choice on the training subjects within it (:func:`choose`: the
-    row, the compared rows' means, the subjects)."""
+    validated row fits in every timing, the choice on the training subjects within it
+    (:func:`choose`: the row, the compared rows' means, the subjects)."""
     return {limit: choose(fast, validated) for limit in (BEST_MAX_LATENCY, HEADLINE_MAX_LATENCY)
-            if (fast := fast_rows(results, costs, validated, limit))}
+            if (fast := fast_rows(results, costs, validated, limit, timings))}
 
 
 def chosen_rows(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-                validated: Dict[str, Dict[int, float]]) -> Dict[float, str]:
+                validated: Dict[str, Dict[int, float]],
+                timings: Sequence[Dict[str, float]] = ()) -> Dict[float, str]:
     """Per latency budget that a validated row fits, the row chosen within it (:func:`choices`)."""
-    return {limit: choice[0] for limit, choice in choices(results, costs, validated).items()}
+    return {limit: choice[0]
+            for limit, choice in choices(results, costs, validated, timings).items()}
 
 
 def recorded_choice(record: Path = RESULTS.with_suffix('.json'),
-                    validation: Path = VALIDATION_RECORD) -> Dict[float, str]:
+                    validation: Path = VALIDATION_RECORD,
+                    latency: Path = LATENCY_RECORD) -> Dict[float, str]:
     """:func:`chosen_rows` of the committed records, the rows the tables name: what another
     data set carries the family's choice to (bench_transfer.py), with no run of this one."""
     recorded = runner.Record(record).data
     return chosen_rows(recorded.get('results', {}), recorded.get('costs', {}),
-                       validation_folds(validation))
+                       validation_folds(validation), latency_timings(latency))
 
 
 def untested_above(chosen: float, subjects: Sequence[int], results: Dict[str, List[Dict]],
-                   validated: Dict[str, Dict[int, float]]) -> Dict[str, float]:
-    """The rows validated on ``subjects`` above the ``chosen`` row's mean there but not tested
-    (their latency is measured with their test, so whether they are fast enough is not known):
-    the choice is among tested rows, and a candidate left before its test must not pass silently
-    as a row it beat."""
+                   validated: Dict[str, Dict[int, float]],
+                   too_slow: Collection[str] = ()) -> Dict[str, float]:
+    """The rows validated on ``subjects`` above the ``chosen`` row's mean there but not tested,
+    unless a re-timing put them over the budget (``too_slow``: :func:`retime` times untested
+    rows too): the choice is among tested rows, and a candidate left before its test must not
+    pass silently as a row it beat."""
     above = {name: sum(scores[subject] for subject in subjects) / len(subjects)
              for name, scores in validated.items()
-             if name not in results and set(subjects) <= set(scores)}
+             if name not in results and name not in too_slow and set(subjects) <= set(scores)}
     return {name: mean for name, mean in above.items() if mean > chosen}
 
 
 def awaiting_test(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-                  validated: Dict[str, Dict[int, float]]) -> List[str]:
+                  validated: Dict[str, Dict[int, float]],
+                  timings: Sequence[Dict[str, float]] = ()) -> List[str]:
     """The rows validated above a budget's chosen row (:func:`untested_above`) and not tested:
     candidates whose test (and the latency measured with it) decides the choice, not rows the
     choice passed over."""
     names: List[str] = []
-    for best, compared, subjects in choices(results, costs, validated).values():
-        names += [name for name in untested_above(compared[best], subjects, results, validated)
+    for limit, (best, compared, subjects) in choices(results, costs, validated,
+                                                     timings).items():
+        names += [name for name in untested_above(compared[best], subjects, results, validated,
+                                                  over_budget(timings, limit))
                   if name not in names]
     return names
 
 
 def fast_rows(results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-              validated: Dict[str, Dict[int, float]], limit: float) -> List[str]:
-    """The tested and validated rows within ``limit`` x TSM's latency: those a row is chosen
-    from (:func:`choose`). It is chosen on the training subjects
-    (--validate-on), never on the test: the best of many rows on one test set is an
-    optimistic estimate of that row."""
-    latency = costs[TSM_ROW]['latency_ms']
-    return [name for name in results if name in validated
-            and costs[name]['latency_ms'] / latency <= limit]
+              validated: Dict[str, Dict[int, float]], limit: float,
+              timings: Sequence[Dict[str, float]] = ()) -> List[str]:
+    """The tested and validated rows within ``limit`` x TSM's latency in every timing
+    (:func:`budget_ratios`): those a row is chosen from (:func:`choose`). It is chosen on the
+    training subjects (--validate-on), never on the test: the best of many rows on one test set
+    is an optimistic estimate of that row."""
+    ratios = budget_ratios(costs, timings)
+    return [name for name in results if name in validated and ratios[name] <= limit]
+
+
+def latency_timings(path: Path = LATENCY_RECORD) -> List[Dict[str, float]]:
+    """The re-timings recorded in ``path`` (:func:`retime`): per timing, each row's latency
+    relative to TSM-MobileNetV2-5's in that timing."""
+    timings = json.loads(path.read_text()).get('timings', {}) if path.is_file() else {}
+    return [{name: ms / timing['latency_ms'][TSM_ROW]
+             for name, ms in timing['latency_ms'].items()} for timing in timings.values()]
+
+
+def budget_ratios(costs: Dict[str, Dict],
+                  timings: Sequence[Dict[str, float]] = ()) -> Dict[str, float]:
+    """Per row of ``costs``: its latency relative to TSM's as a budget reads it, the largest of
+    the ratio in ``costs`` and in each re-timing that has the row (:func:`latency_timings`).
+    A ratio moves by a few hundredths between two timings, and more between CPUs and their
+    kernels, so a row one timing puts just inside a budget is inside it by chance; a budget
+    the tables name must hold on the machines that read them."""
+    reference = costs[TSM_ROW]['latency_ms']
+    return {name: max([cost['latency_ms'] / reference]
+                      + [timing[name] for timing in timings if name in timing])
+            for name, cost in costs.items()}
+
+
+def over_budget(timings: Sequence[Dict[str, float]], limit: float) -> Set[str]:
+    """The rows some re-timing puts over ``limit`` x TSM's latency."""
+    return {name for timing in timings for name, ratio in timing.items() if ratio > limit}
+
+
+def retime(args) -> str:
+    """Time TSM-MobileNetV2-5 and every tested or validated row side by side again
+    (``BENCH.cost_of``, one row for each test-time model: rows that share one share its timing,
+    as the tables' costs do; a row validated and not tested is timed so that a budget it cannot
+    fit need not wait for its test), under this process's CPU kernels, and record the timing in :data:`LATENCY_RECORD`
+    under this CPU and kernel setting (a rerun there replaces it): what :func:`budget_ratios`
+    reads besides the tables' own costs. Returns the ratios, one row a line."""
+    results = runner.Record(args.record).data.get('results', {})
+    validated = validation_folds(VALIDATION_RECORD)
+    if TSM_ROW not in results:
+        raise SystemExit(f'{args.record}: {TSM_ROW!r} is not tested, and every latency is read '
+                         'relative to it')
+    by_model: Dict[str, List[Row]] = {}
+    for row in ROWS:
+        if row.name in results or row.name in validated:
+            by_model.setdefault(BENCH.test_model(row, args), []).append(row)
+    start = load_average()
+    timed = BENCH.cost_of([rows[0] for rows in by_model.values()], args)
+    latency = {row.name: timed[rows[0].name]['latency_ms']
+               for rows in by_model.values() for row in rows}
+    label = kernel_label(kernel_setting())
+    with runner.updating(LATENCY_RECORD) as record:
+        recorded = dict(record.data.get('timings', {}))
+        recorded[f'{cpu_name()} | {label}'] = dict(
+            machine=machine_line(load_at_start=start), latency_ms=latency)
+        LATENCY_RECORD.write_text(json.dumps(dict(timings=recorded), indent=1) + '\n')
+    reference = latency[TSM_ROW]
+    return '\n'.join(f'{ms / reference:.3f}x  {name}' for name, ms in latency.items())
 
 
 def same_optimiser_target(top1: Dict[str, float],
@@ -901,6 +989,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
     record = runner.Record(args.record)
     costs = BENCH.costs(shown, args)
     validated = validation_folds(VALIDATION_RECORD)
+    timings = latency_timings()
     data = BENCH.data_description(args)
     lists = data['lists']
     intro = (f'UTD-MHAD depth ({data["classes"]} actions), cross-subject: '
@@ -928,7 +1017,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
         zoo, results, costs, TSM_ROW, 'TSM-MobileNetV2-5', 'per test sample (3 clips, batch '
         '1, one thread) on the machine that measured the costs (`costs` of '
         'benchmarks/results/utd_mhad_imagenet.json).'), '', *untrained,
-        *targets(results, costs, validated), '', *speed,
+        *targets(results, costs, validated, timings), '', *speed,
         *claims(results), '',
         'Training / validation top-1 by epoch (seed 0; the training value is the mean over the '
         'epoch\'s augmented batches; every seed in the plot):', '', *curve_table(zoo, results),
@@ -942,7 +1031,8 @@ def report(results: Dict[str, List[Dict]], args) -> str:
     # protocol tests only the chosen rows): it is not a run still to do; one validated above a
     # chosen row is, as its test decides the choice
     not_run = [row.name for row in ABLATION_ROWS if row not in ablation]
-    pending = [name for name in awaiting_test(results, costs, validated) if name in not_run]
+    pending = [name for name in awaiting_test(results, costs, validated, timings)
+               if name in not_run]
     folds_only = [name for name in not_run if name in validated and name not in pending]
     to_train = [name for name in not_run if name not in validated]
     note = ([f'Validated above the chosen row and not tested yet (its test decides the '
@@ -966,7 +1056,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
     # the row chosen on validation is the family's headline, so the README shows it whichever
     # table (zoo or ablation) holds it
     notes = {name: 'chosen on the training subjects'
-             for name in chosen_rows(results, costs, validated).values()}
+             for name in chosen_rows(results, costs, validated, timings).values()}
     # so is the second network's T=5 row where its gain and learning rate were chosen there
     eff_t5 = second_network_t5(validated)[0]
     if eff_t5 != EFF_T5_ROW:
@@ -976,7 +1066,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
         lib.readme_table(readme, results, costs, TSM_ROW, 'TSM-MobileNetV2-5',
                          notes or None) +
         [''] +
-        targets(results, costs, validated)), README_BEGIN, README_END)
+        targets(results, costs, validated, timings)), README_BEGIN, README_END)
     # an ablation with a config file of its own (the shifted row) is a row of the family's zoo
     # table too; one that edits a zoo row's config would overwrite that row's metrics
     configs = {row.config for row in zoo}
@@ -988,6 +1078,8 @@ def report(results: Dict[str, List[Dict]], args) -> str:
 def main(argv=None) -> str:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401
+    if args.retime:
+        return retime(args)
     chosen = BENCH.requested(args, ZOO_ROWS, ABLATION_ROWS)
     if args.weights:
         return '\n'.join(weight_files_of(chosen, args))

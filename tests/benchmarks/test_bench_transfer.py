@@ -53,6 +53,87 @@ def test_the_rows_chosen_are_the_best_validated_within_each_latency(tmp_path):
         family.BEST_MAX_LATENCY: b, family.HEADLINE_MAX_LATENCY: c}
 
 
+def test_a_budget_admits_a_row_only_where_every_timing_puts_it_within(tmp_path):
+    a, b = family.RECIPE_ROW, family.SHIFT_ROW
+    validated = {a: {1: 0.80, 3: 0.80, 5: 0.80, 7: 0.80},
+                 b: {1: 0.90, 3: 0.90, 5: 0.90, 7: 0.90}}
+    costs = {family.TSM_ROW: dict(latency_ms=90.0), a: dict(latency_ms=27.0),
+             b: dict(latency_ms=29.7)}
+    results = {name: _runs(0.5) for name in costs}
+    # the tables' own timing puts b at 0.33x, inside a third: b is the headline
+    assert family.chosen_rows(results, costs, validated)[family.HEADLINE_MAX_LATENCY] == b
+    # a re-timing at 0.36x puts it outside; one without b leaves it as it was
+    latency = tmp_path / 'latency.json'
+    latency.write_text(json.dumps(dict(timings={
+        'cpu | AVX2': dict(latency_ms={family.TSM_ROW: 100.0, a: 29.0, b: 36.0}),
+        'cpu | DEFAULT': dict(latency_ms={family.TSM_ROW: 50.0, a: 14.0})})))
+    timings = family.latency_timings(latency)
+    assert timings == [{family.TSM_ROW: 1.0, a: 0.29, b: 0.36},
+                       {family.TSM_ROW: 1.0, a: 0.28}]
+    assert family.budget_ratios(costs, timings) == {family.TSM_ROW: 1.0, a: 0.3, b: 0.36}
+    assert family.chosen_rows(results, costs, validated, timings) == {
+        family.BEST_MAX_LATENCY: b, family.HEADLINE_MAX_LATENCY: a}
+    line = family.chosen_within(results, costs, validated, family.HEADLINE_MAX_LATENCY, '1/3',
+                                'goal', lambda mean: True, timings)
+    assert f'{a} (validation 0.800' in line and 'at 0.300x, at most 0.300x over 3 timings' in line
+    # a row validated above the choice and not tested awaits its test, unless a re-timing
+    # already puts it over the budget
+    untested = family.SHIFT_128_ROW
+    validated[untested] = {1: 0.85, 3: 0.85, 5: 0.85, 7: 0.85}
+    assert family.awaiting_test(results, costs, validated, timings) == [untested]
+    assert family.awaiting_test(results, costs, validated, timings + [{untested: 0.34}]) == []
+    assert family.awaiting_test(results, costs, validated, timings + [{untested: 0.33}]) == [
+        untested]
+    # the records alone make the same choice
+    validation = tmp_path / 'val.json'
+    validation.write_text(json.dumps(dict(results={
+        f'{name} | s{subject}': _runs(score) for name, scores in validated.items()
+        for subject, score in scores.items()})))
+    record = _record(tmp_path / 'r.json', results, costs)
+    assert family.recorded_choice(record, validation, latency)[family.HEADLINE_MAX_LATENCY] == a
+    assert family.recorded_choice(record, validation, tmp_path / 'none.json')[
+        family.HEADLINE_MAX_LATENCY] == b
+
+
+def test_a_retiming_times_each_test_model_once_and_replaces_its_kernels_entry(
+        tmp_path, monkeypatch):
+    a, b, c = family.RECIPE_ROW, family.SHIFT_ROW, family.SHIFT_TIGHT_CROP_ROW
+    record = _record(tmp_path / 'r.json', {name: _runs(0.5) for name in (family.TSM_ROW, a, b, c)},
+                     {})
+    latency = tmp_path / 'latency.json'
+    latency.write_text(json.dumps(dict(timings={'other cpu | AVX2': dict(
+        machine='m', latency_ms={family.TSM_ROW: 1.0})})))
+    monkeypatch.setattr(family, 'LATENCY_RECORD', latency)
+    # d is validated and not tested: timed too, so that a budget it cannot fit need not wait
+    d = family.SHIFT_128_ROW
+    validation = tmp_path / 'val.json'
+    validation.write_text(json.dumps(dict(results={f'{d} | s1': _runs(0.9)})))
+    monkeypatch.setattr(family, 'VALIDATION_RECORD', validation)
+    # c trains differently from b and tests the same graph: one timing serves both
+    monkeypatch.setattr(family.BENCH, 'test_model',
+                        lambda row, args: {c: b}.get(row.name, row.name))
+    timed = []
+
+    def cost_of(rows, args):
+        timed.append([row.name for row in rows])
+        return {row.name: dict(latency_ms=ms)
+                for row, ms in zip(rows, (100.0, 30.0, 40.0, 50.0), strict=True)}
+    monkeypatch.setattr(family.BENCH, 'cost_of', cost_of)
+    args = family.parse_args(['--retime', '--record', str(record)])
+    lines = family.retime(args).splitlines()
+    assert timed == [[family.TSM_ROW, a, b, d]]
+    assert lines == [f'1.000x  {family.TSM_ROW}', f'0.300x  {a}', f'0.400x  {b}',
+                     f'0.400x  {c}', f'0.500x  {d}']
+    written = json.loads(latency.read_text())['timings']
+    assert len(written) == 2 and 'other cpu | AVX2' in written
+    mine = next(value for key, value in written.items() if key != 'other cpu | AVX2')
+    assert mine['latency_ms'] == {family.TSM_ROW: 100.0, a: 30.0, b: 40.0, c: 40.0, d: 50.0}
+    assert mine['machine'].startswith('Machine: ')
+    # a second timing on this CPU and kernels replaces the first
+    family.retime(args)
+    assert len(json.loads(latency.read_text())['timings']) == 2
+
+
 def test_the_committed_choice_is_the_one_the_readme_names():
     chosen = family.recorded_choice()
     readme = (REPO / 'README.md').read_text()
