@@ -419,7 +419,7 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
     named = find_latest_checkpoint(work_dir)
     if named:
         local = Path(work_dir) / Path(named).name
-        if local.is_file() and not Path(named).resolve() == local.resolve():
+        if local.is_file() and Path(named).resolve() != local.resolve():
             warn(f'last_checkpoint in {work_dir} names {named}, outside this work dir (it was '
                  f'copied or moved from there); resuming from this work dir\'s {local} instead.')
             named = str(local)
