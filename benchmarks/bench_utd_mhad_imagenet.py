@@ -813,9 +813,10 @@ def retime(args) -> str:
     """Time TSM-MobileNetV2-5 and every tested or validated row side by side again
     (``BENCH.cost_of``, one row for each test-time model: rows that share one share its timing,
     as the tables' costs do; a row validated and not tested is timed so that a budget it cannot
-    fit need not wait for its test), under this process's CPU kernels, and record the timing in :data:`LATENCY_RECORD`
-    under this CPU and kernel setting (a rerun there replaces it): what :func:`budget_ratios`
-    reads besides the tables' own costs. Returns the ratios, one row a line."""
+    fit need not wait for its test), under this process's CPU kernels, and record the timing
+    in :data:`LATENCY_RECORD` under this CPU and kernel setting (a rerun there replaces it):
+    what :func:`budget_ratios` reads besides the tables' own costs. Returns the ratios, one row
+    a line."""
     results = runner.Record(args.record).data.get('results', {})
     validated = validation_folds(VALIDATION_RECORD)
     if TSM_ROW not in results:
@@ -834,7 +835,10 @@ def retime(args) -> str:
         recorded = dict(record.data.get('timings', {}))
         recorded[f'{cpu_name()} | {label}'] = dict(
             machine=machine_line(load_at_start=start), latency_ms=latency)
-        LATENCY_RECORD.write_text(json.dumps(dict(timings=recorded), indent=1) + '\n')
+        # written whole or not at all: a kill mid-write must not lose the other timings
+        partial = LATENCY_RECORD.with_name(LATENCY_RECORD.name + '.part')
+        partial.write_text(json.dumps(dict(timings=recorded), indent=1) + '\n')
+        partial.replace(LATENCY_RECORD)
     reference = latency[TSM_ROW]
     return '\n'.join(f'{ms / reference:.3f}x  {name}' for name, ms in latency.items())
 
