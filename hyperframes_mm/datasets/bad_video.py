@@ -71,6 +71,13 @@ def check_video_list(ann_file: str,
     """
     if not osp.isfile(ann_file):
         raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
+    if not isinstance(delimiter, str):
+        # mmengine's --cfg-options reads ``delimiter=,`` as a list, and no quoting passes a
+        # comma through it
+        raise AnnotationError(
+            f'{ann_file}: the dataset\'s delimiter is {delimiter!r}, not a string (the '
+            'delimiter option; a comma set with --cfg-options arrives as a list: set it in '
+            'the config file)', ann_file)
     entries = []
     #: path -> (line, labels) of its first line: a video listed again with other labels
     first_of: Dict[str, Tuple[int, List[int]]] = {}
@@ -110,7 +117,8 @@ def check_video_list(ann_file: str,
                 f'{ann_file}:{unlabelled}: missing label: line {labelled} of this list has one, '
                 f'so every line needs one (a list without labels is an inference list): '
                 f'{path!r}', ann_file, unlabelled)
-        seen = first_of.setdefault(fields[0], (number, labels))
+        # ``val/a.mp4`` and ``./val/a.mp4`` are one video
+        seen = first_of.setdefault(osp.normpath(fields[0]), (number, labels))
         if sorted(seen[1]) != sorted(labels):
             raise fail(f'{fields[0]} is listed with label(s) {seen[1]} on line {seen[0]} and '
                        f'{labels} here: one video, one set of labels')

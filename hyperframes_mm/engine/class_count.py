@@ -15,6 +15,7 @@ itself, checks the labels of the datasets a loop is about to read against the he
 loop's first step, naming the list, the samples and the key to change, and gives the blending
 the head's width.
 """
+import os.path as osp
 from numbers import Integral
 from typing import Iterator, List, Optional, Tuple
 
@@ -52,8 +53,14 @@ def labels_outside(dataset, num_classes: int) -> List[Tuple[str, int, str, int]]
             label = info.get('label') if isinstance(info, dict) else None
             if (isinstance(label, Integral) and label != -1
                     and not 0 <= label < num_classes):
-                outside.append((source, index, str(info.get('filename', '')), int(label)))
+                outside.append((source, index, _sample_name(info), int(label)))
     return outside
+
+
+def _sample_name(info) -> str:
+    """The file or frame folder a sample record reads (``filename`` for ``VideoDataset``,
+    ``frame_dir`` for ``RawframeDataset``), '' where it names none."""
+    return str(info.get('filename') or info.get('frame_dir') or '')
 
 
 def _samples(dataset) -> Iterator:
@@ -128,11 +135,12 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
             label = info.get('label') if isinstance(info, dict) else None
             if not isinstance(label, Integral):
                 continue
-            name = str(info.get('filename', ''))
+            name = _sample_name(info)
             if label == -1:
                 unlabelled.append(f'sample {index} ({name or "no file"})')
                 continue
-            seen = first.setdefault(name, (index, int(label)))
+            # ``root/val/a.mp4`` and ``root/./val/a.mp4`` are one video
+            seen = first.setdefault(osp.normpath(name) if name else name, (index, int(label)))
             if name and seen[1] != label:
                 raise ClassCountError(
                     f'{split} list {source}: video {name} is listed with label {seen[1]} '

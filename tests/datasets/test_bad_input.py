@@ -282,6 +282,8 @@ def write_list(root, name, lines):
     ('one_frame.mp4', dict(allow_unlabelled=True),
      r":2: missing label: line 1 of this list has one, so every line needs one"),
     ('good.mp4 3', {}, r":2: good.mp4 is listed with label\(s\) \[0\] on line 1 and \[3\] here"),
+    ('./good.mp4 3', {}, r":2: \./good.mp4 is listed with label\(s\) \[0\] on line 1 and \[3\] "
+                         r"here"),
     # one field that holds a tab: read as a path with no label, in an inference list too
     ('good.mp4\t1', {}, r":2: the fields are separated by a tab, and the list's delimiter is "
                         r"' ' \(the dataset's delimiter option\)"),
@@ -292,6 +294,14 @@ def test_malformed_annotation_lines_name_file_and_line(videos, line, kwargs, mes
     with pytest.raises(AnnotationError, match=r'bad_list\.txt' + message) as info:
         validate_video_annotations(ann, str(videos['root']), **kwargs)
     assert info.value.line == 2 and info.value.ann_file == ann
+
+
+def test_a_delimiter_that_is_no_string_is_named(videos):
+    ann = write_list(videos['root'], 'list.txt', ['good.mp4,0'])
+    with pytest.raises(AnnotationError, match=(
+            r"list\.txt: the dataset's delimiter is \[\], not a string \(the delimiter option; "
+            r"a comma set with --cfg-options arrives as a list: set it in the config file\)")):
+        validate_video_annotations(ann, str(videos['root']), delimiter=[])
 
 
 def test_annotation_variants_that_are_valid(videos):

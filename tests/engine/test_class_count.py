@@ -175,6 +175,20 @@ def test_only_loops_that_read_labels_need_them():
     # the same video twice with one label (oversampling) is a labelled list
     check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
         dict(filename='a.mp4', label=1), dict(filename='a.mp4', label=1)]), 'train')
+    # one video written two ways, or a frame folder (RawframeDataset's records), is one video
+    with pytest.raises(ClassCountError, match=r'^test list l\.txt: 1 video\(s\) listed again '
+                       r'\(root/\./a\.mp4 \(samples 0 and 1\)\)'):
+        check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+            dict(filename='root/a.mp4', label=1), dict(filename='root/./a.mp4', label=1)]),
+            'test')
+    with pytest.raises(ClassCountError, match=r'^test list l\.txt: video root/a is listed with '
+                       r'label 1 \(sample 0\) and label 2 \(sample 1\)'):
+        check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+            dict(frame_dir='root/a', total_frames=9, label=1),
+            dict(frame_dir='root/a', total_frames=9, label=2)]), 'test')
+    with pytest.raises(ClassCountError, match=r'\(sample 0 \(root/a\)\)'):
+        check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+            dict(frame_dir='root/a', total_frames=9, label=-1)]), 'test', 'AccMetric')
     # ... and not a list to score: each line would count
     with pytest.raises(ClassCountError, match=r'^val list l\.txt: 1 video\(s\) listed again '
                        r'\(a\.mp4 \(samples 0 and 1\)\), and the val loop scores each line'):
