@@ -386,8 +386,11 @@ class GuardedDataset:
             return
         listing = _list_missing(ann_file, missing)
         if self.on_bad_video == 'raise':
+            # an evaluation scores every line, and a skipped sample is replaced by another
+            leave_out = ('remove them from the list' if cfg.get('test_mode', False) else
+                         'set on_bad_video=\'skip\'')
             raise AnnotationError(f'{ann_file}: {len(missing)} video(s) do not exist:\n{listing}'
-                                  '\n(fix the paths or data_prefix, or set on_bad_video=\'skip\')',
+                                  f'\n(fix the paths or data_prefix, or {leave_out})',
                                   ann_file, missing[0][0])
         print_log(f'GuardedDataset: {ann_file}: {len(missing)} video(s) do not exist; they will '
                   f'be skipped:\n{listing}', logger='current', level=logging.WARNING)

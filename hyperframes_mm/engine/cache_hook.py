@@ -132,8 +132,7 @@ def refuse_missing_videos(read: VideoRead) -> None:
             f'{where}: {len(missing)} video(s) do not exist'
             f'{" and have no frame cache entry" if read.step is not None else ""}, so '
             f'the {read.loop} loop would fail when it drew one: {first_names(missing)}\n(fix '
-            "the paths or data_prefix, or wrap the dataset in GuardedDataset(on_bad_video="
-            "'skip') to skip them)", read.ann_file)
+            f'the paths or data_prefix, or {_leave_out(read.loop)})', read.ann_file)
 
 
 def refuse_failed_videos(read: VideoRead, failed: Dict[str, str]) -> None:
@@ -153,8 +152,18 @@ def refuse_failed_videos(read: VideoRead, failed: Dict[str, str]) -> None:
     where = read.ann_file or f'the {read.loop} dataset'
     raise BadVideoError(
         f'{where}: {len(failed)} video(s) cannot be decoded, so the {read.loop} loop would fail '
-        f'when it drew one:\n{shown}{more}\n(replace or remove them, or wrap the dataset in '
-        "GuardedDataset(on_bad_video='skip') to skip them)", next(iter(failed)))
+        f'when it drew one:\n{shown}{more}\n(replace them, or {_leave_out(read.loop)})',
+        next(iter(failed)))
+
+
+def _leave_out(loop: str) -> str:
+    """How to go on without some videos of the ``loop``'s list: training may skip them (a
+    skipped sample is replaced by another), an evaluation must not (it would score the
+    replacement twice), so there they leave the list."""
+    if loop == 'train':
+        return "wrap the dataset in GuardedDataset(on_bad_video='skip') to skip them"
+    return ('remove them from the list (an evaluation scores every line; skipping would score '
+            'another sample in their place)')
 
 
 @HOOKS.register_module()

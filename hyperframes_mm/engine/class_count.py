@@ -165,6 +165,19 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
                 'give every line its label (a list of file names alone is for inference)')
 
 
+def check_not_replacing(dataset, split: str) -> None:
+    """Raise :class:`ClassCountError` when an evaluation loop's dataset is wrapped in
+    ``GuardedDataset(on_bad_video='skip')``: it replaces a bad video's sample by another sample,
+    so an evaluation would score that one twice and the bad video not at all (the dumped
+    predictions too), with exit 0 and a warning in the log."""
+    if split != 'train' and any(skips for _, skips in leaf_datasets(dataset)):
+        raise ClassCountError(
+            f'the {split} dataset is wrapped in GuardedDataset(on_bad_video=\'skip\'), which '
+            'replaces a bad video\'s sample by another one: the evaluation would score that one '
+            'twice and the bad video not at all. Use on_bad_video=\'raise\' for validation and '
+            'test, and remove the videos it names from the list')
+
+
 def blendings(model) -> List:
     """The batch blending of the model's data preprocessor and, for ``RandomBatchAugment``,
     each of its blendings: every object whose ``num_classes`` is a one-hot width (the first is
@@ -181,7 +194,8 @@ class ClassCountHook(Hook):
     """Before a run (``before_run``: its loops are built, nothing is loaded or trained yet, and
     ahead of ``BuildFrameCacheHook``): the labels of every loop the run will read against the
     head's classes (:func:`check_labels`), every sample of a loop that reads labels labelled
-    once (:func:`check_labelled`), and, for training, the blending's one-hot width set
+    once (:func:`check_labelled`), no evaluation replacing bad videos
+    (:func:`check_not_replacing`), and, for training, the blending's one-hot width set
     to the head's count, with a warning naming the key, where a carried config left the data
     set's old count there (a width other than the head's has no meaning: the blended labels
     meet the head's scores in the loss). A model without a ``cls_head.num_classes`` is not
@@ -190,10 +204,12 @@ class ClassCountHook(Hook):
     priority = 'VERY_HIGH'
 
     def before_run(self, runner) -> None:
+        loops = dict(built_loops(runner))
+        for split, loop in loops.items():
+            check_not_replacing(loop.dataloader.dataset, split)
         classes = head_classes(runner.model)
         if classes is None:
             return
-        loops = dict(built_loops(runner))
         for split, loop in loops.items():
             check_labels(loop.dataloader.dataset, classes, split)
             if loop_needs_labels(split, loop):

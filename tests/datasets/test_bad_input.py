@@ -348,8 +348,14 @@ def test_guarded_dataset_refuses_missing_paths_with_file_and_line(videos):
     ann = write_list(videos['root'], 'missing.txt', ['good.mp4 0', 'gone.mp4 1', 'gone2.mp4 2'])
     with pytest.raises(AnnotationError, match=r'missing\.txt: 2 video\(s\) do not exist:\n'
                                               r'  .*missing\.txt:2: .*gone\.mp4\n'
-                                              r'  .*missing\.txt:3: .*gone2\.mp4'):
+                                              r'  .*missing\.txt:3: .*gone2\.mp4\n'
+                                              r"\(fix the paths or data_prefix, or set "
+                                              r"on_bad_video='skip'\)$"):
         GuardedDataset(video_dataset(videos['root'], ann))
+    # a test list: skipping would score another sample in their place
+    with pytest.raises(AnnotationError, match=r'gone2\.mp4\n\(fix the paths or data_prefix, or '
+                                              r'remove them from the list\)$'):
+        GuardedDataset(video_dataset(videos['root'], ann, test_mode=True))
     with pytest.raises(AnnotationError, match=r"missing\.txt:1: label 'x'"):
         GuardedDataset(video_dataset(videos['root'], write_list(videos['root'], 'missing.txt',
                                                                 ['good.mp4 x'])))

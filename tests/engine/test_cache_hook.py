@@ -135,7 +135,7 @@ def test_a_bad_video_stops_the_run_after_the_others_are_built(videos):
     assert message[0] == (f'{videos / "list.txt"}: 1 video(s) cannot be decoded, so the train '
                           'loop would fail when it drew one:')
     assert message[1].startswith(f'  sub/b.mp4: {videos / "sub/b.mp4"}: cannot open the video')
-    assert message[2] == ("(replace or remove them, or wrap the dataset in "
+    assert message[2] == ("(replace them, or wrap the dataset in "
                           "GuardedDataset(on_bad_video='skip') to skip them)")
     warnings = [message for level, message in lines if level == logging.WARNING]
     assert len(warnings) == 1
@@ -217,6 +217,12 @@ def test_a_list_naming_videos_that_do_not_exist_stops_the_run_before_anything_is
         f'fail when it drew one: {videos / "gone.mp4"}\n(fix the paths or data_prefix, or wrap '
         "the dataset in GuardedDataset(on_bad_video='skip') to skip them)")
     assert caught.value.ann_file == str(ann)
+    # an evaluation must not skip them: it would score another sample in their place
+    with pytest.raises(AnnotationError) as caught:
+        BuildFrameCacheHook().before_run(Runner(test=video_dataset(videos, on_stale=on_stale)))
+    assert str(caught.value).endswith(
+        '(fix the paths or data_prefix, or remove them from the list (an evaluation scores '
+        'every line; skipping would score another sample in their place))')
     assert sorted(path.name for path in videos.rglob('*') if path.is_file()) == [
         'a.mp4', 'b.mp4', 'c.mp4', 'list.txt']
 

@@ -163,6 +163,27 @@ def test_a_video_listed_twice_is_refused_where_each_line_is_scored(runner_of, ti
         'loop scores each line, so such a video counts twice: list each video once')
 
 
+def test_an_evaluation_that_would_replace_bad_videos_is_refused(runner_of):
+    inner = Config.fromfile(str(TINY_CONFIG)).test_dataloader.dataset.to_dict()
+    runner = runner_of(**{'test_dataloader.dataset': dict(
+        _delete_=True, type='GuardedDataset', on_bad_video='skip', dataset=inner)})
+    with pytest.raises(ClassCountError) as error:
+        runner.test()
+    assert str(error.value) == (
+        "the test dataset is wrapped in GuardedDataset(on_bad_video='skip'), which replaces a "
+        "bad video's sample by another one: the evaluation would score that one twice and the "
+        "bad video not at all. Use on_bad_video='raise' for validation and test, and remove the "
+        'videos it names from the list')
+    # training may skip: a replaced sample is one more draw of another
+    runner = runner_of(**{'train_dataloader.dataset': dict(
+        _delete_=True, type='GuardedDataset', on_bad_video='skip',
+        dataset=Config.fromfile(str(TINY_CONFIG)).train_dataloader.dataset.to_dict()),
+        'train_cfg.max_epochs': 1, 'val_cfg': None, 'val_dataloader': None,
+        'val_evaluator': None})
+    runner.train()
+    assert runner.epoch == 1
+
+
 def test_only_loops_that_read_labels_need_them():
     from hyperframes_mm.engine.class_count import check_labelled, loop_needs_labels
 
