@@ -11,7 +11,7 @@ import os
 import os.path as osp
 import re
 from pathlib import Path
-from typing import Callable, Union
+from typing import Callable, Iterator, Tuple, Union
 
 from mmengine.hooks import CheckpointHook, Hook
 from mmengine.model import is_model_wrapper
@@ -269,14 +269,45 @@ def _holds(value, key: str, wanted) -> bool:
     return False
 
 
+def _leaves(value, path=()) -> Iterator[Tuple[tuple, object]]:
+    """``(path, value)`` of every plain value inside nested dicts and lists."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            yield from _leaves(item, path + (name, ))
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            yield from _leaves(item, path + (index, ))
+    else:
+        yield path, value
+
+
+def _followed(original: dict, current: dict, before, after) -> bool:
+    """Whether a setting inside ``current`` was changed along with a top-level value: one
+    that held ``before`` in ``original`` and holds ``after`` now, or, for a string, one made
+    with it (``f'{data_root}/train.txt'``) and made with ``after`` now."""
+    now = dict(_leaves(current))
+    for path, then in _leaves(original):
+        if not path or path not in now or now[path] == then:
+            continue
+        if then == before and now[path] == after:
+            return True
+        if (isinstance(before, str) and isinstance(after, str) and before
+                and isinstance(then, str) and before in then
+                and now[path] == then.replace(before, after)):
+            return True
+    return False
+
+
 def top_level_overrides(cfg) -> list:
-    """Warnings for the top-level values of ``cfg`` that differ from its file's while a
-    setting of the same name inside the config still holds the file's value: a config's own
-    variables (``num_frames``) are read when mmengine reads the file, so ``--cfg-options
+    """Warnings for the top-level values of ``cfg`` that differ from its file's where the
+    change reached none of the settings inside the config (none went from the old value to
+    the new one, and no string made with it changed with it), or a setting of the same name
+    inside still holds the file's value: a config's own variables (``num_frames``,
+    ``test_clips``, ``data_root``) are read when mmengine reads the file, so ``--cfg-options
     num_frames=3`` changes that value alone, and the run trains at the file's T while its saved
-    config shows both. A change made with the settings that use it (a benchmark's edit) leaves
-    no such setting behind and is not named; nor are values the runner reads itself, nor any
-    of a config made in code (no file)."""
+    config shows both. A change made with the settings that use it (a benchmark's edit) is not
+    named; nor are values the runner reads itself, nor any of a config made in code (no
+    file)."""
     from mmengine.config import Config
     filename = getattr(cfg, 'filename', None)
     if not filename or not osp.isfile(filename):
@@ -286,12 +317,17 @@ def top_level_overrides(cfg) -> list:
     except Exception:  # an environment the file reads is gone: nothing to compare with
         return []
     lines = []
+    current, file_values = cfg._cfg_dict.to_dict(), original._cfg_dict.to_dict()
     for key, value in cfg.items():
         if key in RUNNER_SETTINGS or key not in original or key.startswith('_'):
             continue
         before = original[key]
-        if (isinstance(before, (bool, int, float, str)) and before != value
-                and _holds(cfg._cfg_dict.to_dict(), key, before)):
+        if not isinstance(before, (bool, int, float, str)) or before == value:
+            continue
+        inside = {name: item for name, item in current.items() if name != key}
+        if (_holds(current, key, before)
+                or not _followed({name: item for name, item in file_values.items()
+                                  if name != key}, inside, before, value)):
             lines.append(f'{key} = {value!r} differs from the {before!r} of {filename}: the '
                          f'config\'s other settings were computed from {key} when the file was '
                          'read, so this override changes that value alone (override the keys '

@@ -843,3 +843,24 @@ def test_an_override_of_a_value_the_file_computed_from_is_named(tmp_path):
     # changed with the setting that uses it (as a benchmark's edit does): nothing left behind
     cfg.merge_from_dict({'model.backbone.num_frames': 3})
     assert top_level_overrides(cfg) == []
+    # values with no setting of their name inside: a count, a folder, a type
+    for key, value in (('test_clips', 5), ('data_root', '/elsewhere'),
+                       ('dataset_type', 'VideoDataset')):
+        cfg = Config.fromfile(str(TINY_CONFIG))
+        before = cfg[key]
+        cfg.merge_from_dict({key: value})
+        assert top_level_overrides(cfg) == [
+            f'{key} = {value!r} differs from the {before!r} of {TINY_CONFIG}: the config\'s '
+            f'other settings were computed from {key} when the file was read, so this override '
+            'changes that value alone (override the keys that use it, or set it in a config of '
+            'your own)']
+    # ... and each changed with what it made: the clips of the test pipeline, the lists' paths
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    clips = next(index for index, step in enumerate(cfg.test_pipeline) if 'num_clips' in step)
+    cfg.merge_from_dict({'test_clips': 5, f'test_pipeline.{clips}.num_clips': 5})
+    assert top_level_overrides(cfg) == []
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    root = cfg.data_root
+    cfg.merge_from_dict({'data_root': '/elsewhere', 'train_dataloader.dataset.ann_file':
+                         cfg.train_dataloader.dataset.ann_file.replace(root, '/elsewhere')})
+    assert top_level_overrides(cfg) == []
