@@ -386,23 +386,36 @@ HEAD_PREFIX = 'cls_head.'
 
 def check_shapes(model, checkpoint, filename: str, revise_keys: list) -> None:
     """Refuse a checkpoint whose weights of the model's network (outside ``cls_head``) have
-    other shapes than the model's: a non-strict load skips them with a printed line, so a
-    conv1 of another T, or a 2D network's, trains from its random initial values. A head of
-    another class count is what fine-tuning replaces, and loads as before.
+    other shapes than the model's, or that lacks some of them: a non-strict load skips both
+    with a printed line, so a conv1 of another T, a 2D network's, or the blocks a ResNet-34
+    has and a ResNet-18's file has not, train from their random initial values. A head of
+    another class count is what fine-tuning replaces, and loads as before; a missing
+    ``num_batches_tracked`` counter (older files) holds no weight.
 
     Raises:
-        CheckpointMismatchError: naming ``filename``, the first keys and both shapes.
+        CheckpointMismatchError: naming ``filename``, the first keys and both shapes, or the
+            first missing keys and how many.
     """
     state_dict = checkpoint.get('state_dict', checkpoint)
     expected = model.state_dict()
-    others = []
+    others, given = [], set()
     for key, value in state_dict.items():
         for pattern, replacement in revise_keys:
             key = re.sub(pattern, replacement, key)
+        given.add(key)
         if (key in expected and not key.startswith(HEAD_PREFIX) and hasattr(value, 'shape')
                 and tuple(value.shape) != tuple(expected[key].shape)):
             others.append(f'{key} {tuple(value.shape)} (the model: '
                           f'{tuple(expected[key].shape)})')
+    missing = [key for key in expected if key not in given and not key.startswith(HEAD_PREFIX)
+               and not key.endswith('num_batches_tracked')]
+    if missing and not others:
+        raise CheckpointMismatchError(
+            f'{filename}: lacks {len(missing)} weight(s) of the model of the config: '
+            f'{first_names(missing)}; loading it would leave them at their initial values (a '
+            'checkpoint of another network, or of another depth). Load a checkpoint of this '
+            'model; a file that starts only part of it is its modules\' `pretrained` or '
+            'init_cfg, not load_from.')
     if others:
         raise CheckpointMismatchError(
             f'{filename}: weights of another shape than the model of the config: '

@@ -623,10 +623,10 @@ def test_load_from_refuses_a_checkpoint_that_shares_no_key_with_the_model(tiny_r
                                                                            tmp_path):
     runner = tiny_runner()
     weights = runner.model.state_dict()
-    # DDP's prefix is revised away as mmengine revises it: a partial match loads (fine-tuning)
+    # DDP's prefix is revised away as mmengine revises it
     wrapped = tmp_path / 'wrapped.pth'
-    torch.save({f'module.{key}': torch.ones_like(value) for key, value in weights.items()
-                if key.startswith('cls_head.')}, wrapped)
+    torch.save({f'module.{key}': torch.ones_like(value) for key, value in weights.items()},
+               wrapped)
     runner.load_checkpoint(str(wrapped))
     assert bool((runner.model.cls_head.fc_cls.bias == 1).all())
     other = tmp_path / 'other_network.pth'
@@ -662,6 +662,33 @@ def test_load_from_refuses_network_weights_of_another_shape(tiny_runner, tmp_pat
     other_head['cls_head.fc_cls.bias'] = torch.zeros(7)
     other_head['backbone.conv1.conv.weight'] = torch.ones_like(conv1)
     torch.save({'state_dict': other_head}, path)
+    runner.load_checkpoint(str(path))
+    assert bool((runner.model.backbone.conv1.conv.weight == 1).all())
+
+
+def test_load_from_refuses_a_checkpoint_lacking_network_weights(tiny_runner, tmp_path):
+    """A ResNet-18's file loaded into a ResNet-34 left the blocks it lacks at their random
+    initial values, named only by a printed line; a file without the head (a backbone trained
+    elsewhere), or without the batch-norm counters older files lack, loads."""
+    runner = tiny_runner()
+    weights = runner.model.state_dict()
+    deeper = [key for key in weights if key.startswith('backbone.layer1.1.')]
+    assert len(deeper) > 3
+    path = tmp_path / 'shallower.pth'
+    torch.save({'state_dict': {key: value for key, value in weights.items()
+                               if key not in deeper}}, path)
+    with pytest.raises(checkpoint.CheckpointMismatchError) as refused:
+        runner.load_checkpoint(str(path))
+    assert str(refused.value) == (
+        f'{path}: lacks {len([key for key in deeper if "num_batches" not in key])} weight(s) of '
+        f'the model of the config: {", ".join(deeper[:3])}, ... ('
+        f'{len([key for key in deeper if "num_batches" not in key])} in all); loading it would '
+        'leave them at their initial values (a checkpoint of another network, or of another '
+        'depth). Load a checkpoint of this model; a file that starts only part of it is its '
+        'modules\' `pretrained` or init_cfg, not load_from.')
+    torch.save({'state_dict': {key: torch.ones_like(value) for key, value in weights.items()
+                               if not key.startswith('cls_head.')
+                               and not key.endswith('num_batches_tracked')}}, path)
     runner.load_checkpoint(str(path))
     assert bool((runner.model.backbone.conv1.conv.weight == 1).all())
 
