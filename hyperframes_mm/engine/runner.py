@@ -213,6 +213,11 @@ class HyperframeRunner(Runner):
             self._resuming = False
         if resume_optimizer:
             check_optimizer_groups(self.optim_wrapper, filename)
+        done = finished_training(self.train_loop)
+        if done:
+            # mmengine's loop then returns at once: exit 0, no epoch, no checkpoint, no word
+            self.logger.warning(f'{filename} was saved {done}: this run trains nothing. Raise '
+                                'it (and the schedulers\' end) to train on.')
 
     def load_checkpoint(self, filename: str, map_location: Union[str, Callable] = 'cpu',
                         strict: bool = False, revise_keys: list = [(r'^module.', '')]):
@@ -333,6 +338,18 @@ def top_level_overrides(cfg) -> list:
                          'read, so this override changes that value alone (override the keys '
                          'that use it, or set it in a config of your own)')
     return lines
+
+
+def finished_training(loop) -> str:
+    """``'at epoch 3, and train_cfg.max_epochs is 3'`` where a resumed training ``loop`` has
+    already reached its end (``max_iters`` for an iteration-based loop), else ''."""
+    from mmengine.runner import IterBasedTrainLoop
+    unit, done, end = (('iteration', '_iter', 'max_iters') if isinstance(loop, IterBasedTrainLoop)
+                       else ('epoch', '_epoch', 'max_epochs'))
+    reached, limit = getattr(loop, done, None), getattr(loop, end, None)
+    if isinstance(reached, int) and isinstance(limit, int) and reached >= limit:
+        return f'at {unit} {reached}, and train_cfg.{end} is {limit}'
+    return ''
 
 
 def check_training_checkpoint(checkpoint, filename: str) -> None:

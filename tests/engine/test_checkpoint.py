@@ -542,6 +542,29 @@ def test_resume_restores_a_training_checkpoint_of_the_model(tiny_runner, tmp_pat
     assert not runner._resuming
 
 
+def test_resume_at_the_end_of_training_says_it_trains_nothing(tiny_runner, tmp_path,
+                                                              monkeypatch):
+    """mmengine's loop returned at once, exit 0, with no epoch, checkpoint or word."""
+    source = tiny_runner('source')
+    path = tmp_path / 'epoch_1.pth'
+    torch.save(_training_state(source), path)
+    runner = tiny_runner()
+    warned = []
+    monkeypatch.setattr(runner.logger, 'warning', warned.append)
+    runner.resume(str(path))
+    assert runner.train_loop.max_epochs == 2
+    assert not [line for line in warned if 'trains nothing' in line]
+    state = _training_state(source)
+    state['meta'].update(epoch=2, iter=8)
+    torch.save(state, path)
+    runner = tiny_runner('again')
+    monkeypatch.setattr(runner.logger, 'warning', warned.append)
+    runner.resume(str(path))
+    assert [line for line in warned if 'trains nothing' in line] == [
+        f'{path} was saved at epoch 2, and train_cfg.max_epochs is 2: this run trains '
+        'nothing. Raise it (and the schedulers\' end) to train on.']
+
+
 @pytest.mark.parametrize('drop, missing', [('bare', 'meta'), ('epoch', 'meta.epoch'),
                                            ('message_hub', 'message_hub')])
 def test_resume_names_a_file_that_is_not_a_training_checkpoint(tiny_runner, tmp_path, drop,
