@@ -477,6 +477,13 @@ def load_verified(filename: str, map_location='cpu'):
     local = osp.isfile(path)
     if local:
         verify_checkpoint_file(path)
+    elif osp.isdir(path):
+        # mmengine says a folder "can not be found"
+        raise CheckpointRefusedError(f'{filename}: a directory, not a checkpoint file (a work dir '
+                                     'holds epoch_N.pth files: name one of them)')
+    elif osp.islink(path):
+        raise CheckpointRefusedError(f'{filename}: a symbolic link that leads to no file (its '
+                                     f'target {os.readlink(path)!r} is missing, or a loop)')
     try:
         with torch.serialization.safe_globals(mmengine_checkpoint_globals()):
             checkpoint = _load_checkpoint(filename, map_location=map_location)

@@ -242,6 +242,24 @@ def test_an_archive_that_is_not_a_checkpoint_is_refused_by_name(tmp_path, make, 
     assert str(refused.value) == f'{path}: {message}'
 
 
+def test_a_folder_or_a_dangling_link_is_named_as_such(tmp_path):
+    """mmengine said each 'can not be found', of a path that is there."""
+    folder = tmp_path / 'work_dir'
+    folder.mkdir()
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        checkpoint.load_verified(str(folder))
+    assert str(refused.value) == (f'{folder}: a directory, not a checkpoint file (a work dir '
+                                  'holds epoch_N.pth files: name one of them)')
+    loop = tmp_path / 'loop.pth'
+    loop.symlink_to(loop)
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        checkpoint.load_verified(str(loop))
+    assert str(refused.value) == (f'{loop}: a symbolic link that leads to no file (its target '
+                                  f'{str(loop)!r} is missing, or a loop)')
+    with pytest.raises(FileNotFoundError):  # a path that is not there stays mmengine's error
+        checkpoint.load_verified(str(tmp_path / 'gone.pth'))
+
+
 def test_init_recognizer_says_the_file_is_not_a_checkpoint_not_that_it_does_not_fit(tmp_path):
     from hyperframes_mm.apis import init_recognizer
     from ..conftest import TINY_CONFIG
