@@ -12,6 +12,7 @@ crop or flip drawn per frame) show at once. See docs/deployment.md.
 """
 import argparse
 import sys
+from pathlib import Path
 from typing import List, Optional
 
 
@@ -31,6 +32,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if bool(args.scores) != bool(args.scores_out):
         parser.error('--scores and --scores-out go together')
+    # checked before any decoding: OpenCV picks its writer by the extension and fails without
+    # naming the option
+    for option, path in (('--out', args.out), ('--scores-out', args.scores_out)):
+        if path is not None and Path(path).suffix.lower() != '.png':
+            parser.error(f'{option} {path}: writes a PNG image, so the name ends in .png')
     return args
 
 

@@ -109,3 +109,20 @@ def test_score_plot_from_stream_output(tmp_path):
     bad.write_text('{"stream": 1}\nnot json\n')
     with pytest.raises(ValueError, match='bad.jsonl:2: not JSON'):
         read_score_series(bad)
+
+
+@pytest.mark.parametrize('option', ['--out', '--scores-out'])
+def test_an_image_name_without_png_is_an_option_error(tmp_path, capsys, option):
+    """OpenCV picks its writer by the extension: grid.mp4 failed after decoding, in a cv2
+    traceback that named neither the option nor the path."""
+    tool = load_script('tools/visualize_hyperframe.py')
+    args = ['config.py', 'video.mp4', '--out', str(tmp_path / 'grid.png')]
+    args += ['--scores', 'preds.jsonl', '--scores-out', str(tmp_path / 'scores.png')]
+    args[args.index(option) + 1] = str(tmp_path / 'grid.mp4')
+    with pytest.raises(SystemExit) as exited:
+        tool.parse_args(args)
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        f'error: {option} {tmp_path / "grid.mp4"}: writes a PNG image, so the name ends in .png')
+    args[args.index(option) + 1] = str(tmp_path / 'GRID.PNG')
+    assert tool.parse_args(args).config == 'config.py'
