@@ -11,6 +11,8 @@ from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
+from ..utils.paths import umask_mode
+
 _CODECS = ('libx264', 'mpeg4')
 
 
@@ -114,6 +116,7 @@ def write_video(path: Union[str, Path], frames: np.ndarray, fps: float = 25.0,
         os.close(handle)
         try:
             _encode(tmp, frames, fps, codec, crf)
+            umask_mode(tmp)
             os.replace(tmp, path)
             return codec
         except (av.error.FFmpegError, av.codec.codec.UnknownCodecError, ValueError) as error:

@@ -37,3 +37,26 @@ def refuse_overwrite(outputs: Dict[str, PathLike], inputs: Dict[str, PathLike]) 
             if same_file(path, other):
                 raise ValueError(f'{name} {path} is {what} ({other}): writing it would destroy '
                                  f'that file; write to another path')
+
+
+def umask_mode(path: PathLike) -> None:
+    """Give a file made by ``tempfile.mkstemp`` (always ``0o600``, so that no one else reads a
+    temporary file) the mode a plain ``open()`` gives, as the umask decides, before it is
+    renamed into place: a data set or list written so was readable by its owner alone, not by
+    other users or a container's."""
+    os.chmod(path, 0o666 & ~_umask())
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux shows it (``os.umask`` can
+    only be read by setting it, which another thread would see)."""
+    try:
+        with open('/proc/self/status') as status:
+            for line in status:
+                if line.startswith('Umask:'):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

@@ -427,3 +427,21 @@ def test_written_after_dataset_compares_with_meta_json(tmp_path):
     assert written_after_dataset(result, tmp_path)
     (tmp_path / 'meta.json').unlink()
     assert not written_after_dataset(result, tmp_path)  # no dataset any more
+
+
+@pytest.mark.parametrize('umask, mode', [(0o022, 0o644), (0o077, 0o600)])
+def test_the_data_set_is_written_with_the_modes_the_umask_gives(tmp_path, umask, mode):
+    """tempfile.mkstemp makes every file 0o600: a data set written through it was readable by
+    its owner alone, whatever the umask, so another user or a container could not train on
+    it."""
+    previous = os.umask(umask)
+    try:
+        make_synthetic_dataset(tmp_path, dict(train=1, val=1), seed=0, workers=1,
+                               progress=False)
+    finally:
+        os.umask(previous)
+    files = [path for path in tmp_path.rglob('*') if path.is_file()]
+    assert {'meta.json', 'train.txt', 'val.txt'} <= {path.name for path in files}
+    assert any(path.suffix == '.mp4' for path in files)
+    assert {path.name: path.stat().st_mode & 0o777 for path in files} == {
+        path.name: mode for path in files}

@@ -21,6 +21,7 @@ from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 from tqdm import tqdm
 
+from ...utils.paths import umask_mode
 from ...utils.processes import worker_pool
 from ..video_io import write_video
 from .classes import check_classes, class_groups, flip_label_map
@@ -158,6 +159,7 @@ def _write_atomic(path: Path, text: str) -> None:
     handle, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
     with os.fdopen(handle, 'w') as f:
         f.write(text)
+    umask_mode(tmp)
     os.replace(tmp, path)
 
 

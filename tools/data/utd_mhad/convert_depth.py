@@ -261,10 +261,12 @@ def write_lists(out_dir: Path, converted: Sequence[str]) -> Dict[str, int]:
 
 
 def _write_text(path: Path, text: str) -> None:
+    from hyperframes_mm.utils.paths import umask_mode
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.')
     with os.fdopen(handle, 'w') as f:
         f.write(text)
+    umask_mode(tmp)
     os.replace(tmp, path)
 
 
