@@ -47,8 +47,11 @@ def main(argv=None):
         if getattr(args, split) is not None:
             counts[split] = getattr(args, split)
     start = time.perf_counter()
-    annotations = make_synthetic_dataset(args.out_dir, counts, preset=args.preset,
-                                         seed=args.seed, workers=args.workers)
+    try:
+        annotations = make_synthetic_dataset(args.out_dir, counts, preset=args.preset,
+                                             seed=args.seed, workers=args.workers)
+    except (FileExistsError, ValueError) as error:  # a folder in the way, a bad count
+        raise SystemExit(f'make_synthetic_dataset.py: {error}') from error
     meta = load_meta(args.out_dir)
     print(f'{len(meta["videos"])} clips of {len(meta["classes"])} classes in {args.out_dir} '
           f'({time.perf_counter() - start:.1f} s)')

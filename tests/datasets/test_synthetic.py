@@ -295,7 +295,8 @@ def test_rerun_keeps_a_complete_dataset_and_redoes_an_incomplete_one(tmp_path):
     os.utime(video, ns=(stamp - 10 ** 9, stamp - 10 ** 9))
     make()
     assert video.stat().st_mtime_ns == stamp - 10 ** 9  # nothing rewritten
-    (tmp_path / 'meta.json').unlink()  # as after a killed run
+    (tmp_path / 'meta.json').unlink()  # as after a killed run, its mark left
+    (tmp_path / '.synthetic-build.json').write_text('{}\n')
     make()
     assert video.stat().st_mtime_ns != stamp - 10 ** 9
     (tmp_path / 'val/drift_right_0000.mp4').unlink()
@@ -445,3 +446,32 @@ def test_the_data_set_is_written_with_the_modes_the_umask_gives(tmp_path, umask,
     assert any(path.suffix == '.mp4' for path in files)
     assert {path.name: path.stat().st_mode & 0o777 for path in files} == {
         path.name: mode for path in files}
+
+
+def test_a_folder_of_other_files_is_not_built_over(tmp_path):
+    """The build writes train.txt, meta.json and the videos' names over whatever is there."""
+    own = tmp_path / 'mine'
+    (own / 'train').mkdir(parents=True)
+    (own / 'train.txt').write_text('my list\n')
+    (own / 'train' / 'swipe_left_0000.mp4').write_bytes(b'my video')
+    with pytest.raises(FileExistsError) as refused:
+        make_synthetic_dataset(own, dict(train=1, val=1), seed=0, workers=1, progress=False)
+    assert str(refused.value) == (
+        f'{own}: holds train, train.txt, and no data set of this generator (no meta.json of '
+        'it): building there would write over those files. Give a new or empty folder.')
+    assert (own / 'train.txt').read_text() == 'my list\n'
+    with pytest.raises(FileExistsError, match=r'a file, not a folder'):
+        make_synthetic_dataset(own / 'train.txt', dict(train=1, val=1), progress=False)
+    # its own folder: a finished build is found, a stopped one (its mark left) is finished
+    ours = tmp_path / 'ours'
+    make_synthetic_dataset(ours, dict(train=1, val=1), seed=0, workers=1, progress=False)
+    assert not (ours / '.synthetic-build.json').exists()
+    first = (ours / 'meta.json').read_bytes()
+    (ours / 'meta.json').unlink()
+    (ours / '.synthetic-build.json').write_text('{}\n')
+    make_synthetic_dataset(ours, dict(train=1, val=1), seed=0, workers=1, progress=False)
+    assert (ours / 'meta.json').read_bytes() == first
+    # and the tool says so in one line
+    tool = load_script('tools/make_synthetic_dataset.py')
+    with pytest.raises(SystemExit, match=r'^make_synthetic_dataset\.py: .*mine: holds train'):
+        tool.main([str(own), '--train', '1', '--val', '1', '--workers', '1'])

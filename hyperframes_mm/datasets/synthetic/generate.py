@@ -250,7 +250,10 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
             write_frame_labels(out_dir, progress=progress)
         return annotations
 
+    _refuse_foreign(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    # the build's mark until meta.json is written: a rerun after a kill finds its own files
+    _write_atomic(out_dir / BUILDING, json.dumps(params) + '\n')
     (out_dir / 'meta.json').unlink(missing_ok=True)
     for stale in out_dir.glob('*_frame_labels.jsonl'):  # they describe the clips being redone
         stale.unlink()
@@ -287,9 +290,40 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
                 annotations={split: path.name for split, path in annotations.items()},
                 videos=videos)
     _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
+    (out_dir / BUILDING).unlink()
     if frame_labels:
         write_frame_labels(out_dir, progress=progress)
     return annotations
+
+
+#: the file a build in progress keeps in its folder (:func:`make_synthetic_dataset`)
+BUILDING = '.synthetic-build.json'
+
+
+def _refuse_foreign(out_dir: Path) -> None:
+    """Refuse to build into a file, or into a folder that holds files of something other
+    than a data set of this generator (one built, or a build that was stopped): the build
+    writes ``train.txt``, ``meta.json`` and the videos' names over whatever is there.
+
+    Raises:
+        FileExistsError: naming the folder and what is in the way.
+    """
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FileExistsError(f'{out_dir}: a file, not a folder: the data set is a folder of '
+                              'videos and lists')
+    if not out_dir.is_dir() or (out_dir / BUILDING).is_file():
+        return
+    try:
+        if 'params' in load_meta(out_dir):
+            return
+    except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError):
+        pass
+    held = sorted(path.name for path in out_dir.iterdir())
+    if held:
+        shown = ', '.join(held[:3]) + (f', ... ({len(held)} in all)' if len(held) > 3 else '')
+        raise FileExistsError(
+            f'{out_dir}: holds {shown}, and no data set of this generator (no meta.json of '
+            'it): building there would write over those files. Give a new or empty folder.')
 
 
 def frame_labels_path(out_dir: Union[str, Path], split: str) -> Path:
