@@ -6,6 +6,7 @@ import torch
 from mmaction.models.recognizers.base import BaseRecognizer
 from mmaction.registry import MODELS
 from mmaction.utils import ConfigType, OptConfigType, SampleList
+from mmengine.model import ModuleDict
 from torch import nn
 from torch.nn import functional as F
 
@@ -132,7 +133,9 @@ class FastSlowRecognizer(BaseRecognizer):
             built = {streams[0]: self.backbone}
             built.update({name: MODELS.build(copy.deepcopy(per_stream[name]))
                           for name in streams[1:]})
-            self.backbone = nn.ModuleDict(built)
+            # mmengine's ModuleDict: BaseModule.init_weights recurses only into children that
+            # have init_weights, so in torch's the streams' pretrained= was never loaded
+            self.backbone = ModuleDict(built)
         self.streams = streams
         self.share_backbone = share_backbone
         self.fusion = fusion

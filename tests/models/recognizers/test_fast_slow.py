@@ -62,6 +62,25 @@ def test_separate_backbones_may_differ_in_frames():
     assert model.stream_backbone('slow').conv1.conv.in_channels == 15
 
 
+@pytest.mark.parametrize('share', [True, False])
+def test_every_stream_backbone_starts_from_its_pretrained_file(tmp_path, share):
+    """Separate backbones sat in torch's ModuleDict, which mmengine's init_weights does not
+    recurse into: their pretrained= was never loaded, and training ran from random weights."""
+    import torchvision
+    weights = torchvision.models.resnet18().state_dict()
+    path = tmp_path / 'r18.pth'
+    torch.save(weights, path)
+    backbone = dict(backbone_cfg(3), pretrained=str(path))
+    model = build(share=share, backbone=backbone if share else dict(
+        fast=backbone, slow=dict(backbone, num_frames=5)))
+    model.init_weights()
+    for name in ('fast', 'slow'):
+        stream = model.stream_backbone(name)
+        assert torch.equal(stream.layer1[0].conv1.conv.weight, weights['layer1.0.conv1.weight'])
+        assert torch.equal(stream.layer4[1].conv2.bn.running_var,
+                           weights['layer4.1.bn2.running_var'])
+
+
 def test_a_downsampled_stream_is_its_average_pooled_hyperframes_through_the_backbone():
     model = build(stream_downsample=dict(fast=2)).eval()
     data = model.data_preprocessor(batch(), False)
