@@ -13,6 +13,7 @@ between the raw-frame basis and the encoded basis without changing what the netw
 ``K_encoded = K_raw @ E^-1``. A 2D checkpoint inflated in the raw basis (``replicate``,
 ``center``) keeps every guarantee (T identical frames give the 2D output) under any encoding.
 """
+import math
 from typing import Optional
 
 import torch
@@ -21,11 +22,14 @@ ENCODINGS = ('frames', 'diff')
 
 
 def check_encoding(encoding: str, gain: float, name: str = 'input_encoding') -> None:
-    """Raise a clear error for an unknown encoding or a gain that is not a positive number."""
+    """Raise a clear error for an unknown encoding or a gain that is not a positive finite
+    number (NaN passes ``gain <= 0``, and NaN or Inf gave NaN features or a singular
+    inversion of the pretrained conv1, naming nothing)."""
     if encoding not in ENCODINGS:
         raise ValueError(f'{name} must be one of {ENCODINGS}, got {encoding!r}')
-    if not isinstance(gain, (int, float)) or isinstance(gain, bool) or gain <= 0:
-        raise ValueError(f'diff_gain must be a positive number, got {gain!r}')
+    if (not isinstance(gain, (int, float)) or isinstance(gain, bool) or not math.isfinite(gain)
+            or gain <= 0):
+        raise ValueError(f'diff_gain must be a positive finite number, got {gain!r}')
 
 
 def encoding_matrix(num_frames: int, encoding: str, gain: float = 1.0,

@@ -132,7 +132,7 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
                  init_cfg: Optional[Dict] = None,
                  **stem) -> None:
         name = type(self).__name__
-        check_hyperframe_args(name, num_frames, inflate_init, pretrained)
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained, init_cfg)
         positive_int(num_segments, 'num_segments', name)
         positive_int(shift_div, 'shift_div', name)
         super().__init__(init_cfg=init_cfg)

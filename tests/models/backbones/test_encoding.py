@@ -90,7 +90,11 @@ def test_diff_encoding_with_center_init_is_the_2d_model_on_the_centre_frame(
 
 @pytest.mark.parametrize('kwargs,message', [
     (dict(input_encoding='flow'), 'input_encoding must be one of'),
-    (dict(input_encoding='diff', diff_gain=0), 'diff_gain must be a positive number'),
+    (dict(input_encoding='diff', diff_gain=0), 'diff_gain must be a positive finite number'),
+    (dict(input_encoding='diff', diff_gain=float('nan')),
+     'diff_gain must be a positive finite number, got nan'),
+    (dict(input_encoding='diff', diff_gain=float('inf')),
+     'diff_gain must be a positive finite number, got inf'),
 ])
 def test_bad_encoding_arguments_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):

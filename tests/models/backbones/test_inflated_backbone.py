@@ -111,6 +111,10 @@ def test_wrong_input_is_a_clear_error():
      'patch_embed.projection takes 6 channels; build the 2D backbone at 3'),
     (dict(backbone=dict(MMPRETRAIN_VIT, init_cfg=dict(type='Pretrained', checkpoint='x.pth'))),
      ValueError, r'give the 2D checkpoint as InflatedBackbone\(pretrained=...\)'),
+    # on the wrapper itself: its keys carry model., the file's not, so it loaded nothing
+    (dict(init_cfg=dict(type='Pretrained', checkpoint='x.pth')), ValueError,
+     r'give the checkpoint as InflatedBackbone\(pretrained=PATH\), which inflates its first '
+     r'conv'),
     (dict(backbone=dict(TIMM_VIT, pretrained=True), first_conv='patch_embed.proj'), ValueError,
      'timm pretrained=True downloads weights'),
     (dict(backbone=dict(img_size=SIZE)), TypeError, 'backbone needs a type name'),
