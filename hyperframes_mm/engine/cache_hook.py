@@ -15,7 +15,7 @@ from mmaction.registry import HOOKS
 
 from ..datasets.annotations import AnnotationError
 from ..datasets.bad_video import BadVideoError, GuardedDataset
-from ..datasets.frame_cache import build_frame_cache, entry_problem
+from ..datasets.frame_cache import FrameCacheError, build_frame_cache, entry_problem
 from ..datasets.transforms.cache_loading import FrameCacheInit
 from ..utils import positive_int
 from .checkpoint import first_names
@@ -156,6 +156,27 @@ def refuse_failed_videos(read: VideoRead, failed: Dict[str, str]) -> None:
         next(iter(failed)))
 
 
+def refuse_unwritten_entries(read: VideoRead, unwritten: Dict[str, str]) -> None:
+    """Stop the run before it starts when entries of decodable videos could not be written
+    (``unwritten``: video -> why; a cache root under a file, a full disk) and its
+    ``FrameCacheInit(on_stale='error')`` reads entries only: the first such video drawn would
+    end the run part-way through an epoch. With ``'decode'`` the pipeline decodes them.
+
+    Raises:
+        FrameCacheError: naming the list, how many entries and the first few with why.
+    """
+    if read.skips or not unwritten or read.step.on_stale != 'error':
+        return
+    shown = '\n'.join(f'  {video}: {error}' for video, error in list(unwritten.items())[:3])
+    more = f'\n  ... ({len(unwritten)} in all)' if len(unwritten) > 3 else ''
+    where = read.ann_file or f'the {read.loop} dataset'
+    raise FrameCacheError(
+        f'{where}: {len(unwritten)} frame cache entries could not be written, and '
+        f'FrameCacheInit(on_stale=\'error\') reads entries only, so the {read.loop} loop would '
+        f'fail when it drew one:\n{shown}{more}\n(give the cache a folder it can write, or '
+        'on_stale=\'decode\' to decode those videos)')
+
+
 def _leave_out(loop: str) -> str:
     """How to go on without some videos of the ``loop``'s list: training may skip them (a
     skipped sample is replaced by another), an evaluation must not (it would score the
@@ -233,3 +254,6 @@ class BuildFrameCacheHook(Hook):
                 runner.logger.warning(f'BuildFrameCacheHook: no entry for {video}: {error}')
             refuse_failed_videos(read, {video: summary.failed[video]
                                         for video in summary.undecodable})
+            refuse_unwritten_entries(read, {video: error
+                                            for video, error in summary.failed.items()
+                                            if video not in summary.undecodable})

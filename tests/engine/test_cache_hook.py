@@ -12,7 +12,8 @@ from torch.utils.data import DataLoader
 
 from hyperframes_mm.datasets.annotations import AnnotationError
 from hyperframes_mm.datasets.bad_video import BadVideoError, GuardedDataset
-from hyperframes_mm.datasets.frame_cache import entry_path, open_entry, read_header
+from hyperframes_mm.datasets.frame_cache import (FrameCacheError, entry_path, open_entry,
+                                                 read_header)
 from hyperframes_mm.datasets.video_io import open_video, write_video
 from hyperframes_mm.engine import BuildFrameCacheHook
 from hyperframes_mm.engine.cache_hook import MissingVideosHook
@@ -311,3 +312,28 @@ def test_bad_workers_are_refused():
     for bad in (0, 1.5, True):
         with pytest.raises(ValueError, match='workers must be a positive int'):
             BuildFrameCacheHook(workers=bad)
+
+
+@pytest.mark.parametrize('on_stale', ['decode', 'error'])
+def test_entries_that_cannot_be_written_stop_a_run_that_reads_entries_only(videos, tmp_path,
+                                                                           on_stale):
+    """With on_stale='error' the first video drawn failed part-way through an epoch; with
+    'decode' the pipeline decodes it, and the run goes on."""
+    blocked = tmp_path / 'a_file'
+    blocked.write_text('not a folder')
+    runner = Runner(train=video_dataset(videos, on_stale=on_stale,
+                                        cache_root=str(blocked / 'cache'),
+                                        video_root=str(videos)))
+    if on_stale == 'decode':
+        BuildFrameCacheHook().before_run(runner)
+        return
+    with pytest.raises(FrameCacheError) as caught:
+        BuildFrameCacheHook().before_run(runner)
+    message = str(caught.value).splitlines()
+    assert message[0] == (
+        f'{videos / "list.txt"}: 3 frame cache entries could not be written, and '
+        "FrameCacheInit(on_stale='error') reads entries only, so the train loop would fail when "
+        'it drew one:')
+    assert message[1].startswith(f'  {NAMES[0]}: ') and len(message) == 5
+    assert message[4] == ("(give the cache a folder it can write, or on_stale='decode' to "
+                          'decode those videos)')
