@@ -11,6 +11,7 @@ meets one refuses it, or decodes the video, and names the entry. Read the cache 
 """
 import argparse
 import sys
+from pathlib import Path
 
 from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
 from hyperframes_mm.utils import int_argument
@@ -34,6 +35,8 @@ def parse_args(argv=None):
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if not Path(args.ann_file).is_file():
+        raise SystemExit(f'build_frame_cache.py: {args.ann_file}: no such list file')
     videos = read_video_list(args.ann_file, args.delimiter)
     summary = build_frame_cache(videos, args.video_root, args.cache_root,
                                 short_side=args.short_side, workers=args.workers,

@@ -43,3 +43,15 @@ def test_tools_and_latency(api_models, capsys):
     assert result['inputs'] == {'imgs_fast': (1, 1, 9, 32, 32), 'imgs_slow': (1, 1, 9, 32, 32)}
     with pytest.raises(ValueError, match='need batch >= 1'):
         measure_latency(api_models['single'], batch=0)
+
+
+@pytest.mark.parametrize('tool', ['get_flops', 'benchmark_latency'])
+def test_a_frame_size_below_one_is_an_option_error(tool, capsys):
+    """0 reached mmcv's Resize as a ZeroDivisionError, a negative side numpy as 'negative
+    dimensions are not allowed', naming neither the option nor the value."""
+    script = load_script(f'tools/analysis/{tool}.py')
+    with pytest.raises(SystemExit) as exited:
+        script.main(['config.py', '--video-size', '0', '32'])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        'error: argument --video-size: must be an int >= 1, got 0')

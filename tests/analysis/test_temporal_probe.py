@@ -319,3 +319,13 @@ def test_command_line_tool(trained_checkpoint, trained_report, tmp_path, monkeyp
         [(c.name, c.accuracy) for c in trained_report.conditions]
     assert written['checkpoint'] == str(trained_checkpoint)
     assert (tmp_path / 'temporal_probe.png').is_file()
+
+
+def test_an_out_dir_that_is_a_file_is_refused_before_any_pass(tmp_path):
+    """It was found after every evaluation pass had run, losing their results."""
+    taken = tmp_path / 'out'
+    taken.write_text('a file')
+    result = run_tool([REPO / 'tools/analysis/temporal_probe.py', PROBE_CONFIG,
+                       tmp_path / 'never_read.pth', '--out-dir', taken], tmp_path, check=False)
+    assert result.returncode == 2
+    assert result.stderr.rstrip().endswith(f'error: --out-dir {taken}: a file, not a folder')

@@ -669,6 +669,9 @@ def _load_tool():
 
 def test_command_line_tool(videos, tmp_path, capsys):
     tool = _load_tool()
+    with pytest.raises(SystemExit, match=r'^build_frame_cache\.py: .*gone\.txt: no such list '
+                       r'file$'):
+        tool.main([str(tmp_path / 'gone.txt'), str(videos), str(tmp_path / 'cache')])
     cache = tmp_path / 'cache'
     args = [str(videos / 'list.txt'), str(videos), str(cache), '--workers', '2',
             '--short-side', '32']

@@ -14,6 +14,8 @@ from typing import List, Optional
 
 from mmengine.config import DictAction
 
+from hyperframes_mm.utils import int_argument
+
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
@@ -24,7 +26,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('--repeats', type=int, default=30)
     parser.add_argument('--warmup', type=int, default=5)
     parser.add_argument('--threads', type=int, help='torch intra-op threads on the CPU')
-    parser.add_argument('--video-size', type=int, nargs=2, default=(256, 340),
+    parser.add_argument('--video-size', type=int_argument(1), nargs=2, default=(256, 340),
                         metavar=('H', 'W'))
     parser.add_argument('--fps', type=float, default=30.0)
     parser.add_argument('--cfg-options', nargs='+', action=DictAction)

@@ -12,11 +12,13 @@ from typing import List, Optional
 
 from mmengine.config import DictAction
 
+from hyperframes_mm.utils import int_argument
+
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('config')
-    parser.add_argument('--video-size', type=int, nargs=2, default=(256, 340),
+    parser.add_argument('--video-size', type=int_argument(1), nargs=2, default=(256, 340),
                         metavar=('H', 'W'), help='decoded frame size the test pipeline sees')
     parser.add_argument('--fps', type=float, default=30.0, help='for time-based samplers')
     parser.add_argument('--table', action='store_true', help='print the per-module table')

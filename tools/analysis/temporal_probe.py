@@ -29,13 +29,16 @@ def main(argv=None) -> None:
     parser.add_argument('--tolerance', type=float, default=0.02,
                         help='accuracy drop that still counts as none (default: 0.02)')
     args, cfg = parse_config_tool_args(parser, argv)
+    out_dir = args.out_dir or osp.join(
+        'work_dirs', 'temporal_probe', osp.splitext(osp.basename(args.config))[0])
+    # checked before the passes: an unusable folder found after them lost every pass's result
+    if osp.exists(out_dir) and not osp.isdir(out_dir):
+        parser.error(f'--out-dir {out_dir}: a file, not a folder')
     report = run_temporal_probe(cfg, args.checkpoint, scales=args.scales, seed=args.seed,
                                 device=args.device, split=args.split,
                                 batch_size=args.batch_size, num_workers=args.num_workers,
                                 tolerance=args.tolerance, progress=not args.no_progress)
     print(format_report(report))
-    out_dir = args.out_dir or osp.join(
-        'work_dirs', 'temporal_probe', osp.splitext(osp.basename(args.config))[0])
     meta = dict(config=args.config, checkpoint=args.checkpoint, split=args.split,
                 seed=args.seed, tolerance=args.tolerance)
     json_path, png_path = write_probe_outputs(report, out_dir, meta)
