@@ -78,7 +78,7 @@ def verify(args: argparse.Namespace, source_state: dict, mean, std) -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    if writes_over_source(args.src, args.out):
+    if writes_over_source(args):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from hyperframes_mm.models.backbones.efficientnet_lite_converters import (

@@ -227,18 +227,35 @@ def normalised(pictures: List[torch.Tensor], size: int) -> torch.Tensor:
                                 [0.229, 0.224, 0.225])
 
 
-def writes_over_source(src: str, out: str) -> bool:
-    """Whether ``out`` cannot take the converted file (then says why on stderr), checked
-    before the conversion runs: it names the file ``src`` (writing over the source loses the
-    only copy of the weights the output is made from) or a directory."""
-    from hyperframes_mm.utils import same_file
-    if same_file(src, out):
-        print(f'error: the output {out} is the source {src}; write the converted file to '
-              'another path', file=sys.stderr)
+def writes_over_source(args: argparse.Namespace) -> bool:
+    """Whether ``args.out`` cannot take the converted file (then says why on stderr), checked
+    before the conversion runs: it names the source ``args.src`` (writing over it loses the
+    only copy of the weights the output is made from), another file the run reads (a picture
+    of ``--images`` or ``--calibrate-images``, the ``--calibrate-list`` or one of its videos),
+    or a directory; or a picture of ``--images`` cannot be read (found after the output was
+    written, as a PIL traceback)."""
+    from hyperframes_mm.utils import refuse_overwrite, same_file
+    if same_file(args.src, args.out):
+        print(f'error: the output {args.out} is the source {args.src}; write the converted file '
+              'to another path', file=sys.stderr)
         return True
-    if os.path.isdir(out):
-        print(f'error: the output {out} is a directory; name the file to write in it',
-              file=sys.stderr)
+    inputs = {f'{option} {path}': path for option, paths in (
+        ('--images', getattr(args, 'images', [])),
+        ('--calibrate-images', getattr(args, 'calibrate_images', []))) for path in paths}
+    listed = getattr(args, 'calibrate_list', None)
+    if listed:
+        from hyperframes_mm.deploy.quantize import labelled_videos
+        inputs['--calibrate-list'] = listed
+        try:
+            inputs.update({f'video {index + 1} of --calibrate-list': video for index, (video, _)
+                           in enumerate(labelled_videos(listed, args.calibrate_root))})
+        except (OSError, ValueError):  # a bad list is named when the frames are read
+            pass
+    try:
+        refuse_overwrite({'the output': args.out}, inputs)
+        read_pictures(getattr(args, 'images', []))
+    except ValueError as error:
+        print(f'error: {error}', file=sys.stderr)
         return True
     return False
 
@@ -257,7 +274,7 @@ def write_output(data: bytes, out: str) -> bool:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    if writes_over_source(args.src, args.out):
+    if writes_over_source(args):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from mmaction.models.backbones import MobileNetV2

@@ -15,6 +15,8 @@ import sys
 import warnings
 from pathlib import Path
 
+import cv2
+import numpy as np
 import pytest
 import torch
 from mmaction.models.backbones import MobileNetV2, MobileNetV2TSM
@@ -517,3 +519,46 @@ def test_a_source_cut_short_is_named_as_such(tmp_path):
         with pytest.raises(ValueError, match=rf'{tmp_path / name}: {message}'):
             source_format(str(tmp_path / name))
     assert source_format(str(whole)) == 'state_dict'
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+@pytest.mark.parametrize('clash', ['--calibrate-images', '--calibrate-list', 'a listed video',
+                                   '--images'])
+def test_tool_refuses_to_write_over_any_file_it_reads(torchscript_file, tmp_path, clash,
+                                                      capsys):
+    """Only the source was protected: a picture, the calibration list or one of its videos
+    named as the output was overwritten with exit 0 (and --verify then failed re-reading it)."""
+    tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
+    picture = tmp_path / 'dog.png'
+    cv2.imwrite(str(picture), np.full((40, 40, 3), 128, np.uint8))
+    video = tmp_path / 'clip.mp4'
+    video.write_bytes(b'a video, as far as this check goes')
+    listed = tmp_path / 'list.txt'
+    listed.write_text('clip.mp4 0\n')
+    out = {'--calibrate-images': picture, '--calibrate-list': listed, 'a listed video': video,
+           '--images': picture}[clash]
+    before = out.read_bytes()
+    data = (['--verify', '--images', str(picture)] if clash == '--images' else
+            ['--norms', 'calibrated', '--calibrate-images', str(picture), '--calibrate-list',
+             str(listed), '--calibrate-root', str(tmp_path)])
+    assert tool.main([torchscript_file, str(out), '--widen-factor', str(WIDTH), *data]) == 1
+    what = {'--calibrate-images': f'--calibrate-images {picture}',
+            '--calibrate-list': '--calibrate-list', 'a listed video': 'video 1 of --calibrate-list',
+            '--images': f'--images {picture}'}[clash]
+    assert capsys.readouterr().err.rstrip() == (
+        f'error: the output {out} is {what} ({out}): writing it would destroy that file; write '
+        'to another path')
+    assert out.read_bytes() == before
+
+
+@pytest.mark.parametrize('torchscript_file', ['script'], indirect=True)
+def test_tool_reads_the_verify_pictures_before_writing(torchscript_file, tmp_path, capsys):
+    """A missing or unreadable --images picture was found after the output was written, as a
+    PIL traceback."""
+    tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
+    out = tmp_path / 'out.pth'
+    assert tool.main([torchscript_file, str(out), '--widen-factor', str(WIDTH), '--verify',
+                      '--images', str(tmp_path / 'nope.jpg')]) == 1
+    assert capsys.readouterr().err.startswith(
+        f'error: {tmp_path / "nope.jpg"}: cannot read it as a picture: ')
+    assert not out.exists()
