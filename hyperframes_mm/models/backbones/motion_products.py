@@ -64,7 +64,7 @@ class MotionProducts(BaseModule):
 
     def __init__(self, num_frames: int, stem_conv: nn.Conv2d, channels_per_frame: int = 3) -> None:
         super().__init__()
-        _check_pairs(num_frames)
+        check_pairs(num_frames)
         kernel, padding, dilation = stem_conv.kernel_size, stem_conv.padding, stem_conv.dilation
         if isinstance(padding, str) or any(
                 k % 2 == 0 or p != (k - 1) // 2 * d for k, p, d in zip(kernel, padding, dilation)):
@@ -92,12 +92,12 @@ class MotionProducts(BaseModule):
     def reinflate(self, num_frames: int) -> None:
         """Follow the backbone to ``num_frames`` (T' >= 2): the kernel is resampled over the
         frame pairs like the first conv over frames (area interpolation, temporal sum kept)."""
-        _check_pairs(num_frames, 'cannot re-inflate to')
+        check_pairs(num_frames, 'cannot re-inflate to')
         set_conv_weight(self.conv, reinflate_conv_weight(self.conv.weight, num_frames - 1,
                                                          channels_per_frame=2))
 
 
-def _check_pairs(num_frames: int, what: str = 'got') -> None:
+def check_pairs(num_frames: int, what: str = 'got') -> None:
     if num_frames < 2:
         raise ValueError(f'motion_products needs at least 2 frames, {what} num_frames='
                          f'{num_frames}')

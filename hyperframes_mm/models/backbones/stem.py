@@ -26,7 +26,7 @@ from torch.nn.modules.batchnorm import _BatchNorm
 from .encoding import change_kernel_basis, check_encoding, encode_frames, encoding_matrix
 from .frame_attention import FrameAttention
 from .inflate import reinflate_conv_weight, set_conv_weight
-from .motion_products import MotionProducts
+from .motion_products import MotionProducts, check_pairs
 
 #: Where a backbone registers its stem; its parts' state-dict keys start with it.
 STEM_NAME = 'hyperframe_stem'
@@ -219,7 +219,11 @@ class HyperframeStem(BaseModule):
     def reinflate(self, first_conv: nn.Conv2d, num_frames: int) -> None:
         """Re-inflate ``first_conv`` (the conv this stem feeds) and the motion products from
         ``self.num_frames`` to ``num_frames``, in place; see
-        :meth:`HyperframeBackboneMixin.reinflate`."""
+        :meth:`HyperframeBackboneMixin.reinflate`. Everything is checked before anything
+        changes: a refusal leaves the model as it was, not with T' in the stem and T in the
+        motion products."""
+        if self.motion_products is not None:
+            check_pairs(num_frames, 'cannot re-inflate to')
         raw = self.to_encoding(first_conv.weight, to_encoded=False)
         weight = reinflate_conv_weight(raw, num_frames, self.channels_per_frame)
         old_frames, self.num_frames = self.num_frames, num_frames

@@ -117,8 +117,13 @@ def test_reinflation_resamples_the_kernel_over_frame_pairs():
     # 4 pairs -> 2: area interpolation, each new pair is the sum of two old ones (sum kept)
     torch.testing.assert_close(new, old[:, 0::2] + old[:, 1::2])
     assert model(torch.randn(1, 9, 32, 32)).shape == (1, 512, 1, 1)
+    weights = {key: value.clone() for key, value in model.state_dict().items()}
     with pytest.raises(ValueError, match='cannot re-inflate to num_frames=1'):
         reinflate_backbone(model, 1)
+    # refused before anything changed: the stem and conv1 stayed at T=3, and the model runs
+    assert model.num_frames == 3 and model.in_channels == 9
+    assert all(torch.equal(value, weights[key]) for key, value in model.state_dict().items())
+    assert model(torch.randn(1, 9, 32, 32)).shape == (1, 512, 1, 1)
 
 
 def test_checkpoints_with_and_without_products(tmp_path):
