@@ -212,11 +212,22 @@ class FastSlowRecognizer(BaseRecognizer):
                                        features[0].device)
             features = [feature * mask[:, index:index + 1]
                         for index, feature in enumerate(features)]
+        widths = {name: feature.shape[1] for name, feature in zip(self.streams, features)}
+        if self.fusion == 'sum' and len(set(widths.values())) > 1:
+            raise ValueError(f'FastSlowRecognizer: fusion=\'sum\' adds the streams\' features, '
+                             f'which need one width, got {widths}; use fusion=\'concat\'')
         fused = (torch.cat(features, dim=1) if self.fusion == 'concat' else
                  torch.stack(features, dim=0).sum(dim=0))
         kwargs = dict(num_segs=num_segs)
         if stage == 'backbone':
             return fused, kwargs
+        head_width = getattr(self.cls_head, 'in_channels', None)
+        if isinstance(head_width, int) and head_width != fused.shape[1]:
+            # else a bare matmul error in the head's fc, naming no setting
+            raise ValueError(
+                f'FastSlowRecognizer: cls_head.in_channels={head_width}, and fusion='
+                f'{self.fusion!r} of the streams\' features {widths} gives {fused.shape[1]}: '
+                f'set cls_head.in_channels={fused.shape[1]}')
         fused = fused[:, :, None, None]
         if stage == 'head':
             return self.cls_head(fused, **kwargs), kwargs

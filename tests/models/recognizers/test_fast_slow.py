@@ -192,3 +192,26 @@ def test_bad_inputs_name_the_stream():
     uneven = dict(data['inputs'], imgs_slow=data['inputs']['imgs_slow'].repeat(1, 2, 1, 1, 1))
     with pytest.raises(ValueError, match='same number of hyperframes'):
         model.extract_feat(uneven)
+
+
+def test_a_head_of_another_width_than_the_fused_features_is_named():
+    """The rule (S x C for concat, C for sum) was unchecked: a bare matmul error in the fc."""
+    for fusion, width in (('concat', 512), ('sum', 1024)):
+        model = build(fusion=fusion)
+        model.cls_head = MODELS.build(dict(type='TSNHead', num_classes=NUM_CLASSES,
+                                           in_channels=width))
+        data = model.data_preprocessor(batch(), True)
+        fused = 1024 if fusion == 'concat' else 512
+        with pytest.raises(ValueError) as refused:
+            model(**data, mode='loss')
+        assert str(refused.value) == (
+            f'FastSlowRecognizer: cls_head.in_channels={width}, and fusion={fusion!r} of the '
+            f"streams' features {{'fast': 512, 'slow': 512}} gives {fused}: set "
+            f'cls_head.in_channels={fused}')
+    # streams of two widths cannot be added
+    model = build(fusion='sum', share=False, backbone=dict(
+        fast=backbone_cfg(3), slow=dict(backbone_cfg(3), depth=50)))
+    data = model.data_preprocessor(batch(), False)
+    with pytest.raises(ValueError, match=r"fusion='sum' adds the streams' features, which need "
+                       r"one width, got \{'fast': 512, 'slow': 2048\}; use fusion='concat'"):
+        model.extract_feat(data['inputs'], stage='backbone')
