@@ -41,7 +41,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..utils.checks import positive_int
-from ..utils.processes import worker_pool
+from ..utils.processes import map_unordered
 from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
 
@@ -702,15 +702,16 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
     summary = BuildSummary(videos=len(unique))
     bar = tqdm(total=len(tasks), desc='frame cache', unit='video', disable=not progress)
     if workers == 1:
-        results = map(_build_one, tasks)
-        pool = None
+        results = ((task, _build_one(task), None) for task in tasks)
     else:
         # Workers share no handles: each opens its own videos and entries.
-        pool = worker_pool(workers, preload=[__name__], initializer=_init_worker)
-        results = pool.imap_unordered(_build_one, tasks)
+        results = map_unordered(_build_one, tasks, workers, preload=[__name__],
+                                initializer=_init_worker)
     try:
-        for result in results:
-            if result['status'] == 'failed':
+        for task, result, lost in results:
+            if lost is not None:  # no entry was finished: its temporary file is cleaned later
+                summary.failed[os.path.normpath(task[0])] = str(lost)
+            elif result['status'] == 'failed':
                 summary.failed[result['video']] = result['error']
                 if result['undecodable']:
                     summary.undecodable.append(result['video'])
@@ -723,9 +724,7 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
             bar.set_postfix(failed=len(summary.failed), refresh=False)
     finally:
         bar.close()
-        if pool is not None:
-            pool.terminate()
-            pool.join()
+        results.close()
     summary.seconds = time.perf_counter() - start
     return summary
 

@@ -1,20 +1,34 @@
-"""Worker pools that are safe to start from any process, threads and all."""
+"""Worker pools that are safe to start from any process, threads and all, and that say when a
+worker dies."""
+import concurrent.futures
 import multiprocessing
-import multiprocessing.pool
-from typing import Callable, Optional, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Tuple
 
 
-def worker_pool(workers: int, preload: Sequence[str] = (),
-                initializer: Optional[Callable[[], None]] = None) -> multiprocessing.pool.Pool:
-    """A process pool whose workers do not inherit the caller's threads.
+class WorkerLost(RuntimeError):
+    """A worker process stopped (killed, out of memory) before it finished a task."""
 
-    A plain ``fork`` copies the caller's memory while its other threads (data-loader pins,
-    streaming readers, onnxruntime or OpenMP pools, ...) may hold locks, and the children can
-    deadlock on them. The ``forkserver`` start method forks workers from a clean server process
-    instead; the server imports ``preload`` once, so later pools start in milliseconds.
-    ``spawn`` is the fallback where forkserver does not exist.
+
+def map_unordered(function: Callable, tasks: Iterable, workers: int, preload: Sequence[str] = (),
+                  initializer: Optional[Callable[[], None]] = None
+                  ) -> Iterator[Tuple[object, object, Optional[WorkerLost]]]:
+    """``(task, function(task), None)`` for each task, as the workers finish them, or
+    ``(task, None, WorkerLost)`` for the tasks a worker that died left unfinished.
+
+    The workers do not inherit the caller's threads: a plain ``fork`` copies the caller's
+    memory while its other threads (data-loader pins, streaming readers, onnxruntime or OpenMP
+    pools, ...) may hold locks, and the children can deadlock on them. The ``forkserver`` start
+    method forks workers from a clean server process instead; the server imports ``preload``
+    once, so later pools start in milliseconds. ``spawn`` is the fallback where forkserver does
+    not exist.
+
+    The pool is ``concurrent.futures``': a ``multiprocessing.Pool`` whose worker is killed
+    waits for its task for ever, so a build whose worker ran out of memory hung with no word.
 
     Args:
+        function (callable): run on each task in a worker; picklable, as the tasks.
+        tasks (Iterable): the tasks.
         workers (int): number of processes.
         preload (Sequence[str]): modules the workers need, imported once by the server.
         initializer (callable, optional): run in each worker at start.
@@ -23,4 +37,16 @@ def worker_pool(workers: int, preload: Sequence[str] = (),
     context = multiprocessing.get_context('forkserver' if 'forkserver' in methods else 'spawn')
     if 'forkserver' in methods and preload:
         context.set_forkserver_preload(list(preload))
-    return context.Pool(workers, initializer=initializer)
+    pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context,
+                                                  initializer=initializer)
+    try:
+        futures = {pool.submit(function, task): task for task in tasks}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                yield futures[future], future.result(), None
+            except BrokenProcessPool as error:
+                yield futures[future], None, WorkerLost(
+                    f'the worker process stopped before it finished (killed, or out of '
+                    f'memory): {error}')
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)

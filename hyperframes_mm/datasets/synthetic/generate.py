@@ -7,7 +7,6 @@ changes (the tiny preset's clips are the default preset's first clips of the sam
 The same fact lets :func:`write_frame_labels` replay any clip's scene (without rendering it)
 to label its frames after the fact.
 """
-import contextlib
 import json
 import os
 import re
@@ -22,7 +21,7 @@ import numpy as np
 from tqdm import tqdm
 
 from ...utils.paths import umask_mode
-from ...utils.processes import worker_pool
+from ...utils.processes import map_unordered
 from ..video_io import write_video
 from .classes import check_classes, class_groups, flip_label_map
 from .render import Scene, render_scene, sample_scene
@@ -263,15 +262,19 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
     make = partial(_make_clip, out_dir=out_dir, seed=int(seed), size=spec.size,
                    duration=spec.duration, fps_choices=spec.fps)
     results = {}
-    with contextlib.ExitStack() as stack:
-        if workers == 1 or len(jobs) <= 1:
-            outputs = map(make, jobs)
-        else:
-            pool = stack.enter_context(worker_pool(min(workers, len(jobs)), preload=[__name__]))
-            outputs = pool.imap_unordered(make, jobs, chunksize=2)
-        for relative, info in tqdm(outputs, total=len(jobs), desc=f'synthetic {preset} clips',
-                                   unit='clip', disable=not progress):
+    if workers == 1 or len(jobs) <= 1:
+        outputs = ((job, make(job), None) for job in jobs)
+    else:
+        outputs = map_unordered(make, jobs, min(workers, len(jobs)), preload=[__name__])
+    try:
+        for job, made, lost in tqdm(outputs, total=len(jobs), desc=f'synthetic {preset} clips',
+                                    unit='clip', disable=not progress):
+            if lost is not None:  # a rerun finishes the data set (its build mark is kept)
+                raise RuntimeError(f'{out_dir / job[0]}: {lost}') from lost
+            relative, info = made
             results[relative] = info
+    finally:
+        outputs.close()
 
     label = {name: index for index, name in enumerate(classes)}
     videos = {}
