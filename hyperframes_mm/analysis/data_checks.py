@@ -153,7 +153,18 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
         spec = sampler_spec(pipeline)
         paths, reason = annotation_videos(dataset)
         if reason is not None:
-            findings.append(Finding('info', 'span', f'{where}: data not checked: {reason}'))
+            # a dataset without a list file is another kind (frames, a generator); a list that
+            # is missing, unreadable or empty stops tools/train.py and tools/test.py at once
+            listed = bool(dataset.get('ann_file'))
+            findings.append(Finding(
+                'error' if listed else 'info', 'annotation' if listed else 'span',
+                f'{where}: data not checked: {reason}',
+                'fix the list or the data root' if listed else ''))
+            continue
+        if not paths:
+            findings.append(Finding('error', 'annotation',
+                                    f'{where}: {dataset.get("ann_file")} lists no video',
+                                    'fill the list, or point ann_file at the right one'))
             continue
         videos = probe_videos(paths, progress, cache)
         bad = [video for video in videos if video.error is not None]

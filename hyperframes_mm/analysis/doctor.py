@@ -491,6 +491,43 @@ def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
 
 
 # ------------------------------------------------------------------------------ everything
+def check_pipelines(cfg: Config, data: bool = False) -> List[Finding]:
+    """Every data pipeline of the config built as its dataset builds it: a transform name
+    mistyped (``SampelFrames``) or an argument it does not take stops tools/train.py and
+    tools/test.py at once, and was reported only as a memory estimate that could not run. A
+    transform that reads a data file when it is built (per-frame labels) is an error for a
+    missing file only where the data is checked (``data``)."""
+    from mmengine.dataset import Compose
+    from mmengine.registry import init_default_scope
+    init_default_scope(cfg.get('default_scope', 'mmaction'))
+    findings = []
+    for where, _, pipeline in unique_pipelines(cfg):
+        try:
+            Compose(copy.deepcopy(list(pipeline)))
+        except OSError as error:
+            findings.append(Finding('error' if data else 'info', 'pipeline',
+                                    f'{where}.pipeline: cannot be built: {error}',
+                                    'fix the path, or build the file it names'))
+        except Exception as error:  # any transform's own complaint, named with its place
+            findings.append(Finding('error', 'pipeline',
+                                    f'{where}.pipeline: cannot be built: {error}',
+                                    'fix the transform the message names'))
+    return findings
+
+
+def check_load_from(cfg: Config) -> List[Finding]:
+    """A ``load_from`` (or a ``resume`` path) that names no local file: tools/train.py
+    stops on it after building everything."""
+    findings = []
+    for key in ('load_from', 'resume'):
+        path = cfg.get(key)
+        if isinstance(path, str) and '://' not in path and not osp.isfile(path):
+            findings.append(Finding('error', 'load-from',
+                                    f'{key}: {path} is not a file',
+                                    f'give {key} the path of a checkpoint, or None'))
+    return findings
+
+
 def diagnose(cfg: Config,
              data: bool = False,
              gpu_mem_gib: Optional[float] = None,
@@ -535,6 +572,7 @@ def diagnose(cfg: Config,
     findings += check_num_frames(cfg, streams) if streams else []
     findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
     findings += check_pretrained(streams)
+    findings += check_pipelines(cfg, data) + check_load_from(cfg)
     if data:
         head_classes = getattr(getattr(model, 'cls_head', None), 'num_classes', None)
         findings += check_labels(cfg, head_classes) if head_classes is not None else []

@@ -530,3 +530,21 @@ def test_command_line_tool(tiny_root):
     assert 'ERROR   [flip-label-map] train_dataloader.dataset.pipeline[3]' in result.stdout
     assert 'fix: give ConsistentClipAugment flip_label_map={0: 1, 1: 0, 2: 3, 3: 2}' in \
         result.stdout
+
+
+def test_setups_that_stop_train_and_test_at_once_are_errors(tiny_root, tmp_path):
+    """Each ended in '0 errors' with exit 0, the cause at most in a note."""
+    empty = tmp_path / 'empty.txt'
+    empty.write_text('')
+    cases = {
+        ('annotation', 'not found'): {
+            'train_dataloader.dataset.ann_file': str(tmp_path / 'no.txt')},
+        ('annotation', 'lists no video'): {'val_dataloader.dataset.ann_file': str(empty)},
+        ('pipeline', 'SampelFrames'): {'train_dataloader.dataset.pipeline.1.type': 'SampelFrames'},
+        ('load-from', 'is not a file'): {'load_from': str(tmp_path / 'nope.pth')},
+    }
+    for (code, words), options in cases.items():
+        findings = run('good', data=code == 'annotation', **options)
+        errors = [finding for finding in findings if finding.severity == 'error']
+        assert [finding.code for finding in errors] == [code], (code, errors)
+        assert words in errors[0].message
