@@ -10,7 +10,7 @@ from mmengine.model import BaseModule
 from ...utils import positive_int
 from .hyperframe_backbone import read_state_dict, strip_prefixes
 from .inflated_backbone import build_2d_backbone, feature_map
-from .temporal_shift import move_under_shift, shift_blocks, shifted_convs
+from .temporal_shift import check_segments, move_under_shift, shift_blocks, shifted_convs
 
 
 @MODELS.register_module()
@@ -42,6 +42,10 @@ class TemporalShiftBackbone(BaseModule):
         name = type(self).__name__
         positive_int(num_segments, 'num_segments', name)
         positive_int(shift_div, 'shift_div', name)
+        if pretrained is not None and (not isinstance(pretrained, str) or not pretrained.strip()):
+            # '' read as no file: the 2D network trained from random weights, exit 0
+            raise ValueError(f'{name}: pretrained must name a checkpoint file or be None, got '
+                             f'{pretrained!r}')
         super().__init__(init_cfg=init_cfg)
         self.model = build_2d_backbone(backbone)
         self.shifted = shift_blocks(self.model, num_segments, shift_div, name, backbone['type'])
@@ -82,4 +86,5 @@ class TemporalShiftBackbone(BaseModule):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``[N * num_segments, 3, H, W]`` -> the backbone's features, a pooled ``[N, C]`` vector
         as ``[N, C, 1, 1]`` (what mmaction2's TSM head pools and averages over segments)."""
+        check_segments(x, self.num_segments, type(self).__name__)
         return feature_map(self.model(x))

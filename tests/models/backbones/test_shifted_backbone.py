@@ -108,6 +108,11 @@ def test_errors_name_the_backbone_or_the_file(tmp_path, source):
     torch.save(timm.create_model('mobilenetv2_100').state_dict(), other)
     with pytest.raises(ValueError, match=f'{other} is not a checkpoint of this backbone'):
         build(other)
+    # '' was read as no file: random weights, exit 0
+    with pytest.raises(ValueError, match=r"^TemporalShiftBackbone: pretrained must name a "
+                       r"checkpoint file or be None, got ''$"):
+        TemporalShiftBackbone(dict(type='timm.tf_efficientnet_lite0'), num_segments=SEGMENTS,
+                              pretrained='')
 
 
 def test_move_under_shift_moves_each_wrapped_convs_keys_once():
@@ -175,10 +180,12 @@ def test_inflated_backbone_shift_errors_name_the_backbone_or_the_argument():
 def test_a_batch_that_is_not_whole_clips_is_refused_naming_num_segments(source):
     """The shift's reshape failed with a bare view error naming neither setting."""
     from hyperframes_mm.models.backbones import HyperMobileNetV2
-    for backbone in (build_inflated(source[0], segments=SEGMENTS),
-                     HyperMobileNetV2(num_frames=FRAMES, num_segments=SEGMENTS)):
+    for backbone, channels in ((build_inflated(source[0], segments=SEGMENTS), 3 * FRAMES),
+                               (HyperMobileNetV2(num_frames=FRAMES, num_segments=SEGMENTS),
+                                3 * FRAMES),
+                               (build(), 3)):
         name = type(backbone).__name__
         with pytest.raises(ValueError, match=rf'^{name}\(num_segments={SEGMENTS}\) got '
                            rf'{SEGMENTS + 1} hyperframes, no multiple of {SEGMENTS}: a sample '
                            rf'brings {SEGMENTS} hyperframes a clip'):
-            backbone(torch.randn(SEGMENTS + 1, 3 * FRAMES, 32, 32))
+            backbone(torch.randn(SEGMENTS + 1, channels, 32, 32))
