@@ -19,6 +19,7 @@ kind of norm. See docs/imagenet_weights.md.
 import argparse
 import hashlib
 import io
+import math
 import os
 import sys
 from typing import Dict, List, Optional
@@ -63,6 +64,9 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         parser.error('--norms calibrated needs --calibrate-list or --calibrate-images')
     if args.norms == 'identity' and wants_frames:
         parser.error('--calibrate-list/--calibrate-images are used by --norms calibrated only')
+    if not (math.isfinite(args.widen_factor) and args.widen_factor > 0):
+        # 0 or -1 gave a page of size mismatches, nan a float-to-int error naming no option
+        parser.error(f'--widen-factor must be a positive number, got {args.widen_factor}')
     for name, least in (('calibrate_frames', 1), ('calibrate_size', 32), ('batch_size', 2)):
         if getattr(args, name) < least:
             parser.error(f'--{name.replace("_", "-")} must be >= {least}, got '

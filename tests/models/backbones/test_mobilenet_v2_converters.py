@@ -473,6 +473,8 @@ def test_tool_calibrates_on_pictures(torchscript_file, tmp_path, capsys):
      '--calibrate-size must be >= 32, got 16'),
     (['--norms', 'calibrated', '--calibrate-images', 'a.png', '--batch-size', '1'],
      '--batch-size must be >= 2, got 1'),
+    (['--widen-factor', '0'], '--widen-factor must be a positive number, got 0.0'),
+    (['--widen-factor', 'nan'], '--widen-factor must be a positive number, got nan'),
 ])
 def test_tool_refuses_inconsistent_norm_options(extra, message, capsys):
     tool = load_script('tools/model_converters/mobilenet_v2_to_mmaction.py')
