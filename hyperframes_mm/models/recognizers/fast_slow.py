@@ -204,6 +204,11 @@ class FastSlowRecognizer(BaseRecognizer):
         if missing:
             raise KeyError(f'FastSlowRecognizer: inputs lack {missing} (have {sorted(inputs)}); '
                            'the sampler streams and the recognizer streams must match')
+        unread = sorted(set(inputs) - {stream_key(name) for name in self.streams})
+        if unread:  # a stream the sampler makes and no backbone reads: dropped, silently
+            raise KeyError(f'FastSlowRecognizer: inputs hold {unread}, which no stream of the '
+                           f'recognizer ({", ".join(self.streams)}) reads; the sampler streams '
+                           'and the recognizer streams must match')
         hyperframes, num_segs = self._stream_hyperframes(inputs)
         features = [pool_features(self.stream_backbone(name)(self._downsampled(name, frames)))
                     for name, frames in zip(self.streams, hyperframes)]

@@ -187,6 +187,9 @@ def test_bad_inputs_name_the_stream():
     data = model.data_preprocessor(batch(), False)
     with pytest.raises(KeyError, match='imgs_slow'):
         model.extract_feat({'imgs_fast': data['inputs']['imgs_fast']})
+    with pytest.raises(KeyError, match=r"inputs hold \['imgs_mid'\], which no stream of the "
+                       r'recognizer \(fast, slow\) reads'):
+        model.extract_feat(dict(data['inputs'], imgs_mid=data['inputs']['imgs_fast']))
     with pytest.raises(TypeError, match='dict of streams'):
         model.extract_feat(data['inputs']['imgs_fast'])
     uneven = dict(data['inputs'], imgs_slow=data['inputs']['imgs_slow'].repeat(1, 2, 1, 1, 1))
