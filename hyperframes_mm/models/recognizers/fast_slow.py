@@ -210,8 +210,14 @@ class FastSlowRecognizer(BaseRecognizer):
                            f'recognizer ({", ".join(self.streams)}) reads; the sampler streams '
                            'and the recognizer streams must match')
         hyperframes, num_segs = self._stream_hyperframes(inputs)
-        features = [pool_features(self.stream_backbone(name)(self._downsampled(name, frames)))
-                    for name, frames in zip(self.streams, hyperframes)]
+        features = []
+        for name, frames in zip(self.streams, hyperframes):
+            try:
+                features.append(pool_features(
+                    self.stream_backbone(name)(self._downsampled(name, frames))))
+            except ValueError as error:  # the backbone names itself, not the stream it reads
+                error.add_note(f'FastSlowRecognizer: while reading {stream_key(name)}')
+                raise
         if self.training and self.stream_dropout > 0:
             mask = stream_dropout_mask(features[0].shape[0], len(features), self.stream_dropout,
                                        features[0].device)

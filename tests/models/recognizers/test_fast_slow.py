@@ -218,3 +218,12 @@ def test_a_head_of_another_width_than_the_fused_features_is_named():
     with pytest.raises(ValueError, match=r"fusion='sum' adds the streams' features, which need "
                        r"one width, got \{'fast': 512, 'slow': 2048\}; use fusion='concat'"):
         model.extract_feat(data['inputs'], stage='backbone')
+
+
+def test_a_stream_of_another_t_than_its_backbone_is_named_by_its_key():
+    """The backbone's error named the backbone alone, not which stream brought the frames."""
+    model = build(share=False, backbone=dict(fast=backbone_cfg(3), slow=backbone_cfg(5)))
+    data = model.data_preprocessor(batch(frames=dict(fast=3, slow=3)), False)
+    with pytest.raises(ValueError, match=r'expects 15 input channels, got 9') as refused:
+        model.extract_feat(data['inputs'])
+    assert refused.value.__notes__ == ['FastSlowRecognizer: while reading imgs_slow']
