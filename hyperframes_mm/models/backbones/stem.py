@@ -111,6 +111,15 @@ class HyperframeStem(BaseModule):
                  motion_products: bool = False) -> None:
         super().__init__()
         check_encoding(input_encoding, diff_gain)
+        conv = getattr(conv_stem, 'conv', conv_stem)
+        wanted = num_frames * channels_per_frame
+        if isinstance(getattr(conv, 'in_channels', None), int) and conv.in_channels != wanted:
+            # else every later error describes a network of another T than the one configured
+            per_frame = conv.in_channels // num_frames
+            raise ValueError(f'{owner}: channels_per_frame={channels_per_frame} makes '
+                             f'{wanted} input channels of num_frames={num_frames}, and its first '
+                             f'conv is built for {conv.in_channels} ({per_frame} channels a '
+                             'frame); leave channels_per_frame out')
         self.num_frames = num_frames
         self.owner = owner
         self.channels_per_frame = channels_per_frame

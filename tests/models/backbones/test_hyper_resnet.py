@@ -320,6 +320,10 @@ def test_wrong_input_is_a_clear_error(shape, match):
     # mmengine's loader would leave the widened conv1 random (shape mismatch), unverified
     (dict(init_cfg=dict(type='Pretrained', checkpoint='r18.pth')), ValueError,
      r"give the checkpoint as HyperResNet\(pretrained=PATH\), which inflates its first conv"),
+    # conv1 is built for 3-channel frames: later errors described a network of another T
+    (dict(num_frames=2, channels_per_frame=1), ValueError,
+     r'^HyperResNet: channels_per_frame=1 makes 2 input channels of num_frames=2, and its first '
+     r'conv is built for 6 \(3 channels a frame\); leave channels_per_frame out$'),
 ])
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
