@@ -63,6 +63,21 @@ def _sample_name(info) -> str:
     return str(info.get('filename') or info.get('frame_dir') or '')
 
 
+#: the keys by which a record reads part of its file: RawframeDataset(with_offset=True)'s
+#: ``offset``, the frame-label datasets' windows and centre frames, untrimmed lists' times
+_CLIP_RANGE = ('offset', 'total_frames', 'start_index', 'window_start', 'window_end',
+               'center_frame', 'start', 'end', 'start_time', 'end_time')
+
+
+def _sample_key(info) -> Tuple:
+    """What makes two records one sample: the file written either way (``val/a.mp4``,
+    ``val/./a.mp4``) and the part of it they read; records of one long video cut into clips
+    are several samples."""
+    name = _sample_name(info)
+    return (osp.normpath(name) if name else name,
+            tuple(str(info.get(key)) for key in _CLIP_RANGE))
+
+
 def _samples(dataset) -> Iterator:
     """The sample records of a dataset: mmengine's ``BaseDataset`` serialises its list (its
     ``data_list`` is then empty) and gives each back by ``get_data_info``."""
@@ -139,8 +154,7 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
             if label == -1:
                 unlabelled.append(f'sample {index} ({name or "no file"})')
                 continue
-            # ``root/val/a.mp4`` and ``root/./val/a.mp4`` are one video
-            seen = first.setdefault(osp.normpath(name) if name else name, (index, int(label)))
+            seen = first.setdefault(_sample_key(info), (index, int(label)))
             if name and seen[1] != label:
                 raise ClassCountError(
                     f'{split} list {source}: video {name} is listed with label {seen[1]} '

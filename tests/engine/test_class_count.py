@@ -215,3 +215,23 @@ def test_only_loops_that_read_labels_need_them():
                        r'\(a\.mp4 \(samples 0 and 1\)\), and the val loop scores each line'):
         check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
             dict(filename='a.mp4', label=1), dict(filename='a.mp4', label=1)]), 'val')
+
+
+def test_clips_of_one_long_video_are_several_samples():
+    """RawframeDataset(with_offset=True) and the frame-label datasets list one file once per
+    clip: each clip is a sample, with a label of its own."""
+    from hyperframes_mm.engine.class_count import check_labelled
+    for split in ('train', 'val'):
+        check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+            dict(frame_dir='long/video1', offset=0, total_frames=64, label=3),
+            dict(frame_dir='long/video1', offset=64, total_frames=64, label=5),
+            dict(frame_dir='long/video1', offset=128, total_frames=64, label=5)]), split)
+        check_labelled(SimpleNamespace(ann_file='l.jsonl', data_list=[
+            dict(filename='a.mp4', window_start=0, window_end=8, center_frame=4, label=0),
+            dict(filename='a.mp4', window_start=8, window_end=16, center_frame=12, label=0)]),
+            split)
+    # the same clip twice is still one sample scored twice
+    with pytest.raises(ClassCountError, match=r'1 video\(s\) listed again'):
+        check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
+            dict(frame_dir='long/video1', offset=64, total_frames=64, label=5),
+            dict(frame_dir='long/./video1', offset=64, total_frames=64, label=5)]), 'val')
