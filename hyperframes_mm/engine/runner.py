@@ -261,7 +261,8 @@ TRAINING_STATE = ('meta.epoch', 'meta.iter', 'message_hub')
 
 #: top-level settings the runner itself reads: an override of one takes effect
 RUNNER_SETTINGS = frozenset({'work_dir', 'experiment_name', 'load_from', 'resume', 'launcher',
-                             'default_scope', 'log_level', 'runner_type'})
+                             'default_scope', 'log_level', 'runner_type',
+                             'find_unused_parameters', 'compile', 'sync_bn'})
 
 
 def _holds(value, key: str, wanted) -> bool:
@@ -329,10 +330,13 @@ def top_level_overrides(cfg) -> list:
         before = original[key]
         if not isinstance(before, (bool, int, float, str)) or before == value:
             continue
-        inside = {name: item for name, item in current.items() if name != key}
+        # settings inside: nested values only, not the other top-level scalars (two overrides
+        # at once could otherwise read as one made with the other)
+        inside = {name: item for name, item in current.items()
+                  if name != key and isinstance(item, (dict, list, tuple))}
         if (_holds(current, key, before)
                 or not _followed({name: item for name, item in file_values.items()
-                                  if name != key}, inside, before, value)):
+                                  if name in inside}, inside, before, value)):
             lines.append(f'{key} = {value!r} differs from the {before!r} of {filename}: the '
                          f'config\'s other settings were computed from {key} when the file was '
                          'read, so this override changes that value alone (override the keys '

@@ -44,7 +44,10 @@ def umask_mode(path: PathLike) -> None:
     temporary file) the mode a plain ``open()`` gives, as the umask decides, before it is
     renamed into place: a data set or list written so was readable by its owner alone, not by
     other users or a container's."""
-    os.chmod(path, 0o666 & ~_umask())
+    try:
+        os.chmod(path, 0o666 & ~_umask())
+    except OSError:  # a file system without modes (vfat, some network shares): its own rule
+        pass
 
 
 def _umask() -> int:

@@ -462,6 +462,12 @@ def test_a_folder_of_other_files_is_not_built_over(tmp_path):
     assert (own / 'train.txt').read_text() == 'my list\n'
     with pytest.raises(FileExistsError, match=r'a file, not a folder'):
         make_synthetic_dataset(own / 'train.txt', dict(train=1, val=1), progress=False)
+    # a folder holding hidden files only (.gitkeep) is an empty one
+    kept = tmp_path / 'kept'
+    kept.mkdir()
+    (kept / '.gitkeep').write_text('')
+    make_synthetic_dataset(kept, dict(train=1, val=1), seed=0, workers=1, progress=False)
+    assert (kept / 'meta.json').is_file()
     # its own folder: a finished build is found, a stopped one (its mark left) is finished
     ours = tmp_path / 'ours'
     make_synthetic_dataset(ours, dict(train=1, val=1), seed=0, workers=1, progress=False)

@@ -922,6 +922,12 @@ def test_an_override_of_a_value_the_file_computed_from_is_named(tmp_path):
             f'other settings were computed from {key} when the file was read, so this override '
             'changes that value alone (override the keys that use it, or set it in a config of '
             'your own)']
+    # a value the runner reads itself takes effect; another top-level value changed at the
+    # same time is no setting that followed it
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    cfg.merge_from_dict({'find_unused_parameters': True, 'test_clips': 5, 'val_clips': 5})
+    assert sorted(line.split(' = ')[0] for line in top_level_overrides(cfg)) == [
+        'test_clips', 'val_clips']
     # ... and each changed with what it made: the clips of the test pipeline, the lists' paths
     cfg = Config.fromfile(str(TINY_CONFIG))
     clips = next(index for index, step in enumerate(cfg.test_pipeline) if 'num_clips' in step)

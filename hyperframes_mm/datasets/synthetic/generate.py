@@ -293,7 +293,7 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
                 annotations={split: path.name for split, path in annotations.items()},
                 videos=videos)
     _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
-    (out_dir / BUILDING).unlink()
+    (out_dir / BUILDING).unlink(missing_ok=True)  # two builds of one folder: the other's
     if frame_labels:
         write_frame_labels(out_dir, progress=progress)
     return annotations
@@ -319,9 +319,10 @@ def _refuse_foreign(out_dir: Path) -> None:
     try:
         if 'params' in load_meta(out_dir):
             return
-    except (FileNotFoundError, json.JSONDecodeError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):  # not a meta of ours
         pass
-    held = sorted(path.name for path in out_dir.iterdir())
+    # hidden files (.gitkeep, .DS_Store) are not in the way of any file the build writes
+    held = sorted(path.name for path in out_dir.iterdir() if not path.name.startswith('.'))
     if held:
         shown = ', '.join(held[:3]) + (f', ... ({len(held)} in all)' if len(held) > 3 else '')
         raise FileExistsError(
