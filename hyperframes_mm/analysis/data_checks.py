@@ -45,9 +45,13 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
     ann_file = dataset.get('ann_file')
     if not ann_file:
         return [], f'{dataset.get("type")} has no ann_file'
+    # mmengine's BaseDataset joins data_root to a relative list and prefix
+    data_root = dataset.get('data_root') or ''
+    ann_file = osp.join(data_root, str(ann_file)) if data_root else ann_file
     if not osp.isfile(str(ann_file)):
         return [], f'annotation file {ann_file} not found'
     root = (dataset.get('data_prefix') or {}).get('video') or ''
+    root = osp.join(data_root, root) if data_root and root else (root or data_root)
     paths = []
     # the datasets' reader: a list that is not UTF-8 text is a reason naming file:line, and a
     # byte-order mark is not glued to the first path (which would then be "not found")
@@ -153,9 +157,10 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
         spec = sampler_spec(pipeline)
         paths, reason = annotation_videos(dataset)
         if reason is not None:
-            # a dataset without a list file is another kind (frames, a generator); a list that
-            # is missing, unreadable or empty stops tools/train.py and tools/test.py at once
-            listed = bool(dataset.get('ann_file'))
+            # a dataset without a list file is another kind (frames, a generator); a text list
+            # that is missing, unreadable or empty stops tools/train.py and tools/test.py at
+            # once (a binary annotation, a pose .pkl, is not read here)
+            listed = str(dataset.get('ann_file') or '').endswith(('.txt', '.jsonl', '.csv'))
             findings.append(Finding(
                 'error' if listed else 'info', 'annotation' if listed else 'span',
                 f'{where}: data not checked: {reason}',

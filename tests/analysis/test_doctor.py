@@ -548,3 +548,15 @@ def test_setups_that_stop_train_and_test_at_once_are_errors(tiny_root, tmp_path)
         errors = [finding for finding in findings if finding.severity == 'error']
         assert [finding.code for finding in errors] == [code], (code, errors)
         assert words in errors[0].message
+
+
+def test_a_list_below_the_datasets_data_root_is_read_there(tmp_path):
+    """mmengine joins data_root to a relative ann_file and prefix; the doctor called such a list
+    missing."""
+    (tmp_path / 'v').mkdir()
+    (tmp_path / 'val.txt').write_text('v/a.mp4 0\n')
+    paths, reason = annotation_videos(dict(ann_file='val.txt', data_root=str(tmp_path)))
+    assert (paths, reason) == ([str(tmp_path / 'v/a.mp4')], None)
+    paths, reason = annotation_videos(dict(ann_file='val.txt', data_root=str(tmp_path),
+                                           data_prefix=dict(video='v')))
+    assert (paths, reason) == ([str(tmp_path / 'v/v/a.mp4')], None)
