@@ -32,12 +32,20 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if bool(args.scores) != bool(args.scores_out):
         parser.error('--scores and --scores-out go together')
-    # checked before any decoding: OpenCV picks its writer by the extension and fails without
-    # naming the option
-    for option, path in (('--out', args.out), ('--scores-out', args.scores_out)):
-        if path is not None and Path(path).suffix.lower() != '.png':
-            parser.error(f'{option} {path}: writes a PNG image, so the name ends in .png')
+    # checked before any decoding: OpenCV (the grid) and matplotlib (the plot) pick their
+    # writer by the extension and fail without naming the option
+    for option, path, kinds in (('--out', args.out, GRID_FORMATS),
+                                ('--scores-out', args.scores_out, PLOT_FORMATS)):
+        if path is not None and Path(path).suffix.lower() not in kinds:
+            parser.error(f'{option} {path}: writes an image, so the name ends in one of '
+                         f'{", ".join(kinds)}')
     return args
+
+
+#: what cv2.imwrite writes the grid as, and what matplotlib saves the score plot as
+GRID_FORMATS = ('.png', '.jpg', '.jpeg', '.bmp', '.tif', '.tiff', '.webp')
+PLOT_FORMATS = ('.png', '.jpg', '.jpeg', '.pdf', '.svg', '.eps', '.ps', '.tif', '.tiff',
+                '.webp')
 
 
 def main(argv: Optional[List[str]] = None) -> int:

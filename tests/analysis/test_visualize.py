@@ -122,7 +122,8 @@ def test_an_image_name_without_png_is_an_option_error(tmp_path, capsys, option):
     with pytest.raises(SystemExit) as exited:
         tool.parse_args(args)
     assert exited.value.code == 2
-    assert capsys.readouterr().err.rstrip().endswith(
-        f'error: {option} {tmp_path / "grid.mp4"}: writes a PNG image, so the name ends in .png')
-    args[args.index(option) + 1] = str(tmp_path / 'GRID.PNG')
-    assert tool.parse_args(args).config == 'config.py'
+    assert (f'error: {option} {tmp_path / "grid.mp4"}: writes an image, so the name ends in '
+            'one of .png, .jpg, ') in capsys.readouterr().err
+    for name in ('GRID.PNG', 'grid.jpg'):
+        args[args.index(option) + 1] = str(tmp_path / name)
+        assert tool.parse_args(args).config == 'config.py'
