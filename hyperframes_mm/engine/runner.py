@@ -428,8 +428,7 @@ def check_shapes(model, checkpoint, filename: str, revise_keys: list) -> None:
                 and tuple(value.shape) != tuple(expected[key].shape)):
             others.append(f'{key} {tuple(value.shape)} (the model: '
                           f'{tuple(expected[key].shape)})')
-    missing = [key for key in expected if key not in given and not key.startswith(HEAD_PREFIX)
-               and not key.endswith('num_batches_tracked')]
+    missing = [key for key in expected if key not in given and not _new_in_fine_tuning(key)]
     if missing and not others:
         raise CheckpointMismatchError(
             f'{filename}: lacks {len(missing)} weight(s) of the model of the config: '
@@ -443,6 +442,19 @@ def check_shapes(model, checkpoint, filename: str, revise_keys: list) -> None:
             f'{first_names(others)}; loading it would leave them at their initial values. A 2D '
             'network, or a hyperframe network of another T, starts a model as its backbone\'s '
             '`pretrained` (its first conv is inflated), not as load_from.')
+
+
+#: parts a fine-tuning adds to a trained network: a neck, and the hyperframe stem's optional
+#: parts (frame attention, extra_bn, motion products: models.backbones.stem.STEM_NAME)
+_ADDED_PARTS = ('neck.', '.hyperframe_stem.')
+
+
+def _new_in_fine_tuning(key: str) -> bool:
+    """Whether a weight may be missing from a ``load_from`` file: the head (another class
+    count), a part fine-tuning adds (:data:`_ADDED_PARTS`), a batch-norm counter older files
+    lack."""
+    return (key.startswith(HEAD_PREFIX) or key.startswith(_ADDED_PARTS[0])
+            or _ADDED_PARTS[1] in key or key.endswith('num_batches_tracked'))
 
 
 def check_optimizer_groups(optim_wrapper, filename: str) -> None:

@@ -732,6 +732,11 @@ def test_load_from_refuses_a_checkpoint_lacking_network_weights(tiny_runner, tmp
                                and not key.endswith('num_batches_tracked')}}, path)
     runner.load_checkpoint(str(path))
     assert bool((runner.model.backbone.conv1.conv.weight == 1).all())
+    # a part fine-tuning adds (a stem part, a neck) may be missing from the file
+    from hyperframes_mm.engine.runner import _new_in_fine_tuning
+    assert _new_in_fine_tuning('backbone.hyperframe_stem.extra_bn.weight')
+    assert _new_in_fine_tuning('neck.conv.weight')
+    assert not _new_in_fine_tuning('backbone.layer1.0.conv1.conv.weight')
 
 
 def test_a_good_file_torch_cannot_place_is_not_called_damaged(tmp_path):
