@@ -39,14 +39,28 @@ def map_unordered(function: Callable, tasks: Iterable, workers: int, preload: Se
         context.set_forkserver_preload(list(preload))
     pool = concurrent.futures.ProcessPoolExecutor(workers, mp_context=context,
                                                   initializer=initializer)
+    unfinished = []
     try:
         futures = {pool.submit(function, task): task for task in tasks}
         for future in concurrent.futures.as_completed(futures):
             try:
-                yield futures[future], future.result(), None
-            except BrokenProcessPool as error:
-                yield futures[future], None, WorkerLost(
-                    f'the worker process stopped before it finished (killed, or out of '
-                    f'memory): {error}')
+                result = future.result()
+            except BrokenProcessPool:
+                # a dead worker fails every task still pending, not only its own
+                unfinished.append(futures[future])
+                continue
+            yield futures[future], result, None
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    # each one again, alone: the task that kills its worker again is the one named
+    for task in unfinished:
+        with concurrent.futures.ProcessPoolExecutor(1, mp_context=context,
+                                                    initializer=initializer) as alone:
+            try:
+                result = alone.submit(function, task).result()
+            except BrokenProcessPool as error:
+                yield task, None, WorkerLost(
+                    f'the worker process stopped before it finished (killed, or out of '
+                    f'memory): {error}')
+                continue
+        yield task, result, None
