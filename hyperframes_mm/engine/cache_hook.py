@@ -127,9 +127,8 @@ def refuse_missing_videos(read: VideoRead) -> None:
         return
     missing = unreadable_videos(read.step, read.filenames)
     if missing:
-        where = read.ann_file or f'the {read.loop} dataset'
         raise AnnotationError(
-            f'{where}: {len(missing)} video(s) do not exist'
+            f'{_where(read)}: {len(missing)} video(s) do not exist'
             f'{" and have no frame cache entry" if read.step is not None else ""}, so '
             f'the {read.loop} loop would fail when it drew one: {first_names(missing)}\n(fix '
             f'the paths or data_prefix, or {_leave_out(read.loop)})', read.ann_file)
@@ -138,22 +137,19 @@ def refuse_missing_videos(read: VideoRead) -> None:
 def refuse_failed_videos(read: VideoRead, failed: Dict[str, str]) -> None:
     """Stop the run before it starts when videos of a list (``failed``: video -> why) could
     not be decoded to build their entries (an entry that could not be written is not among
-    them: the pipeline decodes its video instead), unless a ``GuardedDataset`` skips bad videos: the pipeline decodes them the
-    same way when it draws them, and the first one drawn would end the run part-way through an
-    epoch.
+    them: the pipeline decodes its video instead), unless a ``GuardedDataset`` skips bad
+    videos: the pipeline decodes them the same way when it draws them, and the first one drawn
+    would end the run part-way through an epoch.
 
     Raises:
         BadVideoError: naming the list, how many videos failed and the first few with why.
     """
     if read.skips or not failed:
         return
-    shown = '\n'.join(f'  {video}: {error}' for video, error in list(failed.items())[:3])
-    more = f'\n  ... ({len(failed)} in all)' if len(failed) > 3 else ''
-    where = read.ann_file or f'the {read.loop} dataset'
     raise BadVideoError(
-        f'{where}: {len(failed)} video(s) cannot be decoded, so the {read.loop} loop would fail '
-        f'when it drew one:\n{shown}{more}\n(replace them, or {_leave_out(read.loop)})',
-        next(iter(failed)))
+        f'{_where(read)}: {len(failed)} video(s) cannot be decoded, so the {read.loop} loop '
+        f'would fail when it drew one:\n{_first_few(failed)}\n(replace them, or '
+        f'{_leave_out(read.loop)})', next(iter(failed)))
 
 
 def refuse_unwritten_entries(read: VideoRead, unwritten: Dict[str, str]) -> None:
@@ -167,14 +163,22 @@ def refuse_unwritten_entries(read: VideoRead, unwritten: Dict[str, str]) -> None
     """
     if read.skips or not unwritten or read.step.on_stale != 'error':
         return
-    shown = '\n'.join(f'  {video}: {error}' for video, error in list(unwritten.items())[:3])
-    more = f'\n  ... ({len(unwritten)} in all)' if len(unwritten) > 3 else ''
-    where = read.ann_file or f'the {read.loop} dataset'
     raise FrameCacheError(
-        f'{where}: {len(unwritten)} frame cache entries could not be written, and '
+        f'{_where(read)}: {len(unwritten)} frame cache entries could not be written, and '
         f'FrameCacheInit(on_stale=\'error\') reads entries only, so the {read.loop} loop would '
-        f'fail when it drew one:\n{shown}{more}\n(give the cache a folder it can write, or '
-        'on_stale=\'decode\' to decode those videos)')
+        f'fail when it drew one:\n{_first_few(unwritten)}\n(give the cache a folder it can '
+        'write, or on_stale=\'decode\' to decode those videos)')
+
+
+def _where(read: VideoRead) -> str:
+    """The list a refusal names, or the loop's dataset where it has none."""
+    return read.ann_file or f'the {read.loop} dataset'
+
+
+def _first_few(failed: Dict[str, str], shown: int = 3) -> str:
+    """The first ``shown`` videos of ``failed`` with why, a line each, and how many in all."""
+    lines = [f'  {video}: {error}' for video, error in list(failed.items())[:shown]]
+    return '\n'.join(lines + ([f'  ... ({len(failed)} in all)'] if len(failed) > shown else []))
 
 
 def _leave_out(loop: str) -> str:
