@@ -15,12 +15,17 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+#: what cv2.imwrite writes the grid as, and what matplotlib saves the score plot as
+GRID_FORMATS = ('.png', '.jpg', '.jpeg', '.bmp', '.tif', '.tiff', '.webp')
+PLOT_FORMATS = ('.png', '.jpg', '.jpeg', '.pdf', '.svg', '.eps', '.ps', '.tif', '.tiff',
+                '.webp')
+
 
 def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     parser.add_argument('config')
     parser.add_argument('video')
-    parser.add_argument('--out', required=True, help='PNG grid to write')
+    parser.add_argument('--out', required=True, help='the image of the grid to write')
     parser.add_argument('--pipeline', default='train', choices=['train', 'val', 'test'])
     parser.add_argument('--seed', type=int, default=0, help='random draw of the pipeline')
     parser.add_argument('--scale', type=int, help='enlargement factor (default: >= 96 px)')
@@ -41,11 +46,6 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
                          f'{", ".join(kinds)}')
     return args
 
-
-#: what cv2.imwrite writes the grid as, and what matplotlib saves the score plot as
-GRID_FORMATS = ('.png', '.jpg', '.jpeg', '.bmp', '.tif', '.tiff', '.webp')
-PLOT_FORMATS = ('.png', '.jpg', '.jpeg', '.pdf', '.svg', '.eps', '.ps', '.tif', '.tiff',
-                '.webp')
 
 
 def main(argv: Optional[List[str]] = None) -> int:

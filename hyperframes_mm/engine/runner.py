@@ -444,17 +444,16 @@ def check_shapes(model, checkpoint, filename: str, revise_keys: list) -> None:
             '`pretrained` (its first conv is inflated), not as load_from.')
 
 
-#: parts a fine-tuning adds to a trained network: a neck, and the hyperframe stem's optional
-#: parts (frame attention, extra_bn, motion products: models.backbones.stem.STEM_NAME)
-_ADDED_PARTS = ('neck.', '.hyperframe_stem.')
+#: where a recognizer keeps a neck, and the hyperframe stem's optional parts (frame attention,
+#: extra_bn, motion products: models.backbones.stem.STEM_NAME): what a fine-tuning adds
+NECK_PREFIX, STEM_PARTS = 'neck.', '.hyperframe_stem.'
 
 
 def _new_in_fine_tuning(key: str) -> bool:
     """Whether a weight may be missing from a ``load_from`` file: the head (another class
-    count), a part fine-tuning adds (:data:`_ADDED_PARTS`), a batch-norm counter older files
-    lack."""
-    return (key.startswith(HEAD_PREFIX) or key.startswith(_ADDED_PARTS[0])
-            or _ADDED_PARTS[1] in key or key.endswith('num_batches_tracked'))
+    count), a neck or a stem part fine-tuning adds, a batch-norm counter older files lack."""
+    return (key.startswith((HEAD_PREFIX, NECK_PREFIX)) or STEM_PARTS in key
+            or key.endswith('num_batches_tracked'))
 
 
 def check_optimizer_groups(optim_wrapper, filename: str) -> None:

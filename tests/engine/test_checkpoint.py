@@ -718,12 +718,12 @@ def test_load_from_refuses_a_checkpoint_lacking_network_weights(tiny_runner, tmp
     path = tmp_path / 'shallower.pth'
     torch.save({'state_dict': {key: value for key, value in weights.items()
                                if key not in deeper}}, path)
+    lacked = len([key for key in deeper if 'num_batches' not in key])
     with pytest.raises(checkpoint.CheckpointMismatchError) as refused:
         runner.load_checkpoint(str(path))
     assert str(refused.value) == (
-        f'{path}: lacks {len([key for key in deeper if "num_batches" not in key])} weight(s) of '
-        f'the model of the config: {", ".join(deeper[:3])}, ... ('
-        f'{len([key for key in deeper if "num_batches" not in key])} in all); loading it would '
+        f'{path}: lacks {lacked} weight(s) of the model of the config: '
+        f'{", ".join(deeper[:3])}, ... ({lacked} in all); loading it would '
         'leave them at their initial values (a checkpoint of another network, or of another '
         'depth). Load a checkpoint of this model; a file that starts only part of it is its '
         'modules\' `pretrained` or init_cfg, not load_from.')

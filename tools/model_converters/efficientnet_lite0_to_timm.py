@@ -21,7 +21,7 @@ import sys
 from typing import List, Optional
 
 import torch
-from mobilenet_v2_to_mmaction import imagenet_inputs, sha256, write_output, writes_over_source
+from mobilenet_v2_to_mmaction import imagenet_inputs, sha256, write_output, writes_over_inputs
 
 #: ImageNet's mean and std that ``imagenet_inputs`` normalises with (on [0, 1] pixels).
 IMAGENET_MEAN = torch.tensor([0.485, 0.456, 0.406])[:, None, None]
@@ -78,7 +78,7 @@ def verify(args: argparse.Namespace, source_state: dict, mean, std) -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    if writes_over_source(args):
+    if writes_over_inputs(args):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from hyperframes_mm.models.backbones.efficientnet_lite_converters import (

@@ -231,7 +231,7 @@ def normalised(pictures: List[torch.Tensor], size: int) -> torch.Tensor:
                                 [0.229, 0.224, 0.225])
 
 
-def writes_over_source(args: argparse.Namespace) -> bool:
+def writes_over_inputs(args: argparse.Namespace) -> bool:
     """Whether ``args.out`` cannot take the converted file (then says why on stderr), checked
     before the conversion runs: it names the source ``args.src`` (writing over it loses the
     only copy of the weights the output is made from), another file the run reads (a picture
@@ -278,7 +278,7 @@ def write_output(data: bytes, out: str) -> bool:
 
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
-    if writes_over_source(args):
+    if writes_over_inputs(args):
         return 1
     import hyperframes_mm  # noqa: F401  (the DRN module before mmaction2 is imported)
     from mmaction.models.backbones import MobileNetV2
