@@ -787,6 +787,14 @@ def latency_timings(path: Path = LATENCY_RECORD) -> List[Dict[str, float]]:
     """The re-timings recorded in ``path`` (:func:`retime`): per timing, each row's latency
     relative to TSM-MobileNetV2-5's in that timing."""
     timings = json.loads(path.read_text()).get('timings', {}) if path.is_file() else {}
+    unreferenced = [key for key, timing in timings.items()
+                    if TSM_ROW not in timing.get('latency_ms', {})]
+    if unreferenced:
+        # a budget is a ratio to TSM's latency in the same timing; one without it (a hand edit,
+        # a record from an older script) cannot be read, and dropping it would widen a budget
+        raise SystemExit(f'{path}: the timings {unreferenced} have no {TSM_ROW!r} latency; '
+                         'rerun them with --retime under their CPU and kernel setting, or '
+                         'remove them')
     return [{name: ms / timing['latency_ms'][TSM_ROW]
              for name, ms in timing['latency_ms'].items()} for timing in timings.values()]
 

@@ -71,6 +71,13 @@ def test_a_budget_admits_a_row_only_where_every_timing_puts_it_within(tmp_path):
     assert timings == [{family.TSM_ROW: 1.0, a: 0.29, b: 0.36},
                        {family.TSM_ROW: 1.0, a: 0.28}]
     assert family.budget_ratios(costs, timings) == {family.TSM_ROW: 1.0, a: 0.3, b: 0.36}
+    # a timing without TSM's latency cannot be read as ratios: refused by name, not dropped
+    broken = tmp_path / 'broken.json'
+    broken.write_text(json.dumps(dict(timings={
+        'cpu | AVX2': dict(latency_ms={family.TSM_ROW: 100.0, a: 29.0}),
+        'cpu | SSE41': dict(latency_ms={a: 14.0})})))
+    with pytest.raises(SystemExit, match=r"\['cpu \| SSE41'\] have no"):
+        family.latency_timings(broken)
     assert family.chosen_rows(results, costs, validated, timings) == {
         family.BEST_MAX_LATENCY: b, family.HEADLINE_MAX_LATENCY: a}
     line = family.chosen_within(results, costs, validated, family.HEADLINE_MAX_LATENCY, '1/3',
