@@ -253,8 +253,20 @@ def load_inflated_checkpoint(model: nn.Module,
         how = f'inflated {in_channels} -> {expected} channels (inflate_init={inflate_init}){basis}'
     elif in_channels == expected:
         if stem is not None:  # trained in some input basis: the file's config says which
-            from ...engine.checkpoint import check_input_basis, load_verified
-            check_input_basis(model, load_verified(path, map_location='cpu'), path)
+            from ...engine.checkpoint import (check_input_basis, load_verified,
+                                              trained_input_basis)
+            checkpoint = load_verified(path, map_location='cpu')
+            if trained_input_basis(checkpoint) is None:
+                # a bare state dict: no weight's shape records the encoding, so a kernel
+                # learnt on frame differences loads into a model fed frames (and back) and
+                # reads its inputs in a basis it never saw
+                print_log(f'{name}: {path} holds a {num_frames}-frame first conv but no config '
+                          'naming the input encoding it was trained on, so it cannot be '
+                          'checked; it will read inputs as input_encoding='
+                          f'{stem.input_encoding!r}, diff_gain={stem.diff_gain:g}. Save it '
+                          'with its config (an mmengine checkpoint) or make sure they match.',
+                          logger='current', level=logging.WARNING)
+            check_input_basis(model, checkpoint, path)
         how = f'already a {num_frames}-frame hyperframe kernel, loaded as is'
     else:
         raise ValueError(

@@ -89,6 +89,29 @@ def test_load_inflated_checkpoint_inflates_a_widened_torchvision_network(tmp_pat
         load_inflated_checkpoint(HyperResNet(18, num_frames=T), path, first_conv='conv1')
 
 
+def test_a_bare_hyperframe_state_dict_warns_that_its_encoding_cannot_be_checked(tmp_path,
+                                                                                  mm_logs):
+    """No weight's shape records the input encoding: a kernel learnt on frame differences
+    loads into a model fed frames, so a file without its config is loaded with a warning."""
+    from hyperframes_mm.models.backbones import load_inflated_checkpoint
+    trained = trained_resnet(input_encoding='diff')
+    path = save_checkpoint(tmp_path / 'bare.pth', trained.state_dict())
+    model = HyperResNet(18, num_frames=T)
+    load_inflated_checkpoint(model, path)
+    warned = [line for line in mm_logs if 'cannot be checked' in line]
+    assert warned == [f'HyperResNet: {path} holds a {T}-frame first conv but no config naming '
+                      'the input encoding it was trained on, so it cannot be checked; it will '
+                      "read inputs as input_encoding='frames', diff_gain=4. Save it with its "
+                      'config (an mmengine checkpoint) or make sure they match.']
+    torch.testing.assert_close(model.conv1.conv.weight, trained.conv1.conv.weight, rtol=0, atol=0)
+    # a 2D file has no hyperframe kernel whose basis could differ: no warning
+    mm_logs.clear()
+    import torchvision
+    load_inflated_checkpoint(HyperResNet(18, num_frames=T), save_checkpoint(
+        tmp_path / 'r18.pth', torchvision.models.resnet18().state_dict()))
+    assert not [line for line in mm_logs if 'cannot be checked' in line]
+
+
 @pytest.mark.parametrize('encoding', ['frames', 'diff'])
 def test_encoding_map_is_encode_at_every_pixel(encoding):
     stem = HyperframeStem(3, 'test', input_encoding=encoding, diff_gain=2.5)
