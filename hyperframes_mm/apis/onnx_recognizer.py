@@ -106,9 +106,10 @@ class OnnxRecognizer:
 
     def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
         """Refuse a graph exported from another config than the one whose test pipeline made
-        ``example`` (one sample, :func:`~hyperframes_mm.apis.example_inputs`): its clips a sample
-        or its hyperframes' channels (3T) differ. Without this the first call fails inside
-        onnxruntime, naming neither file nor config, or (streams) a stream thread dies with it.
+        ``example`` (one sample, :func:`~hyperframes_mm.apis.example_inputs`): its clips a
+        sample, its hyperframes' channels (3T) or its frame size differ (a dimension the graph
+        leaves dynamic is not compared). Without this the first call fails inside onnxruntime,
+        naming neither file nor config, or (streams) a stream thread dies with it.
 
         Raises:
             ValueError: naming the file, the input, and both shapes.
@@ -117,14 +118,17 @@ class OnnxRecognizer:
             made = example.get(meta.name) if isinstance(example, dict) else example
             if made is None or len(meta.shape) != made.dim():
                 continue
-            graph = list(meta.shape[1:3])  # [N, K, 3T, H, W]: clips and channels
-            want = list(made.shape[1:3])
-            if all(isinstance(size, int) for size in graph) and graph != want:
+            graph = list(meta.shape[1:])  # [N, K, 3T, H, W]: all but the batch
+            want = list(made.shape[1:])
+            if any(isinstance(size, int) and size != made_size
+                   for size, made_size in zip(graph, want)):
+                shown = ' x '.join(str(size) for size in graph)
                 raise ValueError(
-                    f'{self.path}: input {meta.name} takes {graph[0]} clip(s) of {graph[1]} '
-                    f'channels a sample, and the config\'s test pipeline makes {want[0]} of '
-                    f'{want[1]}: the graph was exported from another config (another T, '
-                    'another number of test clips); run it with that config')
+                    f'{self.path}: input {meta.name} takes a sample of {shown} (clips x '
+                    f'channels x height x width), and the config\'s test pipeline makes '
+                    f'{" x ".join(str(size) for size in want)}: the graph was exported from '
+                    'another config (another T, number of test clips or frame size); run it '
+                    'with that config')
 
     def eval(self) -> 'OnnxRecognizer':
         return self

@@ -101,12 +101,26 @@ def test_a_graph_of_another_config_is_refused_when_loaded(api_models, tmp_path):
     from hyperframes_mm.apis import example_inputs
     example = example_inputs(model.cfg)
     export_onnx(model, path, example.float())
-    clips, channels = example.shape[1:3]
+    clips, channels, height, width = example.shape[1:]
     init_recognizer(api_models['single'], str(path), 'cpu')  # its own config
-    with pytest.raises(ValueError, match=rf'single\.onnx: input imgs takes {clips} clip\(s\) of '
-                       rf'{channels} channels a sample, and the config\'s test pipeline makes '
-                       rf'{clips} of {channels - 3}: the graph was exported from another config'):
+    with pytest.raises(ValueError, match=rf'single\.onnx: input imgs takes a sample of {clips} x '
+                       rf'{channels} x {height} x {width} \(clips x channels x height x width\), '
+                       rf'and the config\'s test pipeline makes {clips} x {channels - 3} x '
+                       rf'{height} x {width}: the graph was exported from another config'):
         init_recognizer(_with_frames(model.cfg, channels // 3 - 1), str(path), 'cpu')
+    # another frame size: onnxruntime's "Got invalid dimensions" killed a stream's model thread
+    with pytest.raises(ValueError, match=rf'makes {clips} x {channels} x {height + 8} x '
+                       rf'{width + 8}: the graph was exported from another config'):
+        init_recognizer(_with_size(model.cfg, height + 8), str(path), 'cpu')
+
+
+def _with_size(cfg, side):
+    """``cfg`` whose test pipeline crops frames to ``side`` x ``side``."""
+    from mmengine.config import Config
+    changed = Config(cfg.to_dict())
+    crop, = [step for step in changed.test_pipeline if step['type'] == 'CenterCrop']
+    crop['crop_size'] = side
+    return changed
 
 
 def _with_frames(cfg, num_frames):
