@@ -351,7 +351,7 @@ class StreamEngine:
         frames = source.frames()
         first_frame, time_offset = position
         step = 1.0 / fps if fps else 0.0
-        count = 0
+        count = made = 0
         local_decode = local_prepare = 0.0
         try:
             while not self._stop.is_set():
@@ -373,13 +373,17 @@ class StreamEngine:
                 if count < window or count % self.stride:
                     continue
                 tick = time.perf_counter()
-                item = self._prepare(stream, stats.windows, list(buffer), times[0], times[-1],
-                                     frame_index, window, fps, source.name)
+                self._queue_window(stream, stats, source, buffer, times, frame_index, window, fps)
+                made += 1
                 local_prepare += time.perf_counter() - tick
-                if self._put(item, source.live):
-                    stats.windows += 1
-                else:
-                    stats.dropped_windows += 1
+            if count >= window and not made and not source.live and not self._stop.is_set():
+                # a file that holds a whole window but ends before a window's end frame (a
+                # stride longer than what follows the first window) would end with no
+                # prediction and no word, read as a clip with no event: score its last window
+                tick = time.perf_counter()
+                self._queue_window(stream, stats, source, buffer, times, first_frame + count - 1,
+                                   window, fps)
+                local_prepare += time.perf_counter() - tick
             if count < window and not self._stop.is_set():
                 note = f'{count} frames, fewer than one {window}-frame window: no prediction'
                 if not source.live:
@@ -393,6 +397,17 @@ class StreamEngine:
             with self._lock:
                 self._report.decode_s += local_decode
                 self._report.preprocess_s += local_prepare
+
+    def _queue_window(self, stream: int, stats: StreamStats, source: VideoSource,
+                      buffer: deque, times: deque, end_frame: int, window: int,
+                      fps: Optional[float]) -> None:
+        """Queue the window of the buffered frames, which ends on ``end_frame``."""
+        item = self._prepare(stream, stats.windows, list(buffer), times[0], times[-1],
+                             end_frame, window, fps, source.name)
+        if self._put(item, source.live):
+            stats.windows += 1
+        else:
+            stats.dropped_windows += 1
 
     def _prepare(self, stream: int, index: int, frames: List[np.ndarray], t_start: float,
                  t_end: float, end_frame: int, window: int, fps: Optional[float],

@@ -364,6 +364,35 @@ def test_a_file_shorter_than_one_window_says_so_in_the_summary(api_models, tmp_p
             'no prediction') in report.summary()
 
 
+def test_a_file_that_ends_before_its_first_window_end_is_scored_on_its_last_window(
+        api_models, tmp_path):
+    """11 frames, a 10-frame window, stride 4: windows end where the frame count is a multiple
+    of 4, so none did, and the file ended 'ended, 0 windows' with no word, read as no event."""
+    from hyperframes_mm.datasets.video_io import write_video
+
+    from ..conftest import moving_frames
+    stage = _stage(api_models)
+    cfg = stage.model.cfg
+    assert stage.window_length(25.0) == 10
+    sampler = TRANSFORMS.build(dict(
+        [s for s in cfg.test_pipeline if s['type'] == 'HyperframeSampleFrames'][0],
+        test_mode=True))
+    layout = sampler(dict(total_frames=10, start_index=0))
+    for frames, ends in ((11, [10]), (12, [11]), (17, [11, 15])):
+        video = tmp_path / f'{frames}.mp4'
+        write_video(video, moving_frames(frames, 0), fps=25)
+        report = _run(stage, [video], stride=4)
+        windows = _windows(report.records)
+        # only a file that would get none gets its last window; the others keep the stride's
+        assert [w['end_frame'] for w in windows] == ends
+        assert report.streams[0].windows == len(ends) and report.streams[0].message == ''
+    record, = _windows(_run(stage, [tmp_path / '11.mp4'], stride=4).records)
+    assert (record['start_frame'], record['end_frame']) == (1, 10)
+    offline = _offline_scores(stage.model, cfg, tmp_path / '11.mp4', layout['frame_inds'] + 1,
+                              layout)
+    np.testing.assert_allclose(record['scores'], offline, atol=1e-5, rtol=0)
+
+
 def test_thresholds_a_probability_never_reaches_are_refused(api_models, api_videos, capsys):
     """The plugin's heads average clips as probabilities: --threshold 1.5 ran every stream to
     its end without an alert, exit 0."""
