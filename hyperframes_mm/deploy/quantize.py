@@ -288,6 +288,42 @@ def projection_nodes(path: Union[str, Path]) -> List[str]:
             if node.name.startswith(f'/{INPUT_PROJECTION}/')]
 
 
+#: the operators a classifier's last layer exports as
+CLASSIFIER_OPS = ('Gemm', 'MatMul')
+
+
+def head_nodes(path: Union[str, Path]) -> List[str]:
+    """The classifier's last linear layer and every node after it up to the graph's outputs
+    (softmax, the average over clips) in the graph at ``path``; none where some path from an
+    output reaches an input or a convolution without passing a linear layer (no head to
+    delimit).
+
+    In int8 these would clip the logits to the range calibration saw and round each clip's
+    probabilities to 1/255 before the clips are averaged, and alert thresholds compare those
+    scores; in float they cost one small matrix product."""
+    import onnx
+    graph = onnx.load(str(path)).graph
+    producers = {out: node for node in graph.node for out in node.output}
+    inputs = {meta.name for meta in graph.input} - {init.name for init in graph.initializer}
+    found: List[str] = []
+    seen = set()
+    frontier = [meta.name for meta in graph.output]
+    while frontier:
+        tensor = frontier.pop()
+        if tensor in inputs:
+            return []
+        node = producers.get(tensor)
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.op_type == 'Conv' or not node.name:
+            return []
+        found.append(node.name)
+        if node.op_type not in CLASSIFIER_OPS:
+            frontier += list(node.input)
+    return found
+
+
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                   calibration: Sequence[Sample], quant_format: str = 'QDQ',
                   exclude_nodes: Sequence[str] = ()) -> Dict[str, object]:
@@ -344,7 +380,8 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             raise ValueError(f'quantize_int8: --exclude names node(s) the graph does not have: '
                              f'{unknown} (its nodes after shape inference and optimisation: '
                              f'{sorted(names)[:5]}, ... {len(names)} in all)')
-        exclude_nodes = list(exclude_nodes) + projection_nodes(prepared)
+        exclude_nodes = list(dict.fromkeys(list(exclude_nodes) + projection_nodes(prepared) +
+                                           head_nodes(prepared)))
         quantize_static(
             str(prepared), str(partial), ClipCalibration(inputs, calibration),
             quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,

@@ -144,6 +144,29 @@ def check_pretrained_inits(model) -> None:
                     'of this network')
 
 
+def verify_pretrained_files(model) -> None:
+    """Load, as :func:`load_verified` does, every local file a ``Pretrained`` ``init_cfg`` of
+    ``model`` names, before mmengine's initialisation reads them: ``PretrainedInit`` and the
+    modules that read their file themselves (mmaction2's ``MobileNetV2TSM``) load it
+    unchecked, so a NaN file trained the TSM baseline to NaN with exit 0, and a text or
+    truncated file failed with a bare ``KeyError`` or torch's zip error naming no file. A URL
+    or an mmengine scheme (``open-mmlab://``) is left to its loader.
+
+    Raises:
+        CheckpointRefusedError: naming the file (damaged, a code payload, NaN or Inf).
+    """
+    files = []
+    for module in model.modules():
+        inits = getattr(module, 'init_cfg', None)
+        for init in inits if isinstance(inits, list) else [inits]:
+            if isinstance(init, dict) and init.get('type') == 'Pretrained' and \
+                    isinstance(init.get('checkpoint'), str) and \
+                    not re.match(r'^[A-Za-z][A-Za-z0-9+.-]*://', init['checkpoint']):
+                files.append(init['checkpoint'])
+    for filename in dict.fromkeys(files):
+        load_verified(filename, 'cpu')
+
+
 def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchError:
     """The error of a strict load of ``filename`` that failed with mmengine's ``error``, naming
     the file, with its lists of missing and unexpected keys cut to their first few and counted

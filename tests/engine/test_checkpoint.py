@@ -896,6 +896,39 @@ def test_a_pretrained_init_cfg_file_that_lacks_weights_is_refused(tmp_path):
     check_pretrained_inits(model)
 
 
+def test_pretrained_init_cfg_files_are_verified_before_mmengine_reads_them(tmp_path,
+                                                                           tiny_runner):
+    """mmaction2's MobileNetV2TSM reads its init_cfg file itself, unchecked: a NaN file trained
+    the TSM baseline to NaN with exit 0, a text file failed with a bare KeyError."""
+    from mmaction.registry import MODELS
+    from mmengine.registry import init_default_scope
+
+    from hyperframes_mm.engine.checkpoint import (CheckpointCorruptError,
+                                                  CheckpointNotFiniteError,
+                                                  verify_pretrained_files)
+    init_default_scope('mmaction')
+    good = MODELS.build(dict(type='MobileNetV2', widen_factor=0.25)).state_dict()
+    nan = tmp_path / 'nan.pth'
+    torch.save(dict(good, **{'conv1.conv.weight': good['conv1.conv.weight'] * float('nan')}), nan)
+    text = tmp_path / 'weights.pth'
+    text.write_text('not a checkpoint\n')
+
+    def tsm(path):
+        return MODELS.build(dict(type='MobileNetV2TSM', widen_factor=0.25, num_segments=2,
+                                 pretrained=str(path)))
+    with pytest.raises(CheckpointNotFiniteError, match=str(nan)):
+        verify_pretrained_files(tsm(nan))
+    with pytest.raises(CheckpointCorruptError, match=str(text)):
+        verify_pretrained_files(tsm(text))
+    # a URL is its loader's to read (no network here: nothing is fetched)
+    verify_pretrained_files(tsm('https://example.invalid/mobilenet_v2.pth'))
+    # the runner verifies them before mmengine's initialisation reads any
+    runner = tiny_runner()
+    runner.model.backbone.init_cfg = dict(type='Pretrained', checkpoint=str(text))
+    with pytest.raises(CheckpointCorruptError, match=str(text)):
+        runner._init_model_weights()
+
+
 def test_an_override_of_a_value_the_file_computed_from_is_named(tmp_path):
     """--cfg-options num_frames=3 trained at the file's T=5 with exit 0, its saved config
     showing both values; runner-level values (work_dir, load_from) take effect and are not
