@@ -293,10 +293,11 @@ CLASSIFIER_OPS = ('Gemm', 'MatMul')
 
 
 def head_nodes(path: Union[str, Path]) -> List[str]:
-    """The classifier's last linear layer and every node after it up to the graph's outputs
-    (softmax, the average over clips) in the graph at ``path``; none where some path from an
-    output reaches an input or a convolution without passing a linear layer (no head to
-    delimit).
+    """The classifier's last linear layer and the chain of nodes after it to each output of
+    the graph at ``path`` (the reshape to clips, softmax, the average over clips), read along
+    each node's data input (its first; a reshape's target shape is computed from the input's
+    shape on the side); none where that chain meets a convolution, an unnamed node or the
+    graph's input before a linear layer (no head to delimit).
 
     In int8 these would clip the logits to the range calibration saw and round each clip's
     probabilities to 1/255 before the clips are averaged, and alert thresholds compare those
@@ -304,24 +305,16 @@ def head_nodes(path: Union[str, Path]) -> List[str]:
     import onnx
     graph = onnx.load(str(path)).graph
     producers = {out: node for node in graph.node for out in node.output}
-    inputs = {meta.name for meta in graph.input} - {init.name for init in graph.initializer}
     found: List[str] = []
-    seen = set()
-    frontier = [meta.name for meta in graph.output]
-    while frontier:
-        tensor = frontier.pop()
-        if tensor in inputs:
-            return []
-        node = producers.get(tensor)
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.op_type == 'Conv' or not node.name:
-            return []
-        found.append(node.name)
-        if node.op_type not in CLASSIFIER_OPS:
-            frontier += list(node.input)
-    return found
+    for output in graph.output:
+        chain, node = [], producers.get(output.name)
+        while node is not None and node.name and node.op_type != 'Conv':
+            chain.append(node.name)
+            if node.op_type in CLASSIFIER_OPS:
+                found += chain
+                break
+            node = producers.get(node.input[0]) if node.input else None
+    return list(dict.fromkeys(found))
 
 
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],

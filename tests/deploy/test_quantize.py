@@ -48,8 +48,22 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     assert set(report['float_operators']) <= set(float_operators(report['float_model'], 'QDQ'))
     assert 'Conv' not in report['float_operators']
     # the input is folded into the stem conv (export.fold_input_into_stem): every conv is int8,
-    # nothing is kept out, and the raw pixels are quantised exactly (scale 1, zero point 0)
-    assert report['excluded'] == []
+    # only the head's tail is kept out, and the raw pixels are quantised exactly (scale 1, zero
+    # point 0)
+    assert report['excluded'] == ['/ReduceMean', '/Softmax', '/Reshape_1',
+                                  '/cls_head/fc_cls/Gemm']
+    # the tail runs in float: no 8-bit logits clipped to the calibration's range, no softmax
+    # rounded to 1/255 before the clips are averaged
+    producers = {out: node for node in graph.node for out in node.output}
+    assert producers['scores'].op_type == 'ReduceMean'
+    tail = [producers['scores']]
+    while tail[-1].op_type != 'Gemm':
+        tail.append(producers[tail[-1].input[0]])
+    assert [node.op_type for node in tail] == ['ReduceMean', 'Softmax', 'Reshape', 'Gemm']
+    feature = producers[tail[-1].input[0]]
+    while feature.op_type in ('Reshape', 'Flatten', 'Squeeze', 'ReduceMean'):
+        feature = producers[feature.input[0]]
+    assert feature.op_type == 'DequantizeLinear'  # fed from the int8 features
     weights = {init.name: init.data_type for init in graph.initializer}
     convs = [node for node in graph.node if node.op_type == 'Conv']
     assert convs and not [node.name for node in convs
@@ -57,7 +71,6 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     # the tool exports uint8 pixels, and the first conv's int8 kernel reads them as they come:
     # no cast to float and no QuantizeLinear pass over them, scale 1 and zero point 0
     arrays = {init.name: onnx.numpy_helper.to_array(init) for init in graph.initializer}
-    producers = {out: node for node in graph.node for out in node.output}
     assert [meta.type.tensor_type.elem_type for meta in graph.input] == [onnx.TensorProto.UINT8]
     assert report['uint8_inputs'] == ['imgs'] and 'Cast' not in types
     # the float graph casts its pixels; the int8 file does not, and the report says so
@@ -360,6 +373,30 @@ def test_operators_without_int8_kernels_are_named_and_kept_in_float(tmp_path):
     assert kept, 'Erf stays in the graph, in float'
     with pytest.raises(ValueError, match='is the float model'):
         quantize_int8(path, path, calibration)
+
+
+def test_the_head_tail_is_the_chain_from_the_last_linear_layer_to_the_output(tmp_path):
+    from onnx import TensorProto, helper
+
+    from hyperframes_mm.deploy.quantize import head_nodes
+
+    def graph(*nodes):
+        path = tmp_path / f'{len(list(tmp_path.iterdir()))}.onnx'
+        onnx.save(helper.make_model(helper.make_graph(
+            list(nodes), 'g', [helper.make_tensor_value_info('x', TensorProto.FLOAT, [1, 4])],
+            [helper.make_tensor_value_info('scores', TensorProto.FLOAT, None)])), str(path))
+        return path
+    shape = helper.make_node('Shape', ['x'], ['shape'], name='shape')
+    linear = helper.make_node('MatMul', ['x', 'x'], ['logits'], name='fc')
+    reshape = helper.make_node('Reshape', ['logits', 'shape'], ['clips'], name='to_clips')
+    softmax = helper.make_node('Softmax', ['clips'], ['scores'], name='softmax')
+    # the reshape's target shape, computed from the input on the side, is not followed
+    assert head_nodes(graph(shape, linear, reshape, softmax)) == ['softmax', 'to_clips', 'fc']
+    # no linear layer before a conv, the input or an unnamed node: no head to delimit
+    conv = helper.make_node('Conv', ['x', 'x'], ['logits'], name='conv')
+    assert head_nodes(graph(shape, conv, reshape, softmax)) == []
+    assert head_nodes(graph(helper.make_node('Softmax', ['x'], ['scores'], name='s'))) == []
+    assert head_nodes(graph(linear, helper.make_node('Softmax', ['logits'], ['scores']))) == []
 
 
 def test_spread_reaches_both_ends():
