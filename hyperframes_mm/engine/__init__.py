@@ -12,6 +12,7 @@ from .class_count import ClassCountError, ClassCountHook
 from .distributed import main_process_first
 from .hooks import EpochSeedHook, SafeCheckpointHook, epoch_seed
 from .int8_aware import Int8AwareHook, Int8Rounding
+from .last_batch_hook import LastBatchHook
 from .runner import HyperframeRunner
 from .segments_hook import SegmentsHook, check_stacked_segments
 from .sync_bn import CPUSyncBatchNorm
@@ -20,7 +21,7 @@ __all__ = [
     'AtomicLocalBackend', 'BuildFrameCacheHook', 'CPUSyncBatchNorm', 'CheckpointCorruptError',
     'CheckpointMismatchError', 'ClassCountError', 'ClassCountHook',
     'CheckpointNotFiniteError', 'CheckpointRefusedError', 'EpochSeedHook', 'HyperframeRunner',
-    'Int8AwareHook', 'Int8Rounding', 'MissingVideosHook',
+    'Int8AwareHook', 'Int8Rounding', 'LastBatchHook', 'MissingVideosHook',
     'SafeCheckpointHook', 'SegmentsHook', 'atomic_write_bytes', 'check_finite',
     'check_stacked_segments', 'epoch_seed', 'load_verified', 'main_process_first',
     'mmengine_checkpoint_globals', 'verify_checkpoint_file'

@@ -27,6 +27,7 @@ from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, Checkpoint
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
+from .last_batch_hook import LastBatchHook
 from .segments_hook import SegmentsHook
 
 
@@ -83,7 +84,9 @@ class HyperframeRunner(Runner):
       ``tools/train.py`` before its first epoch, not at its first validation; and each
       loop's ``HyperframeStack(segments)`` must be the shifted backbone's ``num_segments``
       (:class:`~hyperframes_mm.engine.segments_hook.SegmentsHook`), which otherwise mixes
-      hyperframes of other samples without an error.
+      hyperframes of other samples without an error; and a training list whose last batch
+      holds one sample the model cannot train on stops before the first epoch, not at its
+      last step (:class:`~hyperframes_mm.engine.last_batch_hook.LastBatchHook`).
     - With the ``pytorch`` launcher on a machine without an accelerator, the process group
       starts with ``gloo`` and without ``torch.cuda.set_device``, and the model is wrapped in
       DDP with ``device_ids=None`` (:mod:`hyperframes_mm.engine.distributed`); with an
@@ -109,6 +112,7 @@ class HyperframeRunner(Runner):
         self.register_hook(ClassCountHook(), priority=ClassCountHook.priority)
         self.register_hook(MissingVideosHook(), priority=MissingVideosHook.priority)
         self.register_hook(SegmentsHook(), priority=SegmentsHook.priority)
+        self.register_hook(LastBatchHook(), priority=LastBatchHook.priority)
         self.register_hook(ValidationTracker(), priority='VERY_HIGH')
 
     def train(self):
