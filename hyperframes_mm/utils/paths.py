@@ -39,6 +39,21 @@ def refuse_overwrite(outputs: Dict[str, PathLike], inputs: Dict[str, PathLike]) 
                                  f'that file; write to another path')
 
 
+def make_output_folder(name: str, path: PathLike) -> None:
+    """Create the folder of the output ``path`` before any work, or refuse: a tool that found
+    out only when it wrote (after loading a model and exporting it) ended in a traceback.
+
+    Raises:
+        ValueError: naming the output, its path and why its folder cannot be made.
+    """
+    folder = os.path.dirname(os.path.abspath(os.fspath(path)))
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f'{name} {path}: its folder {folder} cannot be made '
+                         f'({error.strerror or error})') from error
+
+
 def umask_mode(path: PathLike) -> None:
     """Give a file made by ``tempfile.mkstemp`` (always ``0o600``, so that no one else reads a
     temporary file) the mode a plain ``open()`` gives, as the umask decides, before it is

@@ -324,6 +324,45 @@ def test_the_deployment_tools_never_write_over_what_they_read(api_models, api_vi
     assert not (tmp_path / 'q.json').exists()
 
 
+def test_an_export_that_fails_its_check_or_its_write_leaves_out_as_it_was(
+        api_models, api_videos, tmp_path, capsys, monkeypatch):
+    """--verify failed with a traceback and left the failing graph at --out; an --out that
+    could not be written ended in a traceback after the model was loaded and exported."""
+    tool = load_script('tools/deployment/export_onnx.py')
+    out = tmp_path / 'model.onnx'
+    out.write_bytes(b'the graph of an earlier export')
+
+    def fails(model, path, inputs, tolerance=1e-4):
+        raise AssertionError(f'{path}: onnxruntime and PyTorch differ by 0.002 (> 0.0001)')
+    monkeypatch.setattr('hyperframes_mm.deploy.export.check_parity', fails)
+    argv = [str(api_models['single']), str(api_models['single_ckpt']), '--video-size', '48',
+            '64']
+    assert tool.main(argv + ['--out', str(out), '--verify']) == 1
+    assert capsys.readouterr().err == (
+        f'error: {out}: onnxruntime and PyTorch differ by 0.002 (> 0.0001): the graph fails '
+        'the parity check and is not written\n')
+    assert out.read_bytes() == b'the graph of an earlier export'
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['model.onnx']
+    # a folder that cannot be made (a file stands where it would be): refused before loading
+    blocker = tmp_path / 'file'
+    blocker.write_text('x')
+    for script, extra in (('tools/deployment/export_onnx.py', []),
+                          ('tools/stream_infer.py', [str(api_videos['a']), '--no-progress'])):
+        code = load_script(script).main([str(api_models['single']),
+                                         str(api_models['single_ckpt']), *extra, '--out',
+                                         str(blocker / 'sub' / 'x.out')])
+        assert code == 1, script
+        assert capsys.readouterr().err.startswith(
+            f'error: --out {blocker / "sub" / "x.out"}: its folder {blocker / "sub"} cannot be '
+            'made ('), script
+    # a stream's --out in a folder that does not exist yet: made, as export makes its own
+    records = tmp_path / 'new' / 'records.jsonl'
+    assert load_script('tools/stream_infer.py').main(
+        [str(api_models['single']), str(api_models['single_ckpt']), str(api_videos['a']),
+         '--out', str(records), '--no-progress']) == 0
+    assert records.read_text().count('"event": "summary"') == 1
+
+
 def test_refuse_overwrite_names_the_file_an_output_would_replace(tmp_path):
     from hyperframes_mm.utils import refuse_overwrite
     source = tmp_path / 'a.mp4'

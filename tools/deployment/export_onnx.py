@@ -12,7 +12,9 @@ K, T, H, W come from the config's test pipeline applied to frames of ``--video-s
 See docs/deployment.md.
 """
 import argparse
+import os
 import sys
+from pathlib import Path
 from typing import List, Optional
 
 from mmengine.config import DictAction
@@ -45,10 +47,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     from hyperframes_mm.engine import CheckpointRefusedError
-    from hyperframes_mm.utils import refuse_overwrite
+    from hyperframes_mm.utils import make_output_folder, refuse_overwrite
     try:
         refuse_overwrite({'--out': args.out},
                          {'the config': args.config, 'the checkpoint': args.checkpoint})
+        make_output_folder('--out', args.out)
         model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options,
                                 allow_onnx=False)
     except (FileNotFoundError, ValueError, CheckpointRefusedError) as error:
@@ -57,16 +60,32 @@ def main(argv: Optional[List[str]] = None) -> int:
     example = example_inputs(model.cfg, tuple(args.video_size), fps=args.fps)
     shapes = ({key: tuple(value.shape) for key, value in example.items()}
               if isinstance(example, dict) else tuple(example.shape))
-    path = export_onnx(model, args.out, random_pixels(shapes, args.batch), args.input_dtype,
-                       args.opset, dynamic_batch=not args.static_batch)
-    print(f'wrote {path}: inputs {shapes} (batch dynamic: {not args.static_batch}), '
+    # the graph is written beside --out and moved there once written (and checked, with
+    # --verify): a kill, a full disk or a failed check leaves --out as it was
+    out = Path(args.out)
+    partial = out.with_name(f'.{out.name}.{os.getpid()}.tmp.onnx')
+    try:
+        export_onnx(model, partial, random_pixels(shapes, args.batch), args.input_dtype,
+                    args.opset, dynamic_batch=not args.static_batch)
+        diffs = {}
+        if args.verify:
+            for batch in [args.batch] if args.static_batch else [1, 3]:
+                diffs[batch] = check_parity(model, partial,
+                                            random_pixels(shapes, batch, seed=batch))
+        os.replace(partial, out)
+    except AssertionError as error:
+        print(f'error: {str(error).replace(str(partial), str(out))}: the graph fails the '
+              f'parity check and is not written', file=sys.stderr)
+        return 1
+    except OSError as error:
+        print(f'error: --out {out}: {error.strerror or error}', file=sys.stderr)
+        return 1
+    finally:
+        partial.unlink(missing_ok=True)
+    print(f'wrote {out}: inputs {shapes} (batch dynamic: {not args.static_batch}), '
           f'{args.input_dtype} pixels 0..255; output scores [batch, num_classes]')
-    if args.verify:
-        batches = [args.batch] if args.static_batch else [1, 3]
-        for batch in batches:
-            diff = check_parity(model, path, random_pixels(shapes, batch, seed=batch))
-            print(f'parity at batch {batch}: max |onnxruntime - pytorch| = {diff:.2e} '
-                  '(<= 1e-4)')
+    for batch, diff in diffs.items():
+        print(f'parity at batch {batch}: max |onnxruntime - pytorch| = {diff:.2e} (<= 1e-4)')
     return 0
 
 
