@@ -527,6 +527,13 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
         return fallback
     saved = sorted(path.name for path in Path(work_dir).glob('*.pth')
                    if CHECKPOINT_PATTERN.match(path.name))
+    if named and not saved and problem.endswith('does not exist'):
+        # the earlier run's only trace: nothing of it to move aside, but starting from scratch
+        # is not what --resume asked for
+        raise CheckpointRefusedError(
+            f'--resume: last_checkpoint in {work_dir} {problem}, and the work dir holds no other '
+            'checkpoint, so there is nothing to resume from. Restore that file, or delete '
+            f'{Path(work_dir) / "last_checkpoint"} to train from the start.')
     if named or saved:
         # a run that saved checkpoints, none of them intact: starting again from scratch would
         # write its epochs over them, with nothing but a log line to say so

@@ -437,6 +437,16 @@ def test_resume_refuses_a_work_dir_whose_checkpoints_are_all_damaged(tmp_path):
                        match=r'none of them intact \(last_checkpoint is missing or empty; '
                              r'damaged: epoch_1\.pth, epoch_2\.pth\)'):
         latest_intact_checkpoint(str(tmp_path), warn=lambda message: None)
+    # only last_checkpoint is left, naming a file that is gone: nothing to move aside
+    first.unlink()
+    second.unlink()
+    (tmp_path / 'last_checkpoint').write_text(str(second))
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        latest_intact_checkpoint(str(tmp_path), warn=lambda message: None)
+    assert str(refused.value) == (
+        f"--resume: last_checkpoint in {tmp_path} names '{second}', which does not exist, and "
+        'the work dir holds no other checkpoint, so there is nothing to resume from. Restore '
+        f'that file, or delete {tmp_path / "last_checkpoint"} to train from the start.')
 
 
 # ------------------------------------------------------------------- diverged (NaN/Inf) weights
