@@ -113,6 +113,34 @@ def check_labels(dataset, num_classes: int, split: str) -> None:
         f'{more}. {fix[0].upper()}{fix[1:]}; tools/doctor.py --data lists every such line.')
 
 
+def check_flip_labels(dataset, num_classes: int, split: str) -> None:
+    """Raise :class:`ClassCountError` when a transform of ``dataset``'s pipeline (the ``split``
+    loop's) maps flipped labels to or from classes the head does not have: a
+    ``flip_label_map`` left from another data set (the synthetic family's, carried with the
+    data root and class count changed) relabels flipped clips of the wrong classes silently.
+    One whose labels all fit cannot be told from this data set's own map; tools/doctor.py
+    reads it against the class names.
+
+    Raises:
+        ClassCountError: naming the transform, the labels outside the head and the count.
+    """
+    for leaf, _ in leaf_datasets(dataset):
+        for transform in getattr(getattr(leaf, 'pipeline', None), 'transforms', ()):
+            mapping = getattr(transform, 'flip_label_map', None)
+            if not isinstance(mapping, dict):
+                continue
+            outside = sorted({label for pair in mapping.items() for label in pair
+                              if isinstance(label, Integral) and not 0 <= label < num_classes})
+            if outside:
+                raise ClassCountError(
+                    f'{split} pipeline: {type(transform).__name__}(flip_label_map={mapping}) '
+                    f'maps labels {outside}, outside 0..{num_classes - 1}, the classes of the '
+                    f'model\'s head (model.cls_head.num_classes={num_classes}): a map left from '
+                    'another data set relabels flipped clips of the wrong classes. Give the map '
+                    'of this data set\'s classes (tools/doctor.py suggests one from the class '
+                    'names), or none.')
+
+
 #: metrics that need no labels: a loop scored only by them may read an unlabelled list
 _LABEL_FREE_METRICS = ('DumpResults', )
 
@@ -226,6 +254,7 @@ class ClassCountHook(Hook):
             return
         for split, loop in loops.items():
             check_labels(loop.dataloader.dataset, classes, split)
+            check_flip_labels(loop.dataloader.dataset, classes, split)
             if loop_needs_labels(split, loop):
                 metrics = ', '.join(type(metric).__name__ for metric in
                                     getattr(getattr(loop, 'evaluator', None), 'metrics', ()))

@@ -235,3 +235,28 @@ def test_clips_of_one_long_video_are_several_samples():
         check_labelled(SimpleNamespace(ann_file='l.txt', data_list=[
             dict(frame_dir='long/video1', offset=64, total_frames=64, label=5),
             dict(frame_dir='long/./video1', offset=64, total_frames=64, label=5)]), 'val')
+
+
+def test_a_flip_label_map_past_the_head_stops_training(runner_of):
+    """The synthetic family's map (0<->1, 5<->6) carried to data of 4 classes with the data root
+    and class count changed relabelled flipped clips of the wrong classes, silently."""
+    pipeline = Config.fromfile(str(TINY_CONFIG)).train_dataloader.dataset.pipeline
+    flip = dict(type='ConsistentClipAugment', size=56, flip_ratio=0.5,
+                flip_label_map={0: 1, 1: 0, 5: 6, 6: 5})
+    runner = runner_of(**{'train_dataloader.dataset.pipeline': pipeline[:-2] + [flip] +
+                          pipeline[-2:]})
+    with pytest.raises(ClassCountError) as error:
+        runner.train()
+    assert str(error.value) == (
+        'train pipeline: ConsistentClipAugment(flip_label_map={0: 1, 1: 0, 5: 6, 6: 5}) maps '
+        'labels [5, 6], outside 0..3, the classes of the model\'s head '
+        '(model.cls_head.num_classes=4): a map left from another data set relabels flipped '
+        'clips of the wrong classes. Give the map of this data set\'s classes (tools/doctor.py '
+        'suggests one from the class names), or none.')
+    assert runner.iter == 0
+    # a map within the head's classes is this data set's to judge
+    flip['flip_label_map'] = {0: 1, 1: 0}
+    runner = runner_of(**{'train_dataloader.dataset.pipeline': pipeline[:-2] + [flip] +
+                          pipeline[-2:], 'train_cfg.max_epochs': 1, 'train_cfg.val_begin': 2})
+    runner.train()
+    assert runner.iter == 4
