@@ -69,6 +69,9 @@ def check_video_list(ann_file: str,
             unlabelled line in a list whose other lines have labels, a video listed again with
             other labels; a missing or empty annotation file.
     """
+    if osp.isdir(ann_file):
+        raise AnnotationError(f'{ann_file}: a directory, not an annotation file (name the list '
+                              'file in it)', ann_file)
     if not osp.isfile(ann_file):
         raise AnnotationError(f'{ann_file}: annotation file not found', ann_file)
     if not isinstance(delimiter, str):
@@ -91,8 +94,11 @@ def check_video_list(ann_file: str,
             raise fail('empty line (mmaction2 would turn it into a sample with no video)')
         if len(fields) == 1 and delimiter != '\t' and '\t' in fields[0]:
             # read as one path with a tab in it: a labelled line would count as unlabelled
+            # --cfg-options passes '\t' through as a backslash and a t
+            escaped = (': a backslash and a t, as --cfg-options passes \'\\t\'; set the tab in '
+                       'the config file' if delimiter == '\\t' else '')
             raise fail(f'the fields are separated by a tab, and the list\'s delimiter is '
-                       f'{delimiter!r} (the dataset\'s delimiter option)')
+                       f'{delimiter!r} (the dataset\'s delimiter option{escaped})')
         if len(fields) == 1 and not allow_unlabelled:
             raise fail('missing label: expected "path label"')
         if len(fields) > 2 and not multi_class:

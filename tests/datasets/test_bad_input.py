@@ -304,6 +304,18 @@ def test_a_delimiter_that_is_no_string_is_named(videos):
         validate_video_annotations(ann, str(videos['root']), delimiter=[])
 
 
+def test_a_tab_delimiter_that_arrived_as_a_backslash_and_a_t_is_named(videos):
+    """--cfg-options "...delimiter='\\t'" passes the two characters, not a tab."""
+    ann = write_list(videos['root'], 'tabs.txt', ['good.mp4\t0'])
+    with pytest.raises(AnnotationError) as info:
+        validate_video_annotations(ann, str(videos['root']), delimiter='\\t')
+    assert str(info.value) == (
+        f"{ann}:1: the fields are separated by a tab, and the list's delimiter is '\\\\t' (the "
+        "dataset's delimiter option: a backslash and a t, as --cfg-options passes '\\t'; set "
+        "the tab in the config file): 'good.mp4\\t0'")
+    assert validate_video_annotations(ann, str(videos['root']), delimiter='\t') == []
+
+
 def test_annotation_variants_that_are_valid(videos):
     root = videos['root']
     ann = write_list(root, 'multi.txt', ['good.mp4 0 3', 'one_frame.mp4 2'])
@@ -329,6 +341,9 @@ def test_an_unlabelled_first_line_in_a_labelled_list_is_named(videos):
 def test_missing_or_empty_annotation_file(tmp_path):
     with pytest.raises(AnnotationError, match=r'nothere\.txt: annotation file not found'):
         validate_video_annotations(str(tmp_path / 'nothere.txt'))
+    with pytest.raises(AnnotationError, match=rf'^{tmp_path}: a directory, not an annotation '
+                       r'file \(name the list file in it\)$'):
+        validate_video_annotations(str(tmp_path))
     (tmp_path / 'empty.txt').write_text('')
     with pytest.raises(AnnotationError, match=r'empty\.txt: the annotation file is empty'):
         validate_video_annotations(str(tmp_path / 'empty.txt'))
