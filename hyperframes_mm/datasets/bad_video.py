@@ -170,9 +170,14 @@ def validate_video_annotations(ann_file: str,
     return [(number, path) for number, path in paths if not osp.isfile(path)]
 
 
+def not_a_file_note(path: str) -> str:
+    """What a listed path that is no video file is, where it exists: a folder is not missing."""
+    return ' (a directory, not a video file)' if osp.isdir(path) else ''
+
+
 def _list_missing(ann_file: str, missing: Sequence[Tuple[int, str]]) -> str:
-    shown = '\n'.join(f'  {ann_file}:{number}: {path}' for number, path in
-                      missing[:_LIST_LIMIT])
+    shown = '\n'.join(f'  {ann_file}:{number}: {path}{not_a_file_note(path)}'
+                      for number, path in missing[:_LIST_LIMIT])
     more = f'\n  ... and {len(missing) - _LIST_LIMIT} more' if len(missing) > _LIST_LIMIT else ''
     return shown + more
 

@@ -14,7 +14,7 @@ from mmengine.runner import BaseLoop
 from mmaction.registry import HOOKS
 
 from ..datasets.annotations import AnnotationError
-from ..datasets.bad_video import BadVideoError, GuardedDataset
+from ..datasets.bad_video import BadVideoError, GuardedDataset, not_a_file_note
 from ..datasets.frame_cache import FrameCacheError, build_frame_cache, entry_problem
 from ..datasets.transforms.cache_loading import FrameCacheInit
 from ..utils import positive_int
@@ -130,7 +130,8 @@ def refuse_missing_videos(read: VideoRead) -> None:
         raise AnnotationError(
             f'{_where(read)}: {len(missing)} video(s) do not exist'
             f'{" and have no frame cache entry" if read.step is not None else ""}, so '
-            f'the {read.loop} loop would fail when it drew one: {first_names(missing)}\n(fix '
+            f'the {read.loop} loop would fail when it drew one: '
+            f'{first_names([name + not_a_file_note(name) for name in missing])}\n(fix '
             f'the paths or data_prefix, or {_leave_out(read.loop)})', read.ann_file)
 
 

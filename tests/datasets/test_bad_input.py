@@ -360,20 +360,25 @@ def video_dataset(root, ann, **kwargs):
 
 
 def test_guarded_dataset_refuses_missing_paths_with_file_and_line(videos):
-    ann = write_list(videos['root'], 'missing.txt', ['good.mp4 0', 'gone.mp4 1', 'gone2.mp4 2'])
-    with pytest.raises(AnnotationError, match=r'missing\.txt: 2 video\(s\) do not exist:\n'
+    ann = write_list(videos['root'], 'missing.txt', ['good.mp4 0', 'gone.mp4 1', 'gone2.mp4 2',
+                                                     'folder.mp4 3'])
+    (videos['root'] / 'folder.mp4').mkdir(exist_ok=True)
+    with pytest.raises(AnnotationError, match=r'missing\.txt: 3 video\(s\) do not exist:\n'
                                               r'  .*missing\.txt:2: .*gone\.mp4\n'
                                               r'  .*missing\.txt:3: .*gone2\.mp4\n'
+                                              r'  .*missing\.txt:4: .*folder\.mp4 \(a '
+                                              r'directory, not a video file\)\n'
                                               r"\(fix the paths or data_prefix, or set "
                                               r"on_bad_video='skip'\)$"):
         GuardedDataset(video_dataset(videos['root'], ann))
     # a test list: skipping would score another sample in their place
-    with pytest.raises(AnnotationError, match=r'gone2\.mp4\n\(fix the paths or data_prefix, or '
+    with pytest.raises(AnnotationError, match=r'file\)\n\(fix the paths or data_prefix, or '
                                               r'remove them from the list\)$'):
         GuardedDataset(video_dataset(videos['root'], ann, test_mode=True))
     with pytest.raises(AnnotationError, match=r"missing\.txt:1: label 'x'"):
         GuardedDataset(video_dataset(videos['root'], write_list(videos['root'], 'missing.txt',
                                                                 ['good.mp4 x'])))
+    (videos['root'] / 'folder.mp4').rmdir()  # the module's other tests list the folder
 
 
 def test_checked_video_dataset_names_the_bad_line_where_upstream_does_not(videos):

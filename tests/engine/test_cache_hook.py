@@ -179,6 +179,13 @@ def test_a_validation_list_naming_a_missing_video_stops_training_before_it_start
     assert str(caught.value).splitlines()[0] == (
         f'{videos / "val.txt"}: 1 video(s) do not exist, so the val loop would fail when it drew '
         f'one: {videos / "gone.mp4"}')
+    # a folder where a video is listed is named as one
+    (videos / 'gone.mp4').mkdir()
+    with pytest.raises(AnnotationError) as caught:
+        MissingVideosHook().before_run(Runner(train=video_dataset(videos), val=val))
+    assert str(caught.value).splitlines()[0].endswith(
+        f'{videos / "gone.mp4"} (a directory, not a video file)')
+    (videos / 'gone.mp4').rmdir()
     # skipped under GuardedDataset's 'skip'; a run whose videos exist starts
     MissingVideosHook().before_run(Runner(val=GuardedDataset(val, on_bad_video='skip')))
     MissingVideosHook().before_run(Runner(train=video_dataset(videos)))
