@@ -292,29 +292,32 @@ def projection_nodes(path: Union[str, Path]) -> List[str]:
 CLASSIFIER_OPS = ('Gemm', 'MatMul')
 
 
-def head_nodes(path: Union[str, Path]) -> List[str]:
-    """The classifier's last linear layer and the chain of nodes after it to each output of
-    the graph at ``path`` (the reshape to clips, softmax, the average over clips), read along
-    each node's data input (its first; a reshape's target shape is computed from the input's
-    shape on the side); none where that chain meets a convolution, an unnamed node or the
-    graph's input before a linear layer (no head to delimit).
+def head_tail(path: Union[str, Path]) -> Tuple[Optional[str], List[str]]:
+    """The op type of the classifier's last linear layer in the graph at ``path``, and the
+    chain of nodes after it to each output (the reshape to clips, softmax, the average over
+    clips), read along each node's data input (its first; a reshape's target shape is computed
+    from the input's shape on the side); ``(None, [])`` where that chain meets a convolution,
+    an unnamed node or the graph's input before a linear layer (no head to delimit).
 
-    In int8 these would clip the logits to the range calibration saw and round each clip's
-    probabilities to 1/255 before the clips are averaged, and alert thresholds compare those
-    scores; in float they cost one small matrix product."""
+    In int8 the tail would round each clip's probabilities to 1/255 before the clips are
+    averaged, and the linear layer's 8-bit output would clip the logits to the range the
+    calibration clips reached; alert thresholds compare those scores. The tail stays in float,
+    and so does the linear layer's output (its weights stay int8, as int8-aware fine-tuning
+    rounds them): a few hundred float operations."""
     import onnx
     graph = onnx.load(str(path)).graph
     producers = {out: node for node in graph.node for out in node.output}
-    found: List[str] = []
+    classifier, tail = None, []
     for output in graph.output:
         chain, node = [], producers.get(output.name)
         while node is not None and node.name and node.op_type != 'Conv':
-            chain.append(node.name)
             if node.op_type in CLASSIFIER_OPS:
-                found += chain
+                classifier = node.op_type
+                tail += chain
                 break
+            chain.append(node.name)
             node = producers.get(node.input[0]) if node.input else None
-    return list(dict.fromkeys(found))
+    return classifier, list(dict.fromkeys(tail))
 
 
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
@@ -373,8 +376,13 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             raise ValueError(f'quantize_int8: --exclude names node(s) the graph does not have: '
                              f'{unknown} (its nodes after shape inference and optimisation: '
                              f'{sorted(names)[:5]}, ... {len(names)} in all)')
+        classifier, tail = head_tail(prepared)
         exclude_nodes = list(dict.fromkeys(list(exclude_nodes) + projection_nodes(prepared) +
-                                           head_nodes(prepared)))
+                                           tail))
+        extra = dict(TensorQuantOverrides=pixel_ranges(onnx.load(str(prepared))))
+        if classifier is not None:
+            # QDQ only: a QOperator file's linear layers write 8-bit outputs
+            extra['OpTypesToExcludeOutputQuantization'] = [classifier]
         quantize_static(
             str(prepared), str(partial), ClipCalibration(inputs, calibration),
             quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
@@ -385,7 +393,7 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
             # range no sum can saturate, so the file computes the same on every x86 CPU.
             reduce_range=True,
             calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
-            extra_options=dict(TensorQuantOverrides=pixel_ranges(onnx.load(str(prepared)))))
+            extra_options=extra)
         quantized = onnx.load(str(partial))
         removed = feed_uint8_pixels(quantized)
         if removed:

@@ -50,17 +50,20 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     # the input is folded into the stem conv (export.fold_input_into_stem): every conv is int8,
     # only the head's tail is kept out, and the raw pixels are quantised exactly (scale 1, zero
     # point 0)
-    assert report['excluded'] == ['/ReduceMean', '/Softmax', '/Reshape_1',
-                                  '/cls_head/fc_cls/Gemm']
-    # the tail runs in float: no 8-bit logits clipped to the calibration's range, no softmax
-    # rounded to 1/255 before the clips are averaged
+    assert report['excluded'] == ['/ReduceMean', '/Softmax', '/Reshape_1']
+    # the tail runs in float from the classifier's float output: no logits clipped to the
+    # calibration's range, no softmax rounded to 1/255 before the clips are averaged; the
+    # classifier's weights stay int8 (as int8-aware fine-tuning rounds them)
     producers = {out: node for node in graph.node for out in node.output}
-    assert producers['scores'].op_type == 'ReduceMean'
     tail = [producers['scores']]
     while tail[-1].op_type != 'Gemm':
         tail.append(producers[tail[-1].input[0]])
     assert [node.op_type for node in tail] == ['ReduceMean', 'Softmax', 'Reshape', 'Gemm']
-    feature = producers[tail[-1].input[0]]
+    gemm = tail[-1]
+    int8 = {init.name for init in graph.initializer if init.data_type == onnx.TensorProto.INT8}
+    assert producers[gemm.input[1]].op_type == 'DequantizeLinear'
+    assert producers[gemm.input[1]].input[0] in int8
+    feature = producers[gemm.input[0]]
     while feature.op_type in ('Reshape', 'Flatten', 'Squeeze', 'ReduceMean'):
         feature = producers[feature.input[0]]
     assert feature.op_type == 'DequantizeLinear'  # fed from the int8 features
@@ -378,7 +381,7 @@ def test_operators_without_int8_kernels_are_named_and_kept_in_float(tmp_path):
 def test_the_head_tail_is_the_chain_from_the_last_linear_layer_to_the_output(tmp_path):
     from onnx import TensorProto, helper
 
-    from hyperframes_mm.deploy.quantize import head_nodes
+    from hyperframes_mm.deploy.quantize import head_tail
 
     def graph(*nodes):
         path = tmp_path / f'{len(list(tmp_path.iterdir()))}.onnx'
@@ -391,12 +394,15 @@ def test_the_head_tail_is_the_chain_from_the_last_linear_layer_to_the_output(tmp
     reshape = helper.make_node('Reshape', ['logits', 'shape'], ['clips'], name='to_clips')
     softmax = helper.make_node('Softmax', ['clips'], ['scores'], name='softmax')
     # the reshape's target shape, computed from the input on the side, is not followed
-    assert head_nodes(graph(shape, linear, reshape, softmax)) == ['softmax', 'to_clips', 'fc']
+    assert head_tail(graph(shape, linear, reshape, softmax)) == ('MatMul',
+                                                                 ['softmax', 'to_clips'])
     # no linear layer before a conv, the input or an unnamed node: no head to delimit
     conv = helper.make_node('Conv', ['x', 'x'], ['logits'], name='conv')
-    assert head_nodes(graph(shape, conv, reshape, softmax)) == []
-    assert head_nodes(graph(helper.make_node('Softmax', ['x'], ['scores'], name='s'))) == []
-    assert head_nodes(graph(linear, helper.make_node('Softmax', ['logits'], ['scores']))) == []
+    assert head_tail(graph(shape, conv, reshape, softmax)) == (None, [])
+    assert head_tail(graph(helper.make_node('Softmax', ['x'], ['scores'], name='s'))) == (
+        None, [])
+    assert head_tail(graph(linear, helper.make_node('Softmax', ['logits'], ['scores']))) == (
+        None, [])
 
 
 def test_spread_reaches_both_ends():
