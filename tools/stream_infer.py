@@ -122,7 +122,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     import hyperframes_mm  # noqa: F401  (registers the plugin)
     from hyperframes_mm.deploy import report_dict
     from hyperframes_mm.engine import CheckpointRefusedError
-    from hyperframes_mm.utils import make_output_folder, refuse_overwrite
+    from hyperframes_mm.utils import check_output_folder, refuse_overwrite
     if args.threads:
         torch.set_num_threads(args.threads)
     if args.out:
@@ -133,7 +133,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                               'the confirming checkpoint': args.confirm_checkpoint,
                               **{f'source {source}': source for source in args.sources
                                  if os.path.isfile(source)}})
-            make_output_folder('--out', args.out)
+            check_output_folder('--out', args.out)
         except ValueError as error:
             print(f'error: {error}', file=sys.stderr)
             return 1
@@ -148,6 +148,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(f'error: {error}', file=sys.stderr)
         return 1
     try:
+        if args.out:
+            os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
         out = open(args.out, 'w', encoding='utf-8') if args.out else sys.stdout
     except OSError as error:
         print(f'error: --out {args.out}: {error.strerror or error}', file=sys.stderr)

@@ -379,8 +379,12 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         classifier, tail = head_tail(prepared)
         exclude_nodes = list(dict.fromkeys(list(exclude_nodes) + projection_nodes(prepared) +
                                            tail))
+        graph = onnx.load(str(prepared)).graph
         extra = dict(TensorQuantOverrides=pixel_ranges(onnx.load(str(prepared))))
-        if classifier is not None:
+        if classifier is not None and \
+                sum(node.op_type == classifier for node in graph.node) == 1:
+            # onnxruntime excludes outputs by op type: only where the classifier is the one
+            # node of its type (a transformer's every MatMul would lose its 8-bit output).
             # QDQ only: a QOperator file's linear layers write 8-bit outputs
             extra['OpTypesToExcludeOutputQuantization'] = [classifier]
         quantize_static(

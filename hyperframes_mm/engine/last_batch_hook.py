@@ -7,10 +7,14 @@ naming the list or the batch size. mmengine's loader keeps that last batch unles
 ``drop_last=True``, so a config carried to a list of ``16 * k + 1`` samples failed after a whole
 epoch. Whether a model fails on one sample depends on its input size and layers, so the hook
 tries one: only where the last batch holds one sample, one forward pass in training mode with
-gradients off, and the model's buffers (the norms' running statistics) put back after it.
+gradients off, ahead of every other hook's ``before_train`` (int8-aware fine-tuning attaches its
+rounding there), with the model's buffers (the norms' running statistics), each module's mode
+and the random generators put back after it, so that the run trains as it would have.
 """
+import random
 from typing import Optional, Tuple
 
+import numpy as np
 import torch
 from mmaction.registry import HOOKS
 from mmengine.hooks import Hook
@@ -41,7 +45,7 @@ class LastBatchHook(Hook):
     """Before training, refuse a training list whose last batch of one sample the model
     cannot train on (registered by :class:`~hyperframes_mm.engine.runner.HyperframeRunner`)."""
 
-    priority = 'VERY_HIGH'
+    priority = 'HIGHEST'
 
     def before_train(self, runner) -> None:
         if not isinstance(runner.train_loop, EpochBasedTrainLoop):
@@ -55,9 +59,9 @@ class LastBatchHook(Hook):
             raise ValueError(
                 f'the training list gives {samples} samples an epoch (per process), '
                 f'{samples // size} batches of {size} and a last batch of 1 sample, and the '
-                f'model cannot train on one sample: its batch norm says "{error}" (a 1x1 '
-                'feature map at this input size). It would fail at the last step of the first '
-                'epoch, with nothing saved. Set train_dataloader.drop_last=True (one sample an '
+                f'model cannot train on one sample: its batch norm says "{error}". It would '
+                'fail at the last step of the first epoch, with nothing saved. Set '
+                'train_dataloader.drop_last=True (one sample an '
                 'epoch is skipped, another each epoch when shuffled), or a batch size that '
                 'leaves no single sample.')
 
@@ -67,11 +71,13 @@ class LastBatchHook(Hook):
         for a batch norm's want of values; None where it trains."""
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         dataloader = runner.train_dataloader
-        batch = dataloader.collate_fn([dataloader.dataset[0]])
+        generators = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
+                      torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
         saved = [buffer.clone() for buffer in model.buffers()]
-        was_training = model.training
-        model.train()
+        modes = [(module, module.training) for module in model.modules()]
         try:
+            batch = dataloader.collate_fn([dataloader.dataset[0]])
+            model.train()
             with torch.no_grad():
                 model(**model.data_preprocessor(batch, True), mode='loss')
         except ValueError as error:
@@ -82,5 +88,11 @@ class LastBatchHook(Hook):
             with torch.no_grad():
                 for buffer, value in zip(model.buffers(), saved):
                     buffer.copy_(value)
-            model.train(was_training)
+            for module, training in modes:
+                module.training = training
+            random.setstate(generators[0])
+            np.random.set_state(generators[1])
+            torch.set_rng_state(generators[2])
+            if generators[3] is not None:
+                torch.cuda.set_rng_state_all(generators[3])
         return None

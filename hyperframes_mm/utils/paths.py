@@ -39,19 +39,25 @@ def refuse_overwrite(outputs: Dict[str, PathLike], inputs: Dict[str, PathLike]) 
                                  f'that file; write to another path')
 
 
-def make_output_folder(name: str, path: PathLike) -> None:
-    """Create the folder of the output ``path`` before any work, or refuse: a tool that found
-    out only when it wrote (after loading a model and exporting it) ended in a traceback.
+def check_output_folder(name: str, path: PathLike) -> None:
+    """Refuse, before any work, an output whose folder cannot be made or written: a tool that
+    found out only when it wrote (after loading a model and exporting it) ended in a
+    traceback. Nothing is created here (a run refused later leaves no empty folders); the
+    tool makes the folder when it writes.
 
     Raises:
-        ValueError: naming the output, its path and why its folder cannot be made.
+        ValueError: naming the output, its path and the folder in the way.
     """
     folder = os.path.dirname(os.path.abspath(os.fspath(path)))
-    try:
-        os.makedirs(folder, exist_ok=True)
-    except OSError as error:
-        raise ValueError(f'{name} {path}: its folder {folder} cannot be made '
-                         f'({error.strerror or error})') from error
+    existing = folder
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ValueError(f'{name} {path}: its folder {folder} cannot be made: {existing} is a '
+                         'file')
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f'{name} {path}: its folder {folder} cannot be written ({existing} is '
+                         'not writable)')
 
 
 def umask_mode(path: PathLike) -> None:

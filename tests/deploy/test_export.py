@@ -352,9 +352,14 @@ def test_an_export_that_fails_its_check_or_its_write_leaves_out_as_it_was(
                                          str(api_models['single_ckpt']), *extra, '--out',
                                          str(blocker / 'sub' / 'x.out')])
         assert code == 1, script
-        assert capsys.readouterr().err.startswith(
+        assert capsys.readouterr().err == (
             f'error: --out {blocker / "sub" / "x.out"}: its folder {blocker / "sub"} cannot be '
-            'made ('), script
+            f'made: {blocker} is a file\n'), script
+    # a run refused for another reason leaves no folder behind
+    assert tool.main([str(api_models['single']), str(tmp_path / 'missing.pth'), '--out',
+                      str(tmp_path / 'a' / 'b' / 'model.onnx')]) == 1
+    capsys.readouterr()
+    assert not (tmp_path / 'a').exists()
     # a stream's --out in a folder that does not exist yet: made, as export makes its own
     records = tmp_path / 'new' / 'records.jsonl'
     assert load_script('tools/stream_infer.py').main(

@@ -34,11 +34,14 @@ def test_a_last_batch_of_one_sample_the_model_cannot_train_on_stops_before_train
         'the training list gives 16 samples an epoch (per process), 3 batches of 5 and a last '
         'batch of 1 sample, and the model cannot train on one sample: its batch norm says '
         '"Expected more than 1 value per channel when training, got input size '
-        'torch.Size([1, 512, 1, 1])" (a 1x1 feature map at this input size). It would fail at '
-        'the last step of the first epoch, with nothing saved. Set '
+        'torch.Size([1, 512, 1, 1])". It would fail at the last step of the first epoch, with '
+        'nothing saved. Set '
         'train_dataloader.drop_last=True (one sample an epoch is skipped, another each epoch '
         'when shuffled), or a batch size that leaves no single sample.')
     assert runner.iter == 0
+    # ahead of every hook's before_train: int8-aware fine-tuning attaches its rounding there,
+    # which the probe's forward pass would otherwise feed
+    assert type(runner.hooks[0]).__name__ == 'LastBatchHook'
 
 
 def test_a_model_that_trains_on_one_sample_passes_and_keeps_its_norms(tmp_path, tiny_dataset,
@@ -47,11 +50,24 @@ def test_a_model_that_trains_on_one_sample_passes_and_keeps_its_norms(tmp_path, 
     loader = runner.train_loop.dataloader
     assert single_sample_batch(loader) == (16, 5)
     before = {name: buffer.clone() for name, buffer in runner.model.named_buffers()}
+    runner.model.eval()
+    runner.model.backbone.layer1.train()  # a mode of its own, as a frozen stage's inverse
+    import random
+
+    import numpy as np
+    generators = (random.random(), np.random.random(), torch.rand(1))
+    random.seed(7), np.random.seed(7), torch.manual_seed(7)
     LastBatchHook().before_train(runner)  # one forward pass of one sample, in training mode
     after = dict(runner.model.named_buffers())
     assert before.keys() == after.keys()
     for name, buffer in before.items():  # the running statistics are put back exactly
         torch.testing.assert_close(after[name], buffer, rtol=0, atol=0)
+    # every module's mode and the random draws the run makes next are as they were
+    assert not runner.model.training and runner.model.backbone.layer1.training
+    assert not runner.model.backbone.layer2.training
+    drawn = (random.random(), np.random.random(), torch.rand(1))
+    random.seed(7), np.random.seed(7), torch.manual_seed(7)
+    assert drawn == (random.random(), np.random.random(), torch.rand(1)) != generators
 
 
 def test_only_a_last_batch_of_one_sample_is_tried(tmp_path, tiny_dataset, monkeypatch):

@@ -47,11 +47,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     from hyperframes_mm.engine import CheckpointRefusedError
-    from hyperframes_mm.utils import make_output_folder, refuse_overwrite
+    from hyperframes_mm.utils import check_output_folder, refuse_overwrite
     try:
         refuse_overwrite({'--out': args.out},
                          {'the config': args.config, 'the checkpoint': args.checkpoint})
-        make_output_folder('--out', args.out)
+        check_output_folder('--out', args.out)
         model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options,
                                 allow_onnx=False)
     except (FileNotFoundError, ValueError, CheckpointRefusedError) as error:

@@ -104,12 +104,14 @@ def test_a_bare_hyperframe_state_dict_warns_that_its_encoding_cannot_be_checked(
                       "read inputs as input_encoding='frames', diff_gain=4. Save it with its "
                       'config (an mmengine checkpoint) or make sure they match.']
     torch.testing.assert_close(model.conv1.conv.weight, trained.conv1.conv.weight, rtol=0, atol=0)
-    # a 2D file has no hyperframe kernel whose basis could differ: no warning
+    # a file that keeps its config is checked instead: no warning
     mm_logs.clear()
-    import torchvision
-    load_inflated_checkpoint(HyperResNet(18, num_frames=T), save_checkpoint(
-        tmp_path / 'r18.pth', torchvision.models.resnet18().state_dict()))
-    assert not [line for line in mm_logs if 'cannot be checked' in line]
+    torch.save({'state_dict': trained.state_dict(), 'meta': {'cfg': (
+        "model = dict(backbone=dict(type='HyperResNet', input_encoding='diff'))")}},
+        tmp_path / 'with_config.pth')
+    load_inflated_checkpoint(HyperResNet(18, num_frames=T, input_encoding='diff'),
+                             str(tmp_path / 'with_config.pth'))
+    assert mm_logs and not [line for line in mm_logs if 'cannot be checked' in line]
 
 
 @pytest.mark.parametrize('encoding', ['frames', 'diff'])
