@@ -335,8 +335,9 @@ ABLATION_ROWS = [
         f'{SHIFT_TIGHT_CROP_AREA[0]:.0%}-{SHIFT_TIGHT_CROP_AREA[1]:.0%} of the frame\'s area '
         'instead of the family\'s range', HEADLINE_SEEDS,
         edits=(train_augment(area_range=SHIFT_TIGHT_CROP_AREA), ), cost=1.2),
-    Row(T8_128_ROW, T8, 'the T=8 row trained and tested at 128x128 instead of 112x112',
-        HEADLINE_SEEDS, edits=(input_size(128), ), cost=1.6),
+    Row(T8_128_ROW, family_config('hyperframe-128px_'),
+        'the T=8 row trained and tested at 128x128 instead of 112x112', HEADLINE_SEEDS,
+        cost=1.6),
     Row('TSM-MobileNetV2-5, input 160', TSM, 'TSM at 160x160 instead of 112x112',
         edits=(input_size(160), ), cost=8.0),
     Row(EFF_GAIN_ROW, EFF_GAIN,
