@@ -173,7 +173,8 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.SHIFT_128_ROW,
         bench.TSM_ROW, bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW,
-        bench.EFF_LR_ROW_CHOSEN, bench.EFF_T8_ROW, bench.EFF_T8_CHOSEN_ROW, bench.T8_128_ROW}
+        bench.EFF_LR_ROW_CHOSEN, bench.EFF_T8_ROW, bench.EFF_T8_CHOSEN_ROW, bench.T8_128_ROW,
+        bench.T8_TIGHT_CROP_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -187,23 +188,26 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
 def test_the_t8_rows_of_the_shifted_pairs_changes_change_only_crops_or_size(written,
                                                                           tmp_path):
     configs = written[2]
+    # the config file's own variables besides the one training step it changes
     assert _changed(configs, bench.T8_TIGHT_CROP_ROW, bench.T8_ROW) == {
-        'train_dataloader.dataset.pipeline[3].area_range[0]'}
+        'train_dataloader.dataset.pipeline[3].area_range[0]', 'area_range',
+        'pipeline_parts[0][2][1].area_range[0]'}
     assert configs[bench.T8_TIGHT_CROP_ROW].train_dataloader.dataset.pipeline[3].area_range == (
         0.8, 1.0)
-    assert bench.base_row(ROWS[bench.T8_TIGHT_CROP_ROW]) == bench.T8_ROW
     sized = configs[bench.T8_128_ROW]
     assert sized.model.backbone.num_frames == 8
     assert sized.train_dataloader.dataset.pipeline[3].size == 128
     assert [sized[loader].dataset.pipeline[3].scale for loader in LOADERS[1:]] == [(128, 128)] * 2
     assert _changed(configs, bench.T8_128_ROW, bench.T8_ROW) >= SIZE_CHANGED
-    # its config file (validated as the T=8 row with the input-size edit, then given a file of
-    # its own as the chosen row) trains what that edit trained: the same runs, by key
+    # their config files (validated as the T=8 row with an edit, then given files of their own
+    # as the chosen rows) train what those edits trained: the same runs, by key
     data, args, _ = written
-    edit = ROWS[bench.T8_ROW]._replace(edits=(input_size(128), ))
-    edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, args, tmp_path))).to_dict()
-    assert all(runner.run_identity(sized.to_dict(), key) == runner.run_identity(edited, key)
-               for key in runner.RUN_KEYS)
+    for name, change in ((bench.T8_128_ROW, input_size(128)), (bench.T8_TIGHT_CROP_ROW,
+                         train_augment(area_range=bench.SHIFT_TIGHT_CROP_AREA))):
+        edit = ROWS[bench.T8_ROW]._replace(edits=(change, ))
+        edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, args, tmp_path))).to_dict()
+        assert all(runner.run_identity(configs[name].to_dict(), key) ==
+                   runner.run_identity(edited, key) for key in runner.RUN_KEYS), name
 
 
 def test_the_t8_shifted_row_is_the_shifted_row_with_t8_hyperframes(written):
