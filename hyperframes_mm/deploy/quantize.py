@@ -368,7 +368,8 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         # slower than its float ones; its output is quantised for the first conv as the
         # unfolded graph's encoded input was.
         import onnx
-        names = {node.name for node in onnx.load(str(prepared)).graph.node}
+        prepared_model = onnx.load(str(prepared))
+        names = {node.name for node in prepared_model.graph.node}
         unknown = [name for name in exclude_nodes if name not in names]
         if unknown:
             # onnxruntime ignores a name it does not find: the node "kept in float" would be
@@ -379,10 +380,9 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         classifier, tail = head_tail(prepared)
         exclude_nodes = list(dict.fromkeys(list(exclude_nodes) + projection_nodes(prepared) +
                                            tail))
-        graph = onnx.load(str(prepared)).graph
-        extra = dict(TensorQuantOverrides=pixel_ranges(onnx.load(str(prepared))))
+        extra = dict(TensorQuantOverrides=pixel_ranges(prepared_model))
         if classifier is not None and \
-                sum(node.op_type == classifier for node in graph.node) == 1:
+                sum(node.op_type == classifier for node in prepared_model.graph.node) == 1:
             # onnxruntime excludes outputs by op type: only where the classifier is the one
             # node of its type (a transformer's every MatMul would lose its 8-bit output).
             # QDQ only: a QOperator file's linear layers write 8-bit outputs

@@ -104,22 +104,32 @@ def check_pretrained_inits(model) -> None:
     one, say) trained from its initial values with exit 0, while the plugin's backbones, which
     load strictly, refused or converted the same file.
 
+    Called before mmengine's initialisation reads any file, it also loads every local file a
+    ``Pretrained`` ``init_cfg`` names through :func:`load_verified`, those of modules that read
+    their file themselves included: ``PretrainedInit`` and mmaction2's ``MobileNetV2TSM`` load
+    it unchecked, so a NaN file trained the TSM baseline to NaN with exit 0, and a text or
+    truncated file failed with a bare ``KeyError`` or torch's zip error naming no file. A URL or
+    an mmengine scheme (``open-mmlab://``) is left to its loader. Which weights the file holds
+    and in which shapes does not depend on the values the modules start with.
+
     Raises:
+        CheckpointRefusedError: naming a file that is damaged, holds a code payload, or NaN.
         CheckpointMismatchError: naming the module, the file and the first missing weights.
     """
     from mmengine.model import BaseModule
     for name, module in model.named_modules():
-        if getattr(type(module), 'init_weights', None) is not BaseModule.init_weights:
-            # a module with its own init_weights reads its file its own way (MobileNetV2TSM
-            # renames the 2D keys under its shifts), not through PretrainedInit
-            continue
         inits = getattr(module, 'init_cfg', None)
         inits = inits if isinstance(inits, list) else [inits]
         for init in inits:
             if not (isinstance(init, dict) and init.get('type') == 'Pretrained'
-                    and isinstance(init.get('checkpoint'), str)):
+                    and isinstance(init.get('checkpoint'), str)
+                    and not re.match(r'^[A-Za-z][A-Za-z0-9+.-]*://', init['checkpoint'])):
                 continue
             loaded = load_verified(init['checkpoint'], 'cpu')
+            if getattr(type(module), 'init_weights', None) is not BaseModule.init_weights:
+                # a module with its own init_weights reads its file its own way
+                # (MobileNetV2TSM renames the 2D keys under its shifts): verified only
+                continue
             weights = loaded.get('state_dict', loaded) if isinstance(loaded, dict) else {}
             prefix = init.get('prefix')
             if prefix:
@@ -142,29 +152,6 @@ def check_pretrained_inits(model) -> None:
                     f'{init["checkpoint"]} {shown[0]} and {shown[1]}; loaded anyway '
                     '(non-strictly), they would train from their initial values: give the file '
                     'of this network')
-
-
-def verify_pretrained_files(model) -> None:
-    """Load, as :func:`load_verified` does, every local file a ``Pretrained`` ``init_cfg`` of
-    ``model`` names, before mmengine's initialisation reads them: ``PretrainedInit`` and the
-    modules that read their file themselves (mmaction2's ``MobileNetV2TSM``) load it
-    unchecked, so a NaN file trained the TSM baseline to NaN with exit 0, and a text or
-    truncated file failed with a bare ``KeyError`` or torch's zip error naming no file. A URL
-    or an mmengine scheme (``open-mmlab://``) is left to its loader.
-
-    Raises:
-        CheckpointRefusedError: naming the file (damaged, a code payload, NaN or Inf).
-    """
-    files = []
-    for module in model.modules():
-        inits = getattr(module, 'init_cfg', None)
-        for init in inits if isinstance(inits, list) else [inits]:
-            if isinstance(init, dict) and init.get('type') == 'Pretrained' and \
-                    isinstance(init.get('checkpoint'), str) and \
-                    not re.match(r'^[A-Za-z][A-Za-z0-9+.-]*://', init['checkpoint']):
-                files.append(init['checkpoint'])
-    for filename in dict.fromkeys(files):
-        load_verified(filename, 'cpu')
 
 
 def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchError:

@@ -22,8 +22,7 @@ from mmengine.runner.checkpoint import _load_checkpoint_to_model
 from mmaction.registry import RUNNERS
 from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
                          check_input_basis, check_pretrained_inits, first_names, load_verified,
-                         mismatch_error, newest_intact_checkpoint, verify_checkpoint_file,
-                         verify_pretrained_files)
+                         mismatch_error, newest_intact_checkpoint, verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
@@ -170,10 +169,8 @@ class HyperframeRunner(Runner):
     def _init_model_weights(self) -> None:
         # only where the run initialises (training): a test loads a checkpoint over these
         # weights, strictly
-        model = self.model.module if is_model_wrapper(self.model) else self.model
-        verify_pretrained_files(model)
+        check_pretrained_inits(self.model.module if is_model_wrapper(self.model) else self.model)
         super()._init_model_weights()
-        check_pretrained_inits(model)
 
     def load_or_resume(self) -> None:
         if not self._has_loaded and not self._resume and not self._evaluating:

@@ -915,7 +915,7 @@ def test_pretrained_init_cfg_files_are_verified_before_mmengine_reads_them(tmp_p
 
     from hyperframes_mm.engine.checkpoint import (CheckpointCorruptError,
                                                   CheckpointNotFiniteError,
-                                                  verify_pretrained_files)
+                                                  check_pretrained_inits)
     init_default_scope('mmaction')
     good = MODELS.build(dict(type='MobileNetV2', widen_factor=0.25)).state_dict()
     nan = tmp_path / 'nan.pth'
@@ -927,11 +927,11 @@ def test_pretrained_init_cfg_files_are_verified_before_mmengine_reads_them(tmp_p
         return MODELS.build(dict(type='MobileNetV2TSM', widen_factor=0.25, num_segments=2,
                                  pretrained=str(path)))
     with pytest.raises(CheckpointNotFiniteError, match=str(nan)):
-        verify_pretrained_files(tsm(nan))
+        check_pretrained_inits(tsm(nan))
     with pytest.raises(CheckpointCorruptError, match=str(text)):
-        verify_pretrained_files(tsm(text))
+        check_pretrained_inits(tsm(text))
     # a URL is its loader's to read (no network here: nothing is fetched)
-    verify_pretrained_files(tsm('https://example.invalid/mobilenet_v2.pth'))
+    check_pretrained_inits(tsm('https://example.invalid/mobilenet_v2.pth'))
     # the runner verifies them before mmengine's initialisation reads any
     runner = tiny_runner()
     runner.model.backbone.init_cfg = dict(type='Pretrained', checkpoint=str(text))
