@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+import pytest
+from mmengine.config import Config
+from mmengine.registry import RUNNERS
+
 from ..conftest import REPO, TINY_CONFIG
 
 #: Every engine run: seeded, deterministic, the plugin's tools/train.py.
@@ -70,3 +74,20 @@ def load(path: Path) -> dict:
     the message hub's objects elsewhere)."""
     from hyperframes_mm.engine import load_verified
     return load_verified(str(path), map_location='cpu')
+
+
+@pytest.fixture
+def runner_of(tmp_path, tiny_dataset, monkeypatch):
+    """A factory of HyperframeRunners of the tiny config (4 classes) with these options."""
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+
+    built = []
+
+    def build(**options):
+        cfg = Config.fromfile(str(TINY_CONFIG))
+        cfg.merge_from_dict(options)
+        # a name of its own: runners named alike in the same second share mmengine's logger
+        built.append(f'{tmp_path.name}-{len(built)}')
+        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'),
+                                  experiment_name=built[-1]))
+    return build

@@ -8,27 +8,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 from mmengine.config import Config
-from mmengine.registry import RUNNERS
 
 from hyperframes_mm.engine.class_count import ClassCountError, check_labels, labels_outside
 from ..conftest import TINY_CONFIG
-
-
-@pytest.fixture
-def runner_of(tmp_path, tiny_dataset, monkeypatch):
-    """A factory of HyperframeRunners of the tiny config (4 classes) with these options."""
-    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
-
-    built = []
-
-    def build(**options):
-        cfg = Config.fromfile(str(TINY_CONFIG))
-        cfg.merge_from_dict(options)
-        # a name of its own: runners named alike in the same second share mmengine's logger
-        built.append(f'{tmp_path.name}-{len(built)}')
-        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'),
-                                  experiment_name=built[-1]))
-    return build
 
 
 def _relabelled(tiny_dataset, tmp_path, name, change):

@@ -2,7 +2,6 @@
 import pytest
 import torch
 from mmengine.config import Config
-from mmengine.registry import RUNNERS
 
 from hyperframes_mm.engine import LastBatchHook
 from hyperframes_mm.engine.last_batch_hook import single_sample_batch
@@ -10,24 +9,22 @@ from hyperframes_mm.engine.last_batch_hook import single_sample_batch
 from ..conftest import TINY_CONFIG
 
 
-def _runner(tmp_path, tiny_dataset, monkeypatch, batch_size, side, drop_last=False):
+def _runner(runner_of, batch_size, side, drop_last=False):
     """The tiny config (16 training clips) at ``batch_size``, frames resized to ``side``."""
-    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
-    cfg = Config.fromfile(str(TINY_CONFIG))
-    cfg.train_dataloader.batch_size = batch_size
-    cfg.train_dataloader.drop_last = drop_last
-    for step in cfg.train_dataloader.dataset.pipeline:
+    pipeline = Config.fromfile(str(TINY_CONFIG)).train_dataloader.dataset.pipeline
+    for step in pipeline:
         if step['type'] == 'Resize':
             step['scale'] = (side, side)
-    return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / f'b{batch_size}-{side}'),
-                              experiment_name=f'b{batch_size}-{side}'))
+    return runner_of(**{'train_dataloader.batch_size': batch_size,
+                        'train_dataloader.drop_last': drop_last,
+                        'train_dataloader.dataset.pipeline': pipeline})
 
 
 def test_a_last_batch_of_one_sample_the_model_cannot_train_on_stops_before_training(
-        tmp_path, tiny_dataset, monkeypatch):
+        runner_of):
     """ResNet-18 at 32x32 ends on a 1x1 map: a batch of one sample gave its batch norm one value
     a channel, and torch raised at the last step of the first epoch, nothing saved."""
-    runner = _runner(tmp_path, tiny_dataset, monkeypatch, batch_size=5, side=32)
+    runner = _runner(runner_of, batch_size=5, side=32)
     with pytest.raises(ValueError) as refused:
         runner.train()
     assert str(refused.value) == (
@@ -44,9 +41,8 @@ def test_a_last_batch_of_one_sample_the_model_cannot_train_on_stops_before_train
     assert type(runner.hooks[0]).__name__ == 'LastBatchHook'
 
 
-def test_a_model_that_trains_on_one_sample_passes_and_keeps_its_norms(tmp_path, tiny_dataset,
-                                                                      monkeypatch):
-    runner = _runner(tmp_path, tiny_dataset, monkeypatch, batch_size=5, side=56)
+def test_a_model_that_trains_on_one_sample_passes_and_keeps_its_norms(runner_of):
+    runner = _runner(runner_of, batch_size=5, side=56)
     loader = runner.train_loop.dataloader
     assert single_sample_batch(loader) == (16, 5)
     before = {name: buffer.clone() for name, buffer in runner.model.named_buffers()}
@@ -70,9 +66,9 @@ def test_a_model_that_trains_on_one_sample_passes_and_keeps_its_norms(tmp_path, 
     assert drawn == (random.random(), np.random.random(), torch.rand(1)) != generators
 
 
-def test_only_a_last_batch_of_one_sample_is_tried(tmp_path, tiny_dataset, monkeypatch):
+def test_only_a_last_batch_of_one_sample_is_tried(runner_of):
     # 16 = 4 x 4, and 16 = 3 x 5 + 1 dropped: nothing to try, whatever the input size
     for batch_size, drop_last in ((4, False), (5, True)):
-        runner = _runner(tmp_path, tiny_dataset, monkeypatch, batch_size, 32, drop_last)
+        runner = _runner(runner_of, batch_size, 32, drop_last)
         assert single_sample_batch(runner.train_loop.dataloader) is None
         LastBatchHook().before_train(runner)
