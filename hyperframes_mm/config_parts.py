@@ -57,6 +57,15 @@ def with_test_clips(parts: Sequence[tuple], clips: int) -> List[tuple]:
     return [*others, (reader, dict(views, num_clips=clips), transforms)]
 
 
+def with_train_crops(parts: Sequence[tuple], area_range: Tuple[float, float]) -> List[tuple]:
+    """``parts`` with the training split's (the first one's) ``ConsistentClipAugment`` cropping
+    ``area_range`` of the frame's area; the views validation and test score are unchanged."""
+    (reader, views, transforms), *others = parts
+    return [(reader, views, [dict(step, area_range=area_range)
+                             if step['type'] == 'ConsistentClipAugment' else step
+                             for step in transforms]), *others]
+
+
 def segment_stack(segments: int) -> List[Dict]:
     """The end of a pipeline whose clip is ``segments`` hyperframes in time order, for a
     backbone shifted over that many segments (``num_segments``) and mmaction2's ``TSMHead``."""

@@ -3,7 +3,8 @@ as values, through mmengine's config loading and dumping."""
 from mmengine.config import Config
 
 from hyperframes_mm.config_parts import (at_side, dataloaders, pipelines, side_fields,
-                                         segment_stack, with_test_clips)
+                                         segment_stack, with_test_clips,
+                                         with_train_crops)
 
 READER = dict(type='DecordInit')
 SAMPLER = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
@@ -43,6 +44,15 @@ def test_with_test_clips_changes_the_last_splits_clips_only():
     assert PARTS[1][1] == dict(num_clips=3, test_mode=True)  # a copy: the base keeps its views
     # a split without views gets them
     assert with_test_clips(PARTS[:1], 4)[0][1] == dict(num_clips=4)
+
+
+def test_with_train_crops_changes_the_training_splits_augmentation_only():
+    augment = dict(type='ConsistentClipAugment', size=96, area_range=(0.6, 1.0))
+    parts = [(READER, dict(), [dict(type='DecordDecode'), augment]), PARTS[1]]
+    assert with_train_crops(parts, (0.8, 1.0)) == [
+        (READER, dict(), [dict(type='DecordDecode'), dict(augment, area_range=(0.8, 1.0))]),
+        PARTS[1]]
+    assert augment['area_range'] == (0.6, 1.0)  # a copy: the base keeps its crops
 
 
 def test_segment_stack_ends_a_pipeline_in_segments_for_the_shifted_backbone():

@@ -4,13 +4,10 @@
 # headline), and then tested once (benchmarks/README.md, results/utd_mhad_imagenet_val.md); its
 # test-time model is the T=8 row's.
 _base_ = ['./hyperframe_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e_utd-mhad-depth.py']
-from hyperframes_mm.config_parts import dataloaders, pipelines  # after _base_ (old-style config)
+from hyperframes_mm.config_parts import dataloaders, pipelines, with_train_crops  # after _base_
 area_range = (0.8, 1.0)
 # the training part's augmentation with the narrower crop range; validation and test unchanged
-pipeline_parts = [(*_base_.pipeline_parts[0][:2],
-                   [dict(step, area_range=area_range) if step['type'] == 'ConsistentClipAugment'
-                    else step for step in _base_.pipeline_parts[0][2]]),
-                  *_base_.pipeline_parts[1:]]
+pipeline_parts = with_train_crops(_base_.pipeline_parts, area_range)
 train_pipeline, val_pipeline, test_pipeline = pipelines(pipeline_parts, _base_.hyperframe_sampler,
                                                         _base_.hyperframe_format)
 train_dataloader, val_dataloader, test_dataloader = dataloaders(
