@@ -17,9 +17,10 @@ function either way, with fewer passes over the input.
 """
 import copy
 import logging
+import os
 import warnings
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Tuple, Union
+from typing import Callable, Dict, Optional, Sequence, Tuple, Union
 
 import numpy as np
 import torch
@@ -226,8 +227,13 @@ def as_tuple(model: nn.Module, inputs: Inputs) -> tuple:
 
 def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
                 input_dtype: str = 'float32', opset: int = 17,
-                dynamic_batch: bool = True) -> Path:
+                dynamic_batch: bool = True,
+                check: Optional[Callable[[Path], None]] = None) -> Path:
     """Export ``model`` (eval mode, on the CPU) to an ONNX file.
+
+    The graph is written beside ``path`` and moved there once written (and checked): a kill,
+    a full disk or a failed check leaves ``path`` as it was, never a graph that would pass for
+    a finished export.
 
     Args:
         model (nn.Module): the recognizer (see :func:`~hyperframes_mm.apis.init_recognizer`).
@@ -237,6 +243,9 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
         input_dtype (str): ``'float32'`` or ``'uint8'`` pixels. Defaults to ``'float32'``.
         opset (int): ONNX opset. Defaults to 17.
         dynamic_batch (bool): make dim 0 of every input and output dynamic. Defaults to True.
+        check (callable, optional): called with the written graph's (temporary) path before it
+            is moved to ``path``, e.g. :func:`check_parity`; what it raises stops the export, its
+            message naming ``path``. Defaults to None.
 
     Returns:
         Path: the written file.
@@ -252,13 +261,24 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
                             input_size=tuple(example[0].shape[-2:])).eval()
     names = wrapper.keys
     axes = {name: {0: 'batch'} for name in names + ['scores']} if dynamic_batch else None
-    with torch.no_grad(), warnings.catch_warnings():
-        # The models' input checks compare channel counts, fixed at export: the tracer's
-        # "converting a tensor to a Python boolean" warnings about them are expected.
-        warnings.simplefilter('ignore', torch.jit.TracerWarning)
-        torch.onnx.export(wrapper, example, str(path), input_names=names,
-                          output_names=['scores'], dynamic_axes=axes, opset_version=opset,
-                          do_constant_folding=True, dynamo=False)
+    partial = path.with_name(f'.{path.name}.{os.getpid()}.tmp.onnx')
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            # The models' input checks compare channel counts, fixed at export: the tracer's
+            # "converting a tensor to a Python boolean" warnings about them are expected.
+            warnings.simplefilter('ignore', torch.jit.TracerWarning)
+            torch.onnx.export(wrapper, example, str(partial), input_names=names,
+                              output_names=['scores'], dynamic_axes=axes,
+                              opset_version=opset, do_constant_folding=True, dynamo=False)
+        if check is not None:
+            try:
+                check(partial)
+            except AssertionError as error:
+                # the user knows the graph by the path they asked for, not the temporary one
+                raise AssertionError(str(error).replace(str(partial), str(path))) from None
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
     shapes = ', '.join(f'{name}: {list(tensor.shape)} {input_dtype}'
                        for name, tensor in zip(names, example))
     print_log(f'export_onnx: wrote {path} ({shapes}; batch dynamic: {dynamic_batch})',

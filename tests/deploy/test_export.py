@@ -130,6 +130,32 @@ def test_check_parity_fails_on_another_model(api_models, tmp_path):
         check_parity(model, path, pixels)
 
 
+def test_export_moves_the_graph_into_place_only_once_checked(api_models, tmp_path, log_lines):
+    """The library's export wrote straight to ``path``: a failed check left the failing graph
+    there for the next user to load, and the tool that wrote beside it logged the temporary
+    file's name as the one written."""
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    pixels = random_pixels((1, 2, 9, 32, 32), 1)
+    out = tmp_path / 'model.onnx'
+    out.write_bytes(b'an earlier graph')
+    seen = []
+
+    def fails(graph):
+        seen.append(graph)
+        assert graph != out and graph.is_file()
+        raise AssertionError(f'{graph}: onnxruntime and PyTorch differ by 0.5 (> 0.0001)')
+
+    with pytest.raises(AssertionError, match=rf'^{out}: onnxruntime and PyTorch differ'):
+        export_onnx(model, out, pixels, check=fails)
+    assert out.read_bytes() == b'an earlier graph'
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['model.onnx']
+    path = export_onnx(model, out, pixels, check=lambda graph: check_parity(model, graph, pixels))
+    assert path == out and check_parity(model, out, pixels) <= 1e-4
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['model.onnx']
+    assert [line.split(' (')[0] for line in log_lines if 'export_onnx' in line] == [
+        f'export_onnx: wrote {out}']
+
+
 @pytest.mark.parametrize('config, shape', [
     ('synthetic/tsn_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py', (2, 5, 3, 32, 32)),
     ('synthetic/tsm_scratch-r18_1xb16-1x1x5-60e_synthetic-rgb.py', (2, 5, 3, 32, 32)),

@@ -12,7 +12,6 @@ K, T, H, W come from the config's test pipeline applied to frames of ``--video-s
 See docs/deployment.md.
 """
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -60,28 +59,26 @@ def main(argv: Optional[List[str]] = None) -> int:
     example = example_inputs(model.cfg, tuple(args.video_size), fps=args.fps)
     shapes = ({key: tuple(value.shape) for key, value in example.items()}
               if isinstance(example, dict) else tuple(example.shape))
-    # the graph is written beside --out and moved there once written (and checked, with
-    # --verify): a kill, a full disk or a failed check leaves --out as it was
+    # export_onnx writes beside --out and moves the graph there once written and checked
+    # (with --verify): a kill, a full disk or a failed check leaves --out as it was
     out = Path(args.out)
-    partial = out.with_name(f'.{out.name}.{os.getpid()}.tmp.onnx')
+    diffs = {}
+
+    def verify(graph: Path) -> None:
+        for batch in [args.batch] if args.static_batch else [1, 3]:
+            diffs[batch] = check_parity(model, graph, random_pixels(shapes, batch, seed=batch))
+
     try:
-        export_onnx(model, partial, random_pixels(shapes, args.batch), args.input_dtype,
-                    args.opset, dynamic_batch=not args.static_batch)
-        diffs = {}
-        if args.verify:
-            for batch in [args.batch] if args.static_batch else [1, 3]:
-                diffs[batch] = check_parity(model, partial,
-                                            random_pixels(shapes, batch, seed=batch))
-        os.replace(partial, out)
+        export_onnx(model, out, random_pixels(shapes, args.batch), args.input_dtype,
+                    args.opset, dynamic_batch=not args.static_batch,
+                    check=verify if args.verify else None)
     except AssertionError as error:
-        print(f'error: {str(error).replace(str(partial), str(out))}: the graph fails the '
-              f'parity check and is not written', file=sys.stderr)
+        print(f'error: {error}: the graph fails the parity check and is not written',
+              file=sys.stderr)
         return 1
     except OSError as error:
         print(f'error: --out {out}: {error.strerror or error}', file=sys.stderr)
         return 1
-    finally:
-        partial.unlink(missing_ok=True)
     print(f'wrote {out}: inputs {shapes} (batch dynamic: {not args.static_batch}), '
           f'{args.input_dtype} pixels 0..255; output scores [batch, num_classes]')
     for batch, diff in diffs.items():
