@@ -173,8 +173,7 @@ def test_the_t8_variants_change_only_their_blending_test_clips_or_size(written):
     assert {bench.base_row(row) for row in bench.ABLATION_ROWS} == {
         bench.RECIPE_ROW, bench.T8_ROW, bench.SHIFT_ROW, bench.SHIFT3_ROW, bench.SHIFT_128_ROW,
         bench.TSM_ROW, bench.SCRATCH_ROW, bench.EFF_T5_ROW, bench.EFF_GAIN_ROW,
-        bench.EFF_LR_ROW_CHOSEN, bench.EFF_T8_ROW, bench.EFF_T8_CHOSEN_ROW, bench.T8_128_ROW,
-        bench.T8_TIGHT_CROP_ROW}
+        bench.EFF_LR_ROW_CHOSEN, bench.EFF_T8_ROW, bench.EFF_T8_CHOSEN_ROW, bench.T8_128_ROW}
     blended = {'blending', 'model.data_preprocessor.blending'}
     assert _changed(configs, 'hyperframe T=8, mixup', bench.T8_ROW) == blended
     assert configs['hyperframe T=8, mixup'].model.data_preprocessor.blending == dict(
@@ -208,6 +207,30 @@ def test_the_t8_rows_of_the_shifted_pairs_changes_change_only_crops_or_size(writ
         edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, args, tmp_path))).to_dict()
         assert all(runner.run_identity(configs[name].to_dict(), key) ==
                    runner.run_identity(edited, key) for key in runner.RUN_KEYS), name
+
+
+def test_the_rows_that_lift_t8_at_128_change_only_test_clips_size_or_schedule(written):
+    """Each candidate within half of TSM's latency is read against its base: the 128 and crop
+    rows against T=8 (they have files of their own, so they had been read against
+    themselves: "+0.0"), the clips and schedule rows against T=8 at 128."""
+    configs = written[2]
+    assert bench.base_row(ROWS[bench.T8_128_ROW]) == bench.T8_ROW
+    assert bench.base_row(ROWS[bench.T8_TIGHT_CROP_ROW]) == bench.T8_ROW
+    clips = bench.T8_128_MORE_CLIPS_ROW
+    assert _changed(configs, clips, bench.T8_128_ROW) == {
+        'test_dataloader.dataset.pipeline[1].num_clips'}
+    assert configs[clips].test_dataloader.dataset.pipeline[1]['num_clips'] == 4
+    assert ROWS[clips].tested_from == ROWS[bench.T8_128_ROW]
+    assert _changed(configs, bench.T8_144_ROW, bench.T8_ROW) == SIZE_CHANGED
+    assert configs[bench.T8_144_ROW].train_dataloader.dataset.pipeline[3].size == 144
+    long = configs[bench.T8_128_LONG_ROW]
+    assert long.train_cfg.max_epochs == 45
+    assert [(step['type'], step['begin'], step['end']) for step in long.param_scheduler] == [
+        (step['type'], round(step['begin'] * 1.5), round(step['end'] * 1.5))
+        for step in configs[bench.T8_128_ROW].param_scheduler]
+    assert {base: bench.base_row(ROWS[row]) for base, row in (
+        ('clips', clips), ('long', bench.T8_128_LONG_ROW), ('144', bench.T8_144_ROW))} == {
+            'clips': bench.T8_128_ROW, 'long': bench.T8_128_ROW, '144': bench.T8_ROW}
 
 
 def test_the_t8_shifted_row_is_the_shifted_row_with_t8_hyperframes(written):
@@ -375,7 +398,8 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         # config says why)
         test_clips = {bench.SHIFT3_ROW: 1, bench.SHIFT3_MORE_CLIPS_ROW: 2,
                       bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS,
-                      bench.SHIFT_ONE_CLIP_ROW: 1, bench.EFF_T8_MORE_CLIPS_ROW: bench.EFF_T8_MORE_CLIPS}.get(
+                      bench.SHIFT_ONE_CLIP_ROW: 1, bench.EFF_T8_MORE_CLIPS_ROW: bench.EFF_T8_MORE_CLIPS,
+                      bench.T8_128_MORE_CLIPS_ROW: bench.T8_128_MORE_CLIPS}.get(
                           name, 2 if 'two T=' in name
                           else bench.T8_TEST_CLIPS if 'test clips' in name else 3)
         assert (sampler('val_dataloader')['num_clips'],
@@ -395,7 +419,8 @@ def test_one_command_selects_one_run():
         'lr 0.5x', 'lr 0.5x, 5 warm-up epochs', 'lr 1x, no warm-up', 'lr 2x', 'lr 4x',
         f'{bench.EFF_GAIN_ROW}, lr 0.5x', f'{bench.EFF_GAIN_ROW}, lr 2x',
         f'{bench.EFF_GAIN_ROW}, lr 4x', f'{bench.EFF_GAIN_ROW}, lr 8x',
-        bench.EFF_DROP_PATH_ROW, bench.EFF_T8_CHOSEN_ROW, bench.EFF_T8_MORE_CLIPS_ROW, bench.EFF_T8_128_ROW,
+        bench.EFF_DROP_PATH_ROW, bench.EFF_TIGHT_CROP_ROW, bench.EFF_T8_CHOSEN_ROW,
+        bench.EFF_T8_MORE_CLIPS_ROW, bench.EFF_T8_128_ROW,
         'from scratch, SGD 60e, lr 4x']
     assert lib.selected(bench.ROWS, None) == bench.ROWS
 
