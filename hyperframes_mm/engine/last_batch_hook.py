@@ -10,34 +10,57 @@ tries one: only where the last batch holds one sample, one forward pass in train
 gradients off, ahead of every other hook's ``before_train`` (int8-aware fine-tuning attaches its
 rounding there), with the model's buffers (the norms' running statistics), each module's mode
 and the random generators put back after it, so that the run trains as it would have.
+
+Under distributed training every rank decides alike: a synchronised batch norm all-reduces in
+the probe's forward pass, so a probe run on one rank only would wait forever for the others.
+Ranks whose epochs hold different numbers of steps (mmengine's sampler with
+``round_up=False`` on a list the world size does not divide) are refused for the same reason:
+the extra step's gradient all-reduce would never be met.
 """
+import math
 import random
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 import numpy as np
 import torch
 from mmaction.registry import HOOKS
+from mmengine.dist import all_gather_object, get_world_size
 from mmengine.hooks import Hook
 from mmengine.model import is_model_wrapper
 from mmengine.runner import EpochBasedTrainLoop
 
-#: torch's batch norm message for a batch of one value a channel
-ONE_VALUE = 'Expected more than 1 value per channel when training'
+#: what torch's batch norms (and the plugin's CPU-synchronised one) say of a batch of one
+#: value a channel
+ONE_VALUE = 'more than 1 value per channel'
 
 
-def single_sample_batch(dataloader) -> Optional[Tuple[int, int]]:
-    """``(samples, batch size)`` of a loader whose last batch of each epoch holds one sample
-    (per process: the sampler's share), else None."""
+def epoch_share(dataloader) -> Optional[Tuple[int, int, bool]]:
+    """``(samples, batch size, drop_last)`` of this process's share of a training epoch; None
+    for a loader without a batch sampler, a batch size of 2 or more, or a finite sampler."""
     batch_sampler = getattr(dataloader, 'batch_sampler', None)
     size = getattr(dataloader, 'batch_size', None)
-    if batch_sampler is None or getattr(batch_sampler, 'drop_last', False) or not size or \
-            size < 2:
+    if batch_sampler is None or not size or size < 2:
         return None
     try:
         samples = len(dataloader.sampler)
     except TypeError:  # an infinite sampler has no last batch
         return None
-    return (samples, size) if samples % size == 1 else None
+    return samples, size, bool(getattr(batch_sampler, 'drop_last', False))
+
+
+def steps(share: Tuple[int, int, bool]) -> int:
+    """The training steps an epoch of that share takes."""
+    samples, size, drop_last = share
+    return samples // size if drop_last else math.ceil(samples / size)
+
+
+def single_sample_batch(dataloader) -> Optional[Tuple[int, int]]:
+    """``(samples, batch size)`` of a loader whose last batch of each epoch holds one sample
+    (per process: the sampler's share), else None."""
+    share = epoch_share(dataloader)
+    if share is None or share[2] or share[0] % share[1] != 1:
+        return None
+    return share[0], share[1]
 
 
 @HOOKS.register_module()
@@ -50,20 +73,50 @@ class LastBatchHook(Hook):
     def before_train(self, runner) -> None:
         if not isinstance(runner.train_loop, EpochBasedTrainLoop):
             return
-        found = single_sample_batch(runner.train_dataloader)
-        if found is None:
+        share = epoch_share(runner.train_dataloader)
+        world = get_world_size()
+        shares: List = all_gather_object(share) if world > 1 else [share]
+        if None in shares:
             return
-        samples, size = found
-        error = self._one_sample_error(runner)
-        if error is not None:
+        if len({steps(each) for each in shares}) > 1:
+            ranks = ', '.join(f'rank {rank}: {each[0]} samples, {steps(each)} steps'
+                              for rank, each in enumerate(shares))
             raise ValueError(
-                f'the training list gives {samples} samples an epoch (per process), '
-                f'{samples // size} batches of {size} and a last batch of 1 sample, and the '
-                f'model cannot train on one sample: its batch norm says "{error}". It would '
-                'fail at the last step of the first epoch, with nothing saved. Set '
-                'train_dataloader.drop_last=True (one sample an '
-                'epoch is skipped, another each epoch when shuffled), or a batch size that '
-                'leaves no single sample.')
+                f'the ranks would run different numbers of training steps an epoch ({ranks}): '
+                'the extra step\'s gradient all-reduce would wait forever for the ranks that '
+                'have none. Set train_dataloader.sampler.round_up=True (mmengine\'s default: '
+                'every rank gets as many samples), or a list the world size divides.')
+        single = [rank for rank, (samples, size, drop_last) in enumerate(shares)
+                  if not drop_last and samples % size == 1]
+        if not single:
+            return
+        # every rank tries the sample, where only one rank's last batch holds one: a
+        # synchronised norm's all-reduce in the forward pass is then met on every rank
+        try:
+            local = (None, self._one_sample_error(runner))
+        except Exception as error:  # the others must hear of it rather than wait for it
+            local = (error, None)
+        outcomes = all_gather_object((repr(local[0]) if local[0] else None, local[1])) \
+            if world > 1 else [(None, local[1])]
+        if local[0] is not None:
+            raise local[0]
+        failed = next((rank for rank, (raised, _) in enumerate(outcomes) if raised), None)
+        if failed is not None:
+            raise RuntimeError(f'the one-sample check before training failed on rank {failed} '
+                               f'({outcomes[failed][0]})')
+        rank = next((rank for rank in single if outcomes[rank][1] is not None), None)
+        if rank is None:
+            return
+        samples, size, _ = shares[rank]
+        where = f' on rank {rank}' if world > 1 else ''
+        raise ValueError(
+            f'the training list gives {samples} samples an epoch (per process){where}, '
+            f'{samples // size} batches of {size} and a last batch of 1 sample, and the '
+            f'model cannot train on one sample: its batch norm says "{outcomes[rank][1]}". It '
+            'would fail at the last step of the first epoch, with nothing saved. Set '
+            'train_dataloader.drop_last=True (one sample an '
+            'epoch is skipped, another each epoch when shuffled), or a batch size that '
+            'leaves no single sample.')
 
     @staticmethod
     def _one_sample_error(runner) -> Optional[str]:
@@ -81,7 +134,7 @@ class LastBatchHook(Hook):
             with torch.no_grad():
                 model(**model.data_preprocessor(batch, True), mode='loss')
         except ValueError as error:
-            if ONE_VALUE not in str(error):
+            if ONE_VALUE not in str(error).lower():
                 raise
             return str(error)
         finally:

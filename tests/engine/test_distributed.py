@@ -209,3 +209,41 @@ def test_two_gloo_processes_match_one_process_with_sync_bn(tiny_dataset, tmp_pat
     for name, tensor in single.items():
         torch.testing.assert_close(rank0[name], tensor, rtol=1e-9, atol=1e-9,
                                    msg=lambda message, name=name: f'{name}: {message}')
+
+
+#: 15 of the 16 training clips at 32x32 (ResNet-18's last map is 1x1 there) on mmengine's
+#: sampler without round-up: rank 0 gets 8 clips an epoch, rank 1 gets 7
+UNEVEN = ['train_dataloader.dataset.indices=15', 'train_dataloader.sampler.round_up=False',
+          'train_dataloader.dataset.pipeline.3.scale=(32,32)', 'train_cfg.max_epochs=1']
+
+
+@pytest.mark.skipif(torch.cuda.is_available(),
+                    reason='tests the CPU path; with a GPU, mmengine places ranks on devices')
+def test_ranks_decide_the_last_batch_check_together(tiny_dataset, tmp_path):
+    """Only rank 1's last batch held one sample (8 = 6 + 2, 7 = 6 + 1): it alone tried the
+    sample and stopped while rank 0 trained on, waiting for it at the first gradient
+    all-reduce; under a synchronised norm its lone probe waited in the norm's all-reduce. Ranks
+    whose epochs hold different numbers of steps (8 = 7 + 1, 7 = 7) waited at the extra step."""
+    config = write_config(tmp_path / 'config.py')
+    refused = train(config, tmp_path / 'plain', tiny_dataset,
+                    UNEVEN + ['train_dataloader.batch_size=6'], nproc=2, check=False)
+    assert refused.returncode != 0
+    assert ('ValueError: the training list gives 7 samples an epoch (per process) on rank 1, '
+            '1 batches of 6 and a last batch of 1 sample, and the model cannot train on one '
+            'sample: its batch norm says "Expected more than 1 value per channel when '
+            'training') in refused.stderr
+    # both ranks stop with it, rank 0 included, rather than one waiting for the other
+    assert refused.stderr.count('on rank 1, 1 batches of 6') == 2
+    # a norm synchronised over the ranks sees both ranks' sample: it trains, one epoch of 2
+    # steps on each rank
+    synced = train(config, tmp_path / 'synced', tiny_dataset,
+                   UNEVEN + ['train_dataloader.batch_size=6', 'sync_bn=torch'], nproc=2)
+    assert 'Epoch(train) [1][2/2]' in synced.stdout + synced.stderr
+    uneven = train(config, tmp_path / 'steps', tiny_dataset,
+                   UNEVEN + ['train_dataloader.batch_size=7'], nproc=2, check=False)
+    assert uneven.returncode != 0
+    assert uneven.stderr.count(
+        'ValueError: the ranks would run different numbers of training steps an epoch (rank '
+        '0: 8 samples, 2 steps, rank 1: 7 samples, 1 steps): the extra step\'s gradient '
+        'all-reduce would wait forever for the ranks that have none. Set '
+        'train_dataloader.sampler.round_up=True') == 2
