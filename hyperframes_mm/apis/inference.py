@@ -143,10 +143,12 @@ def init_recognizer(config: ConfigLike,
         from .onnx_recognizer import OnnxRecognizer
         recognizer = OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
         try:
-            example = example_inputs(cfg)
+            # a second frame size, of another height, width and shape, tells which of the
+            # sample's sizes follow the video's
+            examples = [example_inputs(cfg, size) for size in ((256, 340), (300, 300))]
         except (KeyError, ValueError):  # no test pipeline to compare the graph with
             return recognizer
-        recognizer.check_inputs(example)
+        recognizer.check_inputs(*examples)
         return recognizer
     model = MODELS.build(cfg.model)
     # streaming, export and inference read the test pipeline's clips: what tools/test.py

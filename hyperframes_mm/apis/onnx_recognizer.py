@@ -36,6 +36,18 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
         batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
                              for sample in samples])
         pixels = batch.cpu().numpy()
+        if len(meta.shape) == pixels.ndim and any(
+                isinstance(size, int) and size != got
+                for size, got in zip(meta.shape[1:], pixels.shape[1:])):
+            # a pipeline whose sample follows the video's frame size (no crop) passes the check
+            # at load; a video of another size than the graph's meets it here, not inside
+            # onnxruntime, which names neither the sizes nor what to do
+            raise ValueError(
+                f'graph input {meta.name} takes samples of '
+                f'{" x ".join(str(size) for size in meta.shape[1:])} and this one is '
+                f'{" x ".join(str(size) for size in pixels.shape[1:])} (clips x channels x '
+                'height x width): the test pipeline sized it from a video of another frame '
+                'size than the graph was exported at (export_onnx.py --video-size)')
         if meta.type == 'tensor(uint8)':
             # uint8 pixels (what the test pipeline packs) need no look: the check is for others
             if pixels.dtype != np.uint8 and pixels.size and (
@@ -104,24 +116,33 @@ class OnnxRecognizer:
         self.batch = next(iter(sizes)) if len(sizes) == 1 and isinstance(
             next(iter(sizes)), int) else None
 
-    def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
+    def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]],
+                     *others: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
         """Refuse a graph exported from another config than the one whose test pipeline made
         ``example`` (one sample, :func:`~hyperframes_mm.apis.example_inputs`): its clips a
         sample, its hyperframes' channels (3T) or its frame size differ (a dimension the graph
         leaves dynamic is not compared). Without this the first call fails inside onnxruntime,
-        naming neither file nor config, or (streams) a stream thread dies with it.
+        naming neither file nor config, or (streams) a stream thread dies with it. ``others``
+        are the same pipeline's samples of frames of other sizes: a dimension they do not all
+        share with ``example`` follows the video (a keep-ratio resize without a crop), so the
+        graph's, fixed at the size it was exported at, is not compared.
 
         Raises:
             ValueError: naming the file, the input, and both shapes.
         """
+        def sample(made, name):
+            return made.get(name) if isinstance(made, dict) else made
+
         for meta in self.inputs:
-            made = example.get(meta.name) if isinstance(example, dict) else example
+            made = sample(example, meta.name)
             if made is None or len(meta.shape) != made.dim():
                 continue
             graph = list(meta.shape[1:])  # [N, K, 3T, H, W]: all but the batch
             want = list(made.shape[1:])
-            if any(isinstance(size, int) and size != made_size
-                   for size, made_size in zip(graph, want)):
+            fixed = [all(sample(other, meta.name).shape[1 + axis] == size for other in others)
+                     for axis, size in enumerate(want)]
+            if any(isinstance(size, int) and size != made_size and kept
+                   for size, made_size, kept in zip(graph, want, fixed)):
                 shown = ' x '.join(str(size) for size in graph)
                 raise ValueError(
                     f'{self.path}: input {meta.name} takes a sample of {shown} (clips x '

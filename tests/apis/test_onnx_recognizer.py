@@ -74,7 +74,7 @@ def test_feeds_refuse_pixels_a_uint8_input_would_wrap_and_one_stream_for_two():
     from collections import namedtuple
 
     from hyperframes_mm.apis.onnx_recognizer import onnx_feeds
-    meta = namedtuple('Meta', 'name type')
+    meta = namedtuple('Meta', 'name type shape', defaults=([], ))  # shapes not compared
     uint8 = [meta('imgs', 'tensor(uint8)')]
     good = torch.tensor([[0., 17., 255.]])
     assert onnx_feeds(uint8, [good])['imgs'].dtype == np.uint8
@@ -133,3 +133,34 @@ def _with_frames(cfg, num_frames):
         elif 'clip_len' in step:
             step['clip_len'] = num_frames
     return changed
+
+
+def test_a_graph_whose_frame_size_follows_the_video_is_not_refused(api_models, tmp_path):
+    """A test pipeline without a crop (a keep-ratio resize) makes samples as wide as the video
+    is: a graph exported at the cameras' 240x320 was refused when loaded, against a reference
+    sample made from 256x340 frames (16:9 cameras). Its clips and channels are still
+    compared."""
+    from mmengine.config import Config
+
+    from hyperframes_mm.apis import example_inputs
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    cfg = Config(model.cfg.to_dict())
+    cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize' else step
+                         for step in cfg.test_pipeline if step['type'] != 'CenterCrop']
+    example = example_inputs(cfg, (180, 320))
+    assert tuple(example.shape[-2:]) == (32, 57)  # 32 high, as wide as the video's ratio
+    assert tuple(example_inputs(cfg).shape[-2:]) == (32, 43)
+    path = tmp_path / 'camera.onnx'
+    export_onnx(model, path, example.float(), dynamic_batch=False)
+    onnx_model = init_recognizer(cfg, str(path), 'cpu')
+    assert isinstance(onnx_model, OnnxRecognizer)
+    with pytest.raises(ValueError, match=r'camera\.onnx: input imgs takes a sample of'):
+        init_recognizer(_with_frames(cfg, example.shape[2] // 3 - 1), str(path), 'cpu')
+    # a video of another shape meets the graph's size at the feed, by name, not in onnxruntime
+    wide = example_inputs(cfg, (240, 320))
+    assert tuple(wide.shape[-2:]) == (32, 43)
+    with pytest.raises(ValueError, match=r'^graph input imgs takes samples of 2 x 9 x 32 x 57 and '
+                       r'this one is 2 x 9 x 32 x 43 \(clips x channels x height x width\): the '
+                       r'test pipeline sized it from a video of another frame size'):
+        onnx_model.scores([wide[0]])
+    assert onnx_model.scores([example[0]]).shape == (1, 4)
