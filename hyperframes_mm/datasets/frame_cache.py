@@ -617,8 +617,9 @@ class BuildSummary:
         rebuilt (int): stale or corrupt entries written again.
         fresh (int): entries already up to date, left alone.
         failed (dict): relative video path -> error message, for videos that could not be cached.
-        undecodable (list): those of ``failed`` whose video cannot be opened or decoded (the
-            others could not be written: a read-only or full disk).
+        undecodable (list): those of ``failed`` whose video cannot be opened or decoded, or
+            killed the process decoding it, alone (out of memory, say); the others could not
+            be written (a read-only or full disk).
         frames (int): frames held by the cache for the listed videos after the run.
         bytes (int): bytes of those entries.
         bytes_written (int): bytes written by this run.
@@ -710,7 +711,10 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
     try:
         for task, result, lost in results:
             if lost is not None:  # no entry was finished: its temporary file is cleaned later
+                # it killed a worker that decoded it alone (map_unordered runs it again so):
+                # the pipeline's decoder would die of it too, whatever cache it is given
                 summary.failed[os.path.normpath(task[0])] = str(lost)
+                summary.undecodable.append(os.path.normpath(task[0]))
             elif result['status'] == 'failed':
                 summary.failed[result['video']] = result['error']
                 if result['undecodable']:

@@ -741,3 +741,25 @@ def test_the_tools_refuse_counts_below_their_minimum(capsys):
         with pytest.raises(SystemExit):
             parser.parse_args(argv)
         assert message in capsys.readouterr().err
+
+
+def test_a_video_that_kills_its_worker_counts_as_undecodable(videos, tmp_path, monkeypatch):
+    """A video whose decoding killed the worker (alone: map_unordered runs it again so) was
+    counted as an entry that could not be written, and the run was told to give the cache a
+    folder it can write; the pipeline's own decoder would die of it whatever the cache."""
+    from hyperframes_mm.datasets import frame_cache
+    from hyperframes_mm.utils.processes import WorkerLost
+
+    def killed_on_b(function, tasks, workers, **kwargs):
+        for task in tasks:
+            if task[0] == 'b.avi':
+                yield task, None, WorkerLost('the worker process stopped before it finished '
+                                             '(killed, or out of memory): pool broken')
+            else:
+                yield task, function(task), None
+    monkeypatch.setattr(frame_cache, 'map_unordered', killed_on_b)
+    summary = build_frame_cache(['a.mp4', 'b.avi'], videos, tmp_path / 'cache', workers=2,
+                                progress=False)
+    assert summary.failed == {'b.avi': 'the worker process stopped before it finished '
+                                       '(killed, or out of memory): pool broken'}
+    assert summary.undecodable == ['b.avi'] and summary.built == 1
