@@ -138,6 +138,15 @@ class VideoSource:
                 return
             except Exception as error:  # DECORDError at a corrupt packet
                 raise self._fail(f'decoding stopped at frame {index}', error) from error
+            if image.ndim != 3 or image.shape[-1] != 3:
+                # decord 0.6's sequential reader returns 4- or 6-channel garbage at some narrow
+                # widths where its batch reader raises; the model would refuse it by channel
+                # count, naming neither the file nor the cause, and end every stream's run
+                raise SourceError(
+                    f'{self.name}: decord decoded frame {index} as {image.shape}, not H x W x 3 '
+                    f'RGB ({self.uri}): decord 0.6 cannot decode some narrow widths, 16, 24, 48 '
+                    'and 72 pixels among them; re-encode the video at another width, or read '
+                    'it with backend=\'pyav\' (stream_infer.py --backend pyav)')
             yield index, time_s, image
 
     def _pyav_frames(self) -> Iterator[Frame]:

@@ -218,3 +218,15 @@ def test_pipeline_info_reads_step_names_and_stream_keys():
     assert transform_type({}) == ''
     assert 'HyperframeSampleFrames' in SAMPLER_TRANSFORMS
     assert (stream_key(), stream_key('fast')) == ('imgs', 'imgs_fast')
+
+
+def test_frames_that_are_not_pixels_are_named_by_file():
+    """mmaction2's DecordDecode(mode='efficient') hands on decord 0.6's 4-channel garbage for
+    some narrow widths; the data preprocessor refused "20 channels", naming no file."""
+    garbage = [np.zeros((8, 8, 4), np.uint8)] * 5
+    with pytest.raises(ValueError, match=r"^HyperframeStack: narrow\.mp4: frames of shape "
+                       r"\(8, 8, 4\) are not H x W x 3 \(RGB\) or H x W x 1 \(grey\)"):
+        HyperframeStack()(dict(imgs=garbage, clip_len=5, num_clips=1, filename='narrow.mp4'))
+    grey = HyperframeStack()(dict(imgs=[np.zeros((8, 8), np.uint8)] * 5, clip_len=5,
+                                  num_clips=1, filename='grey.mp4'))
+    assert grey['imgs'].shape == (1, 5, 8, 8)

@@ -422,3 +422,24 @@ def test_stream_infer_counts_are_checked_by_option(api_models, api_videos, capsy
                    str(api_videos['a']), option, value])
     assert exit_info.value.code == 2
     assert f'argument {option}: must be an int >= 1, got {value}' in capsys.readouterr().err
+
+
+def test_a_width_decord_decodes_to_garbage_fails_its_stream_alone(api_models, api_videos,
+                                                                  tmp_path):
+    """decord 0.6's sequential reader returns 4-channel frames for a 72-pixel-wide video: the
+    model refused their channel count, naming no file, and the run ended with every stream's
+    windows lost."""
+    from hyperframes_mm.datasets.video_io import write_video
+    narrow = tmp_path / 'narrow.mp4'
+    write_video(narrow, np.zeros((20, 128, 72, 3), np.uint8), fps=25)
+    report = StreamEngine(_stage(api_models), stride=4, keep_records=True,
+                          progress=False).run([str(api_videos['a']), str(narrow)],
+                                              names=['a', 'narrow'])
+    stats = {s.name: s for s in report.streams}
+    assert (stats['a'].status, stats['a'].windows) == ('ended', 8)
+    assert stats['narrow'].status == 'failed' and stats['narrow'].windows == 0
+    assert stats['narrow'].message.startswith(
+        'narrow: decord decoded frame 0 as (128, 72, 4), not H x W x 3 RGB')
+    assert 'read it with backend=\'pyav\'' in stats['narrow'].message
+    pyav = _run(_stage(api_models), [narrow], stride=4, backend='pyav')
+    assert (pyav.streams[0].status, pyav.streams[0].windows) == ('ended', 3)

@@ -122,6 +122,16 @@ class HyperframeStack(BaseTransform):
             frames = np.asarray(imgs)
         if frames.ndim == 3:
             frames = frames[..., None]
+        if frames.ndim != 4 or frames.shape[-1] not in (1, 3):
+            # mmaction2's DecordDecode(mode='efficient') reads with decord 0.6's sequential
+            # reader, which returns 4- or 6-channel garbage at some narrow widths: the data
+            # preprocessor then refused a channel count, naming no file
+            raise ValueError(
+                f'HyperframeStack: {results.get("filename", "sample")}: frames of shape '
+                f'{frames.shape[1:]} are not H x W x 3 (RGB) or H x W x 1 (grey); decord 0.6 '
+                'decodes some narrow widths (16, 24, 48, 72 pixels among them) to garbage in '
+                'DecordDecode(mode=\'efficient\'): re-encode the video at another width, or '
+                'decode it in mode=\'accurate\'')
         streams = results.get('hyperframe_streams') or [
             dict(name=None, clip_len=results['clip_len'], num_clips=results['num_clips'])]
         if self.segments > 1:
