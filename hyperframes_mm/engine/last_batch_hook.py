@@ -1,4 +1,5 @@
-"""A training list whose last batch holds one sample, checked before the first epoch.
+"""A training list whose last batch holds one sample (or a batch size of 1), checked before
+the first epoch.
 
 A batch norm in training mode standardises each channel over the batch and the feature map; a
 batch of one sample whose last stage is 1x1 (a ResNet at 32x32 input) gives it one value a
@@ -36,10 +37,10 @@ ONE_VALUE = 'more than 1 value per channel'
 
 def epoch_share(dataloader) -> Optional[Tuple[int, int, bool]]:
     """``(samples, batch size, drop_last)`` of this process's share of a training epoch; None
-    for a loader without a batch sampler, a batch size of 2 or more, or a finite sampler."""
+    for a loader without a batch sampler, a batch size or a finite sampler."""
     batch_sampler = getattr(dataloader, 'batch_sampler', None)
     size = getattr(dataloader, 'batch_size', None)
-    if batch_sampler is None or not size or size < 2:
+    if batch_sampler is None or not size:
         return None
     try:
         samples = len(dataloader.sampler)
@@ -58,9 +59,15 @@ def single_sample_batch(dataloader) -> Optional[Tuple[int, int]]:
     """``(samples, batch size)`` of a loader whose last batch of each epoch holds one sample
     (per process: the sampler's share), else None."""
     share = epoch_share(dataloader)
-    if share is None or share[2] or share[0] % share[1] != 1:
+    if share is None or not holds_one(share):
         return None
     return share[0], share[1]
+
+
+def holds_one(share: Tuple[int, int, bool]) -> bool:
+    """Whether an epoch of that share has a batch of one sample: its last, or every batch."""
+    samples, size, drop_last = share
+    return size == 1 or (not drop_last and samples % size == 1)
 
 
 @HOOKS.register_module()
@@ -86,8 +93,7 @@ class LastBatchHook(Hook):
                 'the extra step\'s gradient all-reduce would wait forever for the ranks that '
                 'have none. Set train_dataloader.sampler.round_up=True (mmengine\'s default: '
                 'every rank gets as many samples), or a list the world size divides.')
-        single = [rank for rank, (samples, size, drop_last) in enumerate(shares)
-                  if not drop_last and samples % size == 1]
+        single = [rank for rank, each in enumerate(shares) if holds_one(each)]
         if not single:
             return
         # every rank tries the sample, where only one rank's last batch holds one: a
@@ -109,6 +115,11 @@ class LastBatchHook(Hook):
             return
         samples, size, _ = shares[rank]
         where = f' on rank {rank}' if world > 1 else ''
+        if size == 1:
+            raise ValueError(
+                f'train_dataloader.batch_size is 1{where}, and the model cannot train on one '
+                f'sample: its batch norm says "{outcomes[rank][1]}". It would fail at the first '
+                'step. Set a batch size of 2 or more.')
         raise ValueError(
             f'the training list gives {samples} samples an epoch (per process){where}, '
             f'{samples // size} batches of {size} and a last batch of 1 sample, and the '

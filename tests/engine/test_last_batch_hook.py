@@ -72,3 +72,20 @@ def test_only_a_last_batch_of_one_sample_is_tried(runner_of):
         runner = _runner(runner_of, batch_size, 32, drop_last)
         assert single_sample_batch(runner.train_loop.dataloader) is None
         LastBatchHook().before_train(runner)
+
+
+def test_a_batch_size_of_one_the_model_cannot_train_on_is_named(runner_of):
+    """Every batch holds one sample: torch's bare batch norm error at the first step named
+    neither the batch size nor the input size."""
+    runner = _runner(runner_of, batch_size=1, side=32)
+    assert single_sample_batch(runner.train_loop.dataloader) == (16, 1)
+    with pytest.raises(ValueError) as refused:
+        runner.train()
+    assert str(refused.value) == (
+        'train_dataloader.batch_size is 1, and the model cannot train on one sample: its batch '
+        'norm says "Expected more than 1 value per channel when training, got input size '
+        'torch.Size([1, 512, 1, 1])". It would fail at the first step. Set a batch size of 2 '
+        'or more.')
+    assert runner.iter == 0
+    LastBatchHook().before_train(_runner(runner_of, batch_size=1, side=56))  # it trains there
+
