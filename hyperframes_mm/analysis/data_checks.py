@@ -76,11 +76,12 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
 
 def probe_video(path: str) -> VideoInfo:
     """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them."""
+    from ..datasets.bad_video import decord_path
     from ..datasets.video_io import _bad_video_errors, _first_line, open_video
-    if not osp.isfile(path):
+    if not osp.isfile(decord_path(path)):
         return VideoInfo(path, error='file not found')
     try:
-        reader = open_video(path)
+        reader = open_video(decord_path(path))
         return VideoInfo(path, len(reader), float(reader.get_avg_fps()))
     except _bad_video_errors() as error:
         return VideoInfo(path, error=_first_line(error.__cause__ or error))

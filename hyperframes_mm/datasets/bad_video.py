@@ -167,12 +167,26 @@ def validate_video_annotations(ann_file: str,
         return []
     paths = [(entry.number, osp.join(video_prefix, entry.path) if video_prefix else entry.path)
              for entry in entries]
-    return [(number, path) for number, path in paths if not osp.isfile(path)]
+    return [(number, path) for number, path in paths if not osp.isfile(decord_path(path))]
+
+
+def decord_path(path: str) -> str:
+    """The file mmaction2's ``DecordInit`` (and :class:`SafeDecordInit`) reads for a listed
+    ``path``: a name without an extension is its ``.mp4`` file. The checks that a listed video
+    exists look it up the same way, or they refuse a list the pipeline reads."""
+    return path + '.mp4' if osp.splitext(path)[0] == path else path
 
 
 def not_a_file_note(path: str) -> str:
-    """What a listed path that is no video file is, where it exists: a folder is not missing."""
-    return ' (a directory, not a video file)' if osp.isdir(path) else ''
+    """What a listed path that is no video file is, where it exists: a folder is not missing,
+    and a name without its extension is the frame cache's to refuse (it reads the name as
+    listed, where decoding reads its ``.mp4`` file)."""
+    if osp.isdir(path):
+        return ' (a directory, not a video file)'
+    if decord_path(path) != path and osp.isfile(decord_path(path)):
+        return (f' (the file is {decord_path(path)}: the frame cache reads a video by the name '
+                'the list gives; list it with its extension)')
+    return ''
 
 
 def _list_missing(ann_file: str, missing: Sequence[Tuple[int, str]]) -> str:
@@ -229,9 +243,7 @@ class SafeDecordInit(BaseTransform):
 
     def transform(self, results: Dict) -> Dict:
         """Open the video and add its reader, frame count and frame rate."""
-        filename = results['filename']
-        if osp.splitext(filename)[0] == filename:
-            filename = filename + '.mp4'
+        filename = decord_path(results['filename'])
         reader = open_video(self._source(filename), self.num_threads, filename)
         total = len(reader)
         if total == 0:

@@ -14,7 +14,8 @@ from mmengine.runner import BaseLoop
 from mmaction.registry import HOOKS
 
 from ..datasets.annotations import AnnotationError
-from ..datasets.bad_video import BadVideoError, GuardedDataset, not_a_file_note
+from ..datasets.bad_video import (BadVideoError, GuardedDataset, decord_path,
+                                  not_a_file_note)
 from ..datasets.frame_cache import FrameCacheError, build_frame_cache, entry_problem
 from ..datasets.transforms.cache_loading import FrameCacheInit
 from ..utils import positive_int
@@ -107,7 +108,10 @@ def unreadable_videos(step: Optional[FrameCacheInit], filenames: List[str]) -> L
     outlive its videos. Names with a scheme (``s3://...``) are a file backend's, not looked up."""
     unreadable = []
     for filename in dict.fromkeys(filenames):
-        if '://' in filename or os.path.isfile(filename):
+        # decoded, a name without an extension reads its .mp4 file (DecordInit); the frame
+        # cache reads a video by the name the list gives
+        if '://' in filename or os.path.isfile(filename if step is not None
+                                               else decord_path(filename)):
             continue
         if step is None or entry_problem(step.entry_of(filename), filename,
                                          step.short_side) is not None:

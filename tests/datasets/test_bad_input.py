@@ -685,3 +685,31 @@ def test_a_width_decord_cannot_copy_out_is_named_as_such(videos, tmp_path):
                        r'must exactly match \(decord 0\.6 cannot copy out the frames of some '
                        r'narrow widths, 16, 24 and 48 pixels among them'):
         dataset[0]
+
+
+def test_a_list_without_extensions_is_looked_up_as_decord_reads_it(tmp_path):
+    """mmaction2's DecordInit (and SafeDecordInit) read ``clip`` as ``clip.mp4``; the checks
+    that a listed video exists looked up ``clip`` and refused the list (MissingVideosHook,
+    the doctor), or warned that every video would be skipped and then loaded them all
+    (GuardedDataset). The frame cache reads the name as listed, and says so."""
+    from hyperframes_mm.analysis.data_checks import probe_video
+    from hyperframes_mm.datasets.bad_video import decord_path, not_a_file_note
+    from hyperframes_mm.datasets.transforms.cache_loading import FrameCacheInit
+    from hyperframes_mm.engine.cache_hook import unreadable_videos
+    root = tmp_path / 'noext'
+    write_video(root / 'clip.mp4', np.zeros((12, 32, 32, 3), np.uint8), fps=25)
+    ann = write_list(root, 'list.txt', ['clip 0', 'gone 1'])
+    assert decord_path(str(root / 'clip')) == str(root / 'clip.mp4')
+    assert decord_path(str(root / 'clip.avi')) == str(root / 'clip.avi')
+    assert validate_video_annotations(ann, str(root)) == [(2, str(root / 'gone'))]
+    names = [str(root / 'clip'), str(root / 'gone')]
+    assert unreadable_videos(None, names) == [str(root / 'gone')]
+    step = FrameCacheInit(cache_root=str(tmp_path / 'cache'), video_root=str(root))
+    assert unreadable_videos(step, names) == names
+    assert not_a_file_note(str(root / 'clip')) == (
+        f' (the file is {root / "clip.mp4"}: the frame cache reads a video by the name the '
+        'list gives; list it with its extension)')
+    assert probe_video(str(root / 'clip')).frames == 12
+    assert probe_video(str(root / 'gone')).error == 'file not found'
+    dataset = DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset'))
+    assert dataset[0]['inputs'].shape[-2:] == (32, 32)  # the pipeline reads clip.mp4
