@@ -133,6 +133,30 @@ def test_empty_or_negative_depth_is_skipped_and_the_run_exits_1(mat_folder, tmp_
             in capsys.readouterr().err)
 
 
+def test_a_file_of_an_action_or_subject_the_set_lacks_is_named_and_the_run_exits_1(
+        mat_folder, tmp_path, capsys):
+    """Subject 9 or action 28 was left out of the lists and of the record without a word, and
+    the run exited 0: a copy with another numbering read as the whole data set."""
+    for name in ('a1_s9_t1_depth.mat', 'a28_s1_t1_depth.mat'):
+        _write_mat(mat_folder / name, _depth(0))
+    out = tmp_path / 'out'
+    assert convert_depth.main([str(mat_folder), str(out), '--no-crop', '--size', '32',
+                               '--workers', '1']) == 1
+    meta = json.loads((out / 'convert_meta.json').read_text())
+    assert meta['failed'] == {
+        'a1_s9_t1_depth.mat': f'{mat_folder / "a1_s9_t1_depth.mat"}: action 1, subject 9 is '
+                              'not a UTD-MHAD sequence (actions 1-27, subjects 1-8): not '
+                              'converted',
+        'a28_s1_t1_depth.mat': f'{mat_folder / "a28_s1_t1_depth.mat"}: action 28, subject 1 is '
+                               'not a UTD-MHAD sequence (actions 1-27, subjects 1-8): not '
+                               'converted'}
+    assert meta['sequences'] == 4
+    printed = capsys.readouterr()
+    assert f'skipped a28_s1_t1_depth.mat: {mat_folder / "a28_s1_t1_depth.mat"}: action 28' in \
+        printed.out
+    assert 'error: 2 sequence(s) skipped (above)' in printed.err
+
+
 def test_two_files_of_one_sequence_are_refused_naming_both(mat_folder, tmp_path, capsys):
     """One was taken and the other dropped without a word."""
     (mat_folder / 'copy').mkdir()

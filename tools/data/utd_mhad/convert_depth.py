@@ -136,6 +136,17 @@ def parse_name(name: str) -> Optional[Tuple[int, int, int]]:
     return action, subject, trial
 
 
+def outside_the_set(name: str) -> Optional[str]:
+    """Why a file named as a sequence is none of UTD-MHAD's (an action or subject number it does
+    not have), or None: such a file was left out of the lists without a word."""
+    match = NAME.match(name)
+    if match is None or parse_name(name):
+        return None
+    action, subject, _ = map(int, match.groups())
+    return (f'action {action}, subject {subject} is not a UTD-MHAD sequence (actions 1-'
+            f'{len(CLASSES)}, subjects {SUBJECTS[0]}-{SUBJECTS[-1]}): not converted')
+
+
 class Source:
     """The ``.mat`` files of a folder or of a bare git directory, by file name."""
 
@@ -167,6 +178,12 @@ class Source:
     def sequences(self) -> List[str]:
         return sorted((name for name in self.files if parse_name(name)),
                       key=lambda name: parse_name(name))
+
+    def strangers(self) -> Dict[str, str]:
+        """The files named as sequences that are none of the data set's: name -> why, naming
+        the file, as a failed sequence's error does."""
+        return {name: f'{self.describe(name)}: {why}' for name in sorted(self.files)
+                if (why := outside_the_set(name))}
 
     def describe(self, name: str) -> str:
         return f'{self.root}:{name}' if self.git else self.files[name]
@@ -295,7 +312,7 @@ def convert(source_root: str, out_dir: str, mapping: Mapping = Mapping(), worker
     (out / 'videos').mkdir(parents=True, exist_ok=True)
     cv2.setNumThreads(1)
     done: Dict[str, Dict] = {}
-    failed: Dict[str, str] = {}
+    failed: Dict[str, str] = source.strangers()
     with ThreadPoolExecutor(workers) as pool, \
             tqdm(total=len(names), desc='UTD-MHAD depth', unit='seq', disable=not progress,
                  file=sys.stderr) as bar:
