@@ -260,7 +260,8 @@ class FrameLabelVideoDataset(BaseActionDataset):
     Each data info has ``filename`` (``data_prefix['video']`` joined with the annotation's
     path), ``label``, ``center_frame`` (``HyperframeSampleFrames`` centres its clips on it),
     ``window_start`` / ``window_end`` (frame range, end exclusive) and ``total_frames`` (the
-    annotation's frame count; the loading transform replaces it with the decoded count).
+    annotation's frame count; the loading transform replaces it with the decoded count, and
+    ``annotated_frames`` keeps it for the sampler to compare).
 
     Args:
         ann_file (str): the JSON-lines annotation file.
@@ -328,7 +329,8 @@ class FrameLabelVideoDataset(BaseActionDataset):
                                          self.stride)) - len(windows)
             filename = osp.join(prefix, annotation.video)
             data_list.extend(
-                dict(filename=filename, total_frames=annotation.num_frames, **window)
+                dict(filename=filename, total_frames=annotation.num_frames,
+                     annotated_frames=annotation.num_frames, **window)
                 for window in windows)
         if not data_list:
             raise ValueError(f'{self.ann_file}: no window left ({skipped} skipped as unstable '

@@ -238,3 +238,25 @@ def test_clips_centred_on_windows_from_video_and_from_cache(tmp_path):
         assert from_cache['label'] == from_video['label']
         np.testing.assert_array_equal(np.stack(from_cache['imgs']),
                                       frames[from_cache['frame_inds']])
+
+
+def test_an_annotation_of_another_frame_count_is_logged_once_per_video(tmp_path, log_lines):
+    """An annotation of 10 frames on a video that decodes to 20 (made on another copy, at
+    another frame rate) labelled its windows by frames the video does not show, silently."""
+    videos = tmp_path / 'videos'
+    write_video(videos / 'a.mp4', np.zeros((20, 32, 32, 3), np.uint8))
+    ann_file = tmp_path / 'frames.jsonl'
+    ann_file.write_text(json.dumps(dict(video='a.mp4', num_frames=10,
+                                        segments=[[2, 6, 1]])) + '\n')
+    pipeline = [dict(type='DecordInit'),
+                dict(type='HyperframeSampleFrames', num_frames=3, interval=1, test_mode=True,
+                     out_of_bound='repeat_last')]
+    dataset = FrameLabelVideoDataset(str(ann_file), pipeline, window=4, stride=2,
+                                     data_prefix=dict(video=str(videos)), test_mode=True)
+    assert dataset.get_data_info(0)['annotated_frames'] == 10
+    assert [dataset[i]['total_frames'] for i in range(len(dataset))] == [20] * 4
+    warned = [line for line in log_lines if 'its annotation gives' in line]
+    assert warned == [f'HyperframeSampleFrames: {videos / "a.mp4"}: its annotation gives 10 '
+                      'frames and the video decodes to 20: the frame labels may not be those '
+                      'of the frames shown (was the annotation made on another copy, at '
+                      'another frame rate?)']

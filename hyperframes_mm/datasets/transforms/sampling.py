@@ -195,6 +195,8 @@ class HyperframeSampleFrames(BaseTransform):
         - avg_fps (float, optional): needed when ``time_based=True``.
         - start_index (int, optional): added to every index (0 for videos). Defaults to 0.
         - center_frame (int, optional): centre every clip on this frame.
+        - annotated_frames (int, optional): the frame count the sample's annotation gives
+          (frame-label datasets); one that differs from ``total_frames`` is logged once per file.
         - filename (str, optional): named in log lines and errors.
 
     Added Keys:
@@ -264,6 +266,7 @@ class HyperframeSampleFrames(BaseTransform):
         self.stream_align = stream_align
         self.streams = self._parse_streams(streams)
         self._warned_short = set()
+        self._warned_count = set()
 
     def _parse_streams(self, streams: Optional[Dict[str, Dict]]) -> List[Tuple]:
         """``[(name | None, T, interval | None)]``: one unnamed stream without ``streams``;
@@ -373,6 +376,15 @@ class HyperframeSampleFrames(BaseTransform):
         total = self._check_total(results, filename)
         fps = self._fps(results, filename)
         center = self._center(results, total, filename)
+        annotated = results.get('annotated_frames')
+        if annotated is not None and annotated != total and filename not in self._warned_count:
+            # an annotation of another copy of the video (another frame rate, a cut) places
+            # its labels on other frames: windows are labelled by frames the video does not show
+            self._warned_count.add(filename)
+            print_log(f'HyperframeSampleFrames: {filename}: its annotation gives {annotated} '
+                      f'frames and the video decodes to {total}: the frame labels may not be '
+                      'those of the frames shown (was the annotation made on another copy, at '
+                      'another frame rate?)', logger='current', level=logging.WARNING)
         raw, envelope = self._sample(total, fps, center)
         outside = any(((index < 0) | (index >= total)).any() for index in raw)
         if outside and self.out_of_bound == 'error':
