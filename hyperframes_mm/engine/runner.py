@@ -211,6 +211,14 @@ class HyperframeRunner(Runner):
         # the file's name; so do errors that are not the file's (a GPU count auto_scale_lr
         # refuses, memory), so the error stays theirs and only gains the file
         except (KeyError, ValueError, RuntimeError) as error:
+            if resume_optimizer:
+                # Optimizer.load_state_dict installs the saved groups before its own
+                # __setstate__ reads another optimizer's per-parameter state (AdamW a 'step'
+                # that SGD never saved): the groups then say whose state it is
+                try:
+                    check_optimizer_groups(self.optim_wrapper, filename)
+                except CheckpointRefusedError as refused:
+                    raise refused from error
             error.add_note(f'while resuming from {filename}')
             raise
         finally:

@@ -670,6 +670,33 @@ def test_resume_refuses_the_optimizer_state_of_another_optimizer(tiny_runner, tm
         'from its weights with load_from.')
 
 
+def test_resume_names_the_optimizer_whose_state_fails_to_load(tiny_dataset, tmp_path,
+                                                             monkeypatch):
+    """SGD's momentum buffers loaded into the config's AdamW: AdamW's own loading failed with a
+    bare ``KeyError: 'step'`` (a note named the file, not the cause)."""
+    from mmengine.config import Config
+    from mmengine.registry import RUNNERS
+
+    from ..conftest import TINY_CONFIG
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    cfg.optim_wrapper = dict(optimizer=dict(type='AdamW', lr=1e-3))
+    runner = RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='adamw'))
+    sgd = torch.optim.SGD(runner.model.parameters(), lr=0.1, momentum=0.9)
+    for parameter in runner.model.parameters():
+        parameter.grad = torch.ones_like(parameter)
+    sgd.step()  # per-parameter momentum buffers, no 'step'
+    path = tmp_path / 'epoch_1.pth'
+    torch.save(_training_state(runner, sgd), path)
+    with pytest.raises(checkpoint.CheckpointRefusedError) as refused:
+        runner.resume(str(path))
+    assert str(refused.value) == (
+        f"{path}: its optimizer state is not of the config's AdamW: its parameter groups lack "
+        "['betas', 'eps']. Resume from a checkpoint saved with this config, or start from its "
+        'weights with load_from.')
+    assert isinstance(refused.value.__cause__, KeyError)
+
+
 def test_load_from_refuses_a_checkpoint_that_shares_no_key_with_the_model(tiny_runner,
                                                                            tmp_path):
     runner = tiny_runner()
