@@ -143,9 +143,10 @@ def init_recognizer(config: ConfigLike,
         from .onnx_recognizer import OnnxRecognizer
         recognizer = OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
         try:
-            # a second frame size, of another height, width and shape, tells which of the
-            # sample's sizes follow the video's
-            examples = [example_inputs(cfg, size) for size in ((256, 340), (300, 300))]
+            # frames of other heights, widths and shapes (square, portrait, 16:9) tell which of
+            # the sample's sizes follow the video's: a keep-ratio resize fixes one side or the
+            # other depending on the frame's shape
+            examples = [example_inputs(cfg, size) for size in REFERENCE_FRAME_SIZES]
         except (KeyError, ValueError):  # no test pipeline to compare the graph with
             return recognizer
         recognizer.check_inputs(*examples)
@@ -335,6 +336,13 @@ def predict_scores(model: nn.Module, packed: Sequence[Dict]) -> torch.Tensor:
 
 #: length of the blank video :func:`example_inputs` samples when the picks span the whole video
 WHOLE_VIDEO_FRAMES = 64
+
+
+#: the decoded frame sizes ``(H, W)`` an exported graph's input is compared at
+#: (:meth:`~hyperframes_mm.apis.onnx_recognizer.OnnxRecognizer.check_inputs`): the first is
+#: the export tool's default; a dimension of the sample that differs between them follows the
+#: video and is not compared
+REFERENCE_FRAME_SIZES = ((256, 340), (300, 300), (340, 256), (180, 320))
 
 
 def example_inputs(config: ConfigLike, video_size: Tuple[int, int] = (256, 340),

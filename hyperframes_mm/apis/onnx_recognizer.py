@@ -36,18 +36,23 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
         batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
                              for sample in samples])
         pixels = batch.cpu().numpy()
-        if len(meta.shape) == pixels.ndim and any(
-                isinstance(size, int) and size != got
-                for size, got in zip(meta.shape[1:], pixels.shape[1:])):
+        differ = [axis for axis, (size, got) in enumerate(zip(meta.shape[1:],
+                                                              pixels.shape[1:]))
+                  if isinstance(size, int) and size != got]
+        if len(meta.shape) == pixels.ndim and differ:
             # a pipeline whose sample follows the video's frame size (no crop) passes the check
             # at load; a video of another size than the graph's meets it here, not inside
             # onnxruntime, which names neither the sizes nor what to do
+            why = ('the test pipeline sized it from a video of another frame size than the '
+                   'graph was exported at (export_onnx.py --video-size)'
+                   if set(differ) <= {pixels.ndim - 3, pixels.ndim - 2} else
+                   'the graph was exported from another config (another T or number of test '
+                   'clips); run it with that config')
             raise ValueError(
                 f'graph input {meta.name} takes samples of '
                 f'{" x ".join(str(size) for size in meta.shape[1:])} and this one is '
                 f'{" x ".join(str(size) for size in pixels.shape[1:])} (clips x channels x '
-                'height x width): the test pipeline sized it from a video of another frame '
-                'size than the graph was exported at (export_onnx.py --video-size)')
+                f'height x width): {why}')
         if meta.type == 'tensor(uint8)':
             # uint8 pixels (what the test pipeline packs) need no look: the check is for others
             if pixels.dtype != np.uint8 and pixels.size and (

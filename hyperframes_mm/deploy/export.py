@@ -244,8 +244,9 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
         opset (int): ONNX opset. Defaults to 17.
         dynamic_batch (bool): make dim 0 of every input and output dynamic. Defaults to True.
         check (callable, optional): called with the written graph's (temporary) path before it
-            is moved to ``path``, e.g. :func:`check_parity`; what it raises stops the export, its
-            message naming ``path``. Defaults to None.
+            is moved to ``path``, e.g. ``lambda graph: check_parity(model, graph, inputs)``;
+            what it raises stops the export (an ``AssertionError``'s message names ``path``
+            in place of the temporary file). Defaults to None.
 
     Returns:
         Path: the written file.
@@ -275,7 +276,8 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
                 check(partial)
             except AssertionError as error:
                 # the user knows the graph by the path they asked for, not the temporary one
-                raise AssertionError(str(error).replace(str(partial), str(path))) from None
+                raise AssertionError(str(error).replace(str(partial), str(path))).with_traceback(
+                    error.__traceback__) from None
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)

@@ -164,3 +164,18 @@ def test_a_graph_whose_frame_size_follows_the_video_is_not_refused(api_models, t
                        r'test pipeline sized it from a video of another frame size'):
         onnx_model.scores([wide[0]])
     assert onnx_model.scores([example[0]]).shape == (1, 4)
+    # another T is another config, whatever the frame size
+    with pytest.raises(ValueError, match=r'this one is 2 x 6 x 32 x 57 \(clips x channels x '
+                       r'height x width\): the graph was exported from another config'):
+        onnx_model.scores([example[0][:, :6]])
+    # a portrait camera's and a 16:9 camera's graphs behind a resize that fits a box: the side
+    # the box fixes depends on the frame's shape
+    for size, box in (((320, 180), (-1, 32)), ((180, 320), (64, 48))):
+        boxed = Config(cfg.to_dict())
+        boxed.test_pipeline = [dict(step, scale=box, keep_ratio=True)
+                               if step['type'] == 'Resize' else step
+                               for step in cfg.test_pipeline]
+        sample = example_inputs(boxed, size)
+        graph = tmp_path / f'boxed{size[0]}.onnx'
+        export_onnx(model, graph, sample.float(), dynamic_batch=False)
+        assert isinstance(init_recognizer(boxed, str(graph), 'cpu'), OnnxRecognizer), size
