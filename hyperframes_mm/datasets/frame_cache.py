@@ -617,9 +617,10 @@ class BuildSummary:
         rebuilt (int): stale or corrupt entries written again.
         fresh (int): entries already up to date, left alone.
         failed (dict): relative video path -> error message, for videos that could not be cached.
-        undecodable (list): those of ``failed`` whose video cannot be opened or decoded, or
-            killed the process decoding it, alone (out of memory, say); the others could not
-            be written (a read-only or full disk).
+        undecodable (list): those of ``failed`` whose video cannot be opened or decoded (the
+            others could not be written: a read-only or full disk, or a lost worker).
+        lost (list): those of ``failed`` whose worker process died building the entry, even
+            alone (killed, out of memory say: the machine's state, or the video's).
         frames (int): frames held by the cache for the listed videos after the run.
         bytes (int): bytes of those entries.
         bytes_written (int): bytes written by this run.
@@ -632,6 +633,7 @@ class BuildSummary:
     fresh: int = 0
     failed: Dict[str, str] = field(default_factory=dict)
     undecodable: List[str] = field(default_factory=list)
+    lost: List[str] = field(default_factory=list)
     frames: int = 0
     bytes: int = 0
     bytes_written: int = 0
@@ -711,10 +713,8 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
     try:
         for task, result, lost in results:
             if lost is not None:  # no entry was finished: its temporary file is cleaned later
-                # it killed a worker that decoded it alone (map_unordered runs it again so):
-                # the pipeline's decoder would die of it too, whatever cache it is given
                 summary.failed[os.path.normpath(task[0])] = str(lost)
-                summary.undecodable.append(os.path.normpath(task[0]))
+                summary.lost.append(os.path.normpath(task[0]))
             elif result['status'] == 'failed':
                 summary.failed[result['video']] = result['error']
                 if result['undecodable']:

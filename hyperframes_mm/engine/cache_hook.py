@@ -6,7 +6,7 @@ built, with mmaction2's own ``tools/train.py``, and every entry is written once,
 one process, before any DataLoader worker starts.
 """
 import os
-from typing import Dict, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from mmengine.hooks import Hook
 from mmengine.runner import BaseLoop
@@ -157,22 +157,31 @@ def refuse_failed_videos(read: VideoRead, failed: Dict[str, str]) -> None:
         f'{_leave_out(read.loop)})', next(iter(failed)))
 
 
-def refuse_unwritten_entries(read: VideoRead, unwritten: Dict[str, str]) -> None:
+def refuse_unwritten_entries(read: VideoRead, unwritten: Dict[str, str],
+                             lost: Sequence[str] = ()) -> None:
     """Stop the run before it starts when entries of decodable videos could not be written
-    (``unwritten``: video -> why; a cache root under a file, a full disk) and its
+    (``unwritten``: video -> why; a cache root under a file, a full disk, or a worker process
+    that died building the entry, those named in ``lost``) and its
     ``FrameCacheInit(on_stale='error')`` reads entries only: the first such video drawn would
     end the run part-way through an epoch. With ``'decode'`` the pipeline decodes them.
 
     Raises:
-        FrameCacheError: naming the list, how many entries and the first few with why.
+        FrameCacheError: naming the list, how many entries and the first few with why, and
+            what to do for each kind.
     """
     if read.skips or not unwritten or read.step.on_stale != 'error':
         return
+    ways = []
+    if set(unwritten) - set(lost):
+        ways.append('give the cache a folder it can write')
+    if set(unwritten) & set(lost):
+        ways.append('build it again with fewer workers or more free memory (a process '
+                    'building an entry was killed)')
     raise FrameCacheError(
         f'{_where(read)}: {len(unwritten)} frame cache entries could not be written, and '
         f'FrameCacheInit(on_stale=\'error\') reads entries only, so the {read.loop} loop would '
-        f'fail when it drew one:\n{_first_few(unwritten)}\n(give the cache a folder it can '
-        'write, or on_stale=\'decode\' to decode those videos)')
+        f'fail when it drew one:\n{_first_few(unwritten)}\n({", ".join(ways)}, or '
+        'on_stale=\'decode\' to decode those videos)')
 
 
 def _where(read: VideoRead) -> str:
@@ -265,4 +274,5 @@ class BuildFrameCacheHook(Hook):
                                         for video in summary.undecodable})
             refuse_unwritten_entries(read, {video: error
                                             for video, error in summary.failed.items()
-                                            if video not in summary.undecodable})
+                                            if video not in summary.undecodable},
+                                     summary.lost)

@@ -743,11 +743,14 @@ def test_the_tools_refuse_counts_below_their_minimum(capsys):
         assert message in capsys.readouterr().err
 
 
-def test_a_video_that_kills_its_worker_counts_as_undecodable(videos, tmp_path, monkeypatch):
-    """A video whose decoding killed the worker (alone: map_unordered runs it again so) was
-    counted as an entry that could not be written, and the run was told to give the cache a
-    folder it can write; the pipeline's own decoder would die of it whatever the cache."""
+def test_a_video_whose_worker_was_killed_gets_the_advice_for_that(videos, tmp_path,
+                                                                   monkeypatch):
+    """A video whose entry's worker was killed (alone: map_unordered runs it again so) was
+    counted as an entry that could not be written, and the run was told only to give the cache
+    a folder it can write. The worker may have died of the machine's memory, not the video, so
+    it is not called undecodable: with on_stale='decode' the pipeline decodes it."""
     from hyperframes_mm.datasets import frame_cache
+    from hyperframes_mm.engine.cache_hook import VideoRead, refuse_unwritten_entries
     from hyperframes_mm.utils.processes import WorkerLost
 
     def killed_on_b(function, tasks, workers, **kwargs):
@@ -762,4 +765,16 @@ def test_a_video_that_kills_its_worker_counts_as_undecodable(videos, tmp_path, m
                                 progress=False)
     assert summary.failed == {'b.avi': 'the worker process stopped before it finished '
                                        '(killed, or out of memory): pool broken'}
-    assert summary.undecodable == ['b.avi'] and summary.built == 1
+    assert summary.lost == ['b.avi'] and summary.undecodable == [] and summary.built == 1
+    for on_stale in ('error', 'decode'):
+        read = VideoRead('train', FrameCacheInit(cache_root=str(tmp_path / 'cache'),
+                                                 video_root=str(videos), on_stale=on_stale),
+                         'list.txt', ['a.mp4', 'b.avi'], False)
+        if on_stale == 'decode':
+            refuse_unwritten_entries(read, summary.failed, summary.lost)  # decoded: no refusal
+            continue
+        with pytest.raises(FrameCacheError) as refused:
+            refuse_unwritten_entries(read, summary.failed, summary.lost)
+        assert str(refused.value).endswith(
+            '(build it again with fewer workers or more free memory (a process building an '
+            "entry was killed), or on_stale='decode' to decode those videos)")
