@@ -19,6 +19,7 @@ from mmengine.config import Config
 from tqdm import tqdm
 
 from ..datasets.annotations import AnnotationError, read_list_lines
+from ..datasets.bad_video import decodes_with_decord, decord_path
 from .config_utils import SamplerSpec, sampler_spec, unique_pipelines
 from .findings import Finding
 
@@ -70,18 +71,19 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
             paths.append(osp.join(root, relative) if root else relative)
     except AnnotationError as error:
         return [], str(error)
+    if decodes_with_decord(dataset.get('pipeline')):  # a name without extension: its .mp4
+        paths = [decord_path(path) for path in paths]
     # A frame-label file lists a video once; a video list may repeat one in several lines.
     return list(dict.fromkeys(paths)), None
 
 
 def probe_video(path: str) -> VideoInfo:
     """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them."""
-    from ..datasets.bad_video import decord_path
     from ..datasets.video_io import _bad_video_errors, _first_line, open_video
-    if not osp.isfile(decord_path(path)):
+    if not osp.isfile(path):
         return VideoInfo(path, error='file not found')
     try:
-        reader = open_video(decord_path(path))
+        reader = open_video(path)
         return VideoInfo(path, len(reader), float(reader.get_avg_fps()))
     except _bad_video_errors() as error:
         return VideoInfo(path, error=_first_line(error.__cause__ or error))

@@ -38,6 +38,7 @@ from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
 from .annotations import AnnotationError, parse_label, read_list_lines
+from .transforms.pipeline_info import transform_type
 from .video_io import BadVideoError, _bad_video_errors, _first_line, open_video
 
 ON_BAD_VIDEO = ('raise', 'skip')
@@ -140,7 +141,8 @@ def validate_video_annotations(ann_file: str,
                                multi_class: bool = False,
                                num_classes: Optional[int] = None,
                                allow_unlabelled: bool = False,
-                               check_paths: bool = True) -> List[Tuple[int, str]]:
+                               check_paths: bool = True,
+                               decord_names: bool = False) -> List[Tuple[int, str]]:
     """Check a ``VideoDataset`` annotation list (``path label`` per line).
 
     Args:
@@ -154,6 +156,8 @@ def validate_video_annotations(ann_file: str,
             them label -1; meant for inference lists); a list where only some lines have a
             label is refused all the same. Defaults to False.
         check_paths (bool): look up every video on disk. Defaults to True.
+        decord_names (bool): look a name without an extension up as its ``.mp4`` file, as a
+            pipeline that :func:`decodes_with_decord` reads it. Defaults to False.
 
     Returns:
         list[tuple[int, str]]: ``(line number, path)`` of videos that do not exist.
@@ -167,24 +171,37 @@ def validate_video_annotations(ann_file: str,
         return []
     paths = [(entry.number, osp.join(video_prefix, entry.path) if video_prefix else entry.path)
              for entry in entries]
-    return [(number, path) for number, path in paths if not osp.isfile(decord_path(path))]
+    return [(number, path) for number, path in paths
+            if not osp.isfile(decord_path(path) if decord_names else path)]
 
 
 def decord_path(path: str) -> str:
     """The file mmaction2's ``DecordInit`` (and :class:`SafeDecordInit`) reads for a listed
     ``path``: a name without an extension is its ``.mp4`` file. The checks that a listed video
-    exists look it up the same way, or they refuse a list the pipeline reads."""
+    exists look it up the same way for such a pipeline (:func:`decodes_with_decord`), or they
+    refuse a list it reads."""
     return path + '.mp4' if osp.splitext(path)[0] == path else path
+
+
+#: the video openers that read a listed name without an extension as its ``.mp4`` file
+DECORD_OPENERS = ('DecordInit', 'SafeDecordInit')
+
+
+def decodes_with_decord(pipeline) -> bool:
+    """Whether a pipeline (config dicts or built transforms) opens its videos with
+    :data:`DECORD_OPENERS`; PyAV's and OpenCV's openers read a name as listed."""
+    return any((transform_type(step) if isinstance(step, dict) else type(step).__name__)
+               in DECORD_OPENERS for step in pipeline or ())
 
 
 def not_a_file_note(path: str) -> str:
     """What a listed path that is no video file is, where it exists: a folder is not missing,
-    and a name without its extension is the frame cache's to refuse (it reads the name as
-    listed, where decoding reads its ``.mp4`` file)."""
+    and a name without its extension is missing only to a reader that takes the name as listed
+    (the frame cache, PyAV's and OpenCV's openers; DecordInit reads its ``.mp4`` file)."""
     if osp.isdir(path):
         return ' (a directory, not a video file)'
     if decord_path(path) != path and osp.isfile(decord_path(path)):
-        return (f' (the file is {decord_path(path)}: the frame cache reads a video by the name '
+        return (f' (the file is {decord_path(path)}: this pipeline reads a video by the name '
                 'the list gives; list it with its extension)')
     return ''
 
@@ -404,7 +421,8 @@ class GuardedDataset:
         missing = validate_video_annotations(
             ann_file, prefix, cfg.get('delimiter', ' '), cfg.get('multi_class', False),
             num_classes if num_classes is not None else cfg.get('num_classes'),
-            allow_unlabelled=cfg.get('test_mode', False))
+            allow_unlabelled=cfg.get('test_mode', False),
+            decord_names=decodes_with_decord(cfg.get('pipeline')))
         if not missing:
             return
         listing = _list_missing(ann_file, missing)

@@ -14,8 +14,8 @@ from mmengine.runner import BaseLoop
 from mmaction.registry import HOOKS
 
 from ..datasets.annotations import AnnotationError
-from ..datasets.bad_video import (BadVideoError, GuardedDataset, decord_path,
-                                  not_a_file_note)
+from ..datasets.bad_video import (BadVideoError, GuardedDataset, decodes_with_decord,
+                                  decord_path, not_a_file_note)
 from ..datasets.frame_cache import FrameCacheError, build_frame_cache, entry_problem
 from ..datasets.transforms.cache_loading import FrameCacheInit
 from ..utils import positive_int
@@ -60,13 +60,15 @@ def cache_plan(step: FrameCacheInit, filenames: List[str]) -> Tuple[str, str, Li
 class VideoRead(NamedTuple):
     """A dataset of a built loop whose samples are video files: the ``loop`` name
     (``'train'``, ...), its ``FrameCacheInit`` ``step`` (None when it decodes its videos), its
-    list file (``ann_file``, ``''`` if none), its samples' video ``filenames``, and whether a
-    ``GuardedDataset`` ``skips`` its bad videos."""
+    list file (``ann_file``, ``''`` if none), its samples' video ``filenames``, whether a
+    ``GuardedDataset`` ``skips`` its bad videos, and whether its pipeline reads a name without
+    an extension as its ``.mp4`` file (``decord_names``: :func:`decodes_with_decord`)."""
     loop: str
     step: Optional[FrameCacheInit]
     ann_file: str
     filenames: List[str]
     skips: bool
+    decord_names: bool = False
 
 
 def built_loops(runner) -> Iterator[Tuple[str, BaseLoop]]:
@@ -91,9 +93,11 @@ def video_reads(runner) -> Iterator[VideoRead]:
             if not infos or not all(isinstance(info, dict) and isinstance(
                     info.get('filename'), str) for info in infos):
                 continue
+            pipeline = getattr(getattr(dataset, 'pipeline', None), 'transforms', None)
             yield VideoRead(loop_name, cache_step(dataset),
                             str(getattr(dataset, 'ann_file', '') or ''),
-                            [info['filename'] for info in infos], skips)
+                            [info['filename'] for info in infos], skips,
+                            decodes_with_decord(pipeline))
 
 
 def cache_reads(runner) -> Iterator[VideoRead]:
@@ -101,17 +105,20 @@ def cache_reads(runner) -> Iterator[VideoRead]:
     return (read for read in video_reads(runner) if read.step is not None)
 
 
-def unreadable_videos(step: Optional[FrameCacheInit], filenames: List[str]) -> List[str]:
+def unreadable_videos(step: Optional[FrameCacheInit], filenames: List[str],
+                      decord_names: bool = False) -> List[str]:
     """The ``filenames`` (each once, in order) that do not exist and, read through the frame
     cache (``step``), have no usable entry: no reader can give their frames, so every sample of
     one fails when it is drawn. A video with a usable entry is not among them: the cache may
-    outlive its videos. Names with a scheme (``s3://...``) are a file backend's, not looked up."""
+    outlive its videos. Names with a scheme (``s3://...``) are a file backend's, not looked up;
+    with ``decord_names`` (no cache) a name without an extension is looked up as DecordInit
+    reads it, its ``.mp4`` file."""
     unreadable = []
     for filename in dict.fromkeys(filenames):
-        # decoded, a name without an extension reads its .mp4 file (DecordInit); the frame
-        # cache reads a video by the name the list gives
-        if '://' in filename or os.path.isfile(filename if step is not None
-                                               else decord_path(filename)):
+        # decoded by DecordInit (decord_names), a name without an extension reads its .mp4
+        # file; the frame cache and other openers read a video by the name the list gives
+        if '://' in filename or os.path.isfile(decord_path(filename) if step is None and
+                                               decord_names else filename):
             continue
         if step is None or entry_problem(step.entry_of(filename), filename,
                                          step.short_side) is not None:
@@ -129,7 +136,7 @@ def refuse_missing_videos(read: VideoRead) -> None:
     """
     if read.skips:
         return
-    missing = unreadable_videos(read.step, read.filenames)
+    missing = unreadable_videos(read.step, read.filenames, read.decord_names)
     if missing:
         raise AnnotationError(
             f'{_where(read)}: {len(missing)} video(s) do not exist'

@@ -691,9 +691,11 @@ def test_a_list_without_extensions_is_looked_up_as_decord_reads_it(tmp_path):
     """mmaction2's DecordInit (and SafeDecordInit) read ``clip`` as ``clip.mp4``; the checks
     that a listed video exists looked up ``clip`` and refused the list (MissingVideosHook,
     the doctor), or warned that every video would be skipped and then loaded them all
-    (GuardedDataset). The frame cache reads the name as listed, and says so."""
-    from hyperframes_mm.analysis.data_checks import probe_video
-    from hyperframes_mm.datasets.bad_video import decord_path, not_a_file_note
+    (GuardedDataset). The frame cache, PyAV and OpenCV read the name as listed, and the checks
+    still refuse it for them, saying so."""
+    from hyperframes_mm.analysis.data_checks import annotation_videos
+    from hyperframes_mm.datasets.bad_video import (decodes_with_decord, decord_path,
+                                                   not_a_file_note)
     from hyperframes_mm.datasets.transforms.cache_loading import FrameCacheInit
     from hyperframes_mm.engine.cache_hook import unreadable_videos
     root = tmp_path / 'noext'
@@ -701,15 +703,26 @@ def test_a_list_without_extensions_is_looked_up_as_decord_reads_it(tmp_path):
     ann = write_list(root, 'list.txt', ['clip 0', 'gone 1'])
     assert decord_path(str(root / 'clip')) == str(root / 'clip.mp4')
     assert decord_path(str(root / 'clip.avi')) == str(root / 'clip.avi')
-    assert validate_video_annotations(ann, str(root)) == [(2, str(root / 'gone'))]
+    assert decodes_with_decord([dict(type='mmaction.DecordInit'), dict(type='DecordDecode')])
+    assert decodes_with_decord([SafeDecordInit()])
+    assert not decodes_with_decord([dict(type='PyAVInit')]) and not decodes_with_decord(None)
+    assert validate_video_annotations(ann, str(root), decord_names=True) == [
+        (2, str(root / 'gone'))]
+    assert validate_video_annotations(ann, str(root)) == [(1, str(root / 'clip')),
+                                                          (2, str(root / 'gone'))]
     names = [str(root / 'clip'), str(root / 'gone')]
-    assert unreadable_videos(None, names) == [str(root / 'gone')]
+    assert unreadable_videos(None, names, decord_names=True) == [str(root / 'gone')]
+    assert unreadable_videos(None, names) == names
     step = FrameCacheInit(cache_root=str(tmp_path / 'cache'), video_root=str(root))
-    assert unreadable_videos(step, names) == names
+    assert unreadable_videos(step, names, decord_names=True) == names
     assert not_a_file_note(str(root / 'clip')) == (
-        f' (the file is {root / "clip.mp4"}: the frame cache reads a video by the name the '
-        'list gives; list it with its extension)')
-    assert probe_video(str(root / 'clip')).frames == 12
-    assert probe_video(str(root / 'gone')).error == 'file not found'
-    dataset = DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset'))
-    assert dataset[0]['inputs'].shape[-2:] == (32, 32)  # the pipeline reads clip.mp4
+        f' (the file is {root / "clip.mp4"}: this pipeline reads a video by the name the list '
+        'gives; list it with its extension)')
+    dataset = video_dataset(root, ann)
+    assert annotation_videos(dataset) == ([str(root / 'clip.mp4'), str(root / 'gone.mp4')],
+                                          None)
+    assert annotation_videos(dict(dataset, pipeline=[dict(type='PyAVInit')]))[0] == names
+    guarded = DATASETS.build(dict(type='GuardedDataset', dataset=dict(
+        video_dataset(root, write_list(root, 'found.txt', ['clip 0'])),
+        type='CheckedVideoDataset')))
+    assert guarded[0]['inputs'].shape[-2:] == (32, 32)  # the pipeline reads clip.mp4
