@@ -20,7 +20,8 @@ the extra step's gradient all-reduce would never be met.
 """
 import math
 import random
-from typing import List, Optional, Tuple
+from contextlib import contextmanager
+from typing import Iterator, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -97,20 +98,27 @@ class LastBatchHook(Hook):
         if not single:
             return
         # every rank tries the sample, where only one rank's last batch holds one: a
-        # synchronised norm's all-reduce in the forward pass is then met on every rank
-        try:
-            local = (None, self._one_sample_error(runner))
-        except Exception as error:  # the others must hear of it rather than wait for it
-            local = (error, None)
-        outcomes = all_gather_object((repr(local[0]) if local[0] else None, local[1])) \
-            if world > 1 else [(None, local[1])]
-        if local[0] is not None:
-            raise local[0]
-        failed = next((rank for rank, (raised, _) in enumerate(outcomes) if raised), None)
-        if failed is not None:
-            raise RuntimeError(f'the one-sample check before training failed on rank {failed} '
-                               f'({outcomes[failed][0]})')
-        rank = next((rank for rank in single if outcomes[rank][1] is not None), None)
+        # synchronised norm's all-reduce in the forward pass is then met on every rank. The
+        # sample is read first and every rank hears whether all read theirs, so a rank whose
+        # read fails does not leave the others waiting in that all-reduce (a forward pass that
+        # fails on one rank alone, out of memory say, still can)
+        model = runner.model.module if is_model_wrapper(runner.model) else runner.model
+        with kept_state(model):
+            try:
+                batch, unread = one_sample(runner.train_dataloader), None
+            except Exception as error:
+                batch, unread = None, error
+            reads = all_gather_object(repr(unread) if unread else None) \
+                if world > 1 else [None]
+            if unread is not None:
+                raise unread
+            failed = next((rank for rank, read in enumerate(reads) if read), None)
+            if failed is not None:
+                raise RuntimeError(f'the one-sample check before training could not read its '
+                                   f'sample on rank {failed} ({reads[failed]})')
+            error = one_sample_error(model, batch)
+        errors = all_gather_object(error) if world > 1 else [error]
+        rank = next((rank for rank in single if errors[rank] is not None), None)
         if rank is None:
             return
         samples, size, _ = shares[rank]
@@ -118,45 +126,55 @@ class LastBatchHook(Hook):
         if size == 1:
             raise ValueError(
                 f'train_dataloader.batch_size is 1{where}, and the model cannot train on one '
-                f'sample: its batch norm says "{outcomes[rank][1]}". It would fail at the first '
+                f'sample: its batch norm says "{errors[rank]}". It would fail at the first '
                 'step. Set a batch size of 2 or more.')
         raise ValueError(
             f'the training list gives {samples} samples an epoch (per process){where}, '
             f'{samples // size} batches of {size} and a last batch of 1 sample, and the '
-            f'model cannot train on one sample: its batch norm says "{outcomes[rank][1]}". It '
+            f'model cannot train on one sample: its batch norm says "{errors[rank]}". It '
             'would fail at the last step of the first epoch, with nothing saved. Set '
             'train_dataloader.drop_last=True (one sample an '
             'epoch is skipped, another each epoch when shuffled), or a batch size that '
             'leaves no single sample.')
 
-    @staticmethod
-    def _one_sample_error(runner) -> Optional[str]:
-        """torch's message where a batch of the first training sample fails in training mode
-        for a batch norm's want of values; None where it trains."""
-        model = runner.model.module if is_model_wrapper(runner.model) else runner.model
-        dataloader = runner.train_dataloader
-        generators = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
-                      torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
-        saved = [buffer.clone() for buffer in model.buffers()]
-        modes = [(module, module.training) for module in model.modules()]
-        try:
-            batch = dataloader.collate_fn([dataloader.dataset[0]])
-            model.train()
-            with torch.no_grad():
-                model(**model.data_preprocessor(batch, True), mode='loss')
-        except ValueError as error:
-            if ONE_VALUE not in str(error).lower():
-                raise
-            return str(error)
-        finally:
-            with torch.no_grad():
-                for buffer, value in zip(model.buffers(), saved):
-                    buffer.copy_(value)
-            for module, training in modes:
-                module.training = training
-            random.setstate(generators[0])
-            np.random.set_state(generators[1])
-            torch.set_rng_state(generators[2])
-            if generators[3] is not None:
-                torch.cuda.set_rng_state_all(generators[3])
-        return None
+
+@contextmanager
+def kept_state(model) -> Iterator[None]:
+    """Put back the model's buffers (the norms' running statistics), each module's mode and the
+    random generators on leaving, whatever ran inside."""
+    generators = (random.getstate(), np.random.get_state(), torch.get_rng_state(),
+                  torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None)
+    saved = [buffer.clone() for buffer in model.buffers()]
+    modes = [(module, module.training) for module in model.modules()]
+    try:
+        yield
+    finally:
+        with torch.no_grad():
+            for buffer, value in zip(model.buffers(), saved):
+                buffer.copy_(value)
+        for module, training in modes:
+            module.training = training
+        random.setstate(generators[0])
+        np.random.set_state(generators[1])
+        torch.set_rng_state(generators[2])
+        if generators[3] is not None:
+            torch.cuda.set_rng_state_all(generators[3])
+
+
+def one_sample(dataloader):
+    """A batch of the loader's first sample, as the loader collates it."""
+    return dataloader.collate_fn([dataloader.dataset[0]])
+
+
+def one_sample_error(model, batch) -> Optional[str]:
+    """torch's message where ``batch`` fails in training mode for a batch norm's want of
+    values; None where it trains (call inside :func:`kept_state`)."""
+    try:
+        model.train()
+        with torch.no_grad():
+            model(**model.data_preprocessor(batch, True), mode='loss')
+    except ValueError as error:
+        if ONE_VALUE not in str(error).lower():
+            raise
+        return str(error)
+    return None
