@@ -398,7 +398,8 @@ def test_every_run_logs_each_iteration_and_validates_cheaply(written):
         # config says why)
         test_clips = {bench.SHIFT3_ROW: 1, bench.SHIFT3_MORE_CLIPS_ROW: 2,
                       bench.SHIFT_MORE_CLIPS_ROW: bench.SHIFT_MORE_CLIPS,
-                      bench.SHIFT_ONE_CLIP_ROW: 1, bench.EFF_T8_MORE_CLIPS_ROW: bench.EFF_T8_MORE_CLIPS,
+                      bench.SHIFT_ONE_CLIP_ROW: 1,
+                      bench.EFF_T8_MORE_CLIPS_ROW: bench.EFF_T8_MORE_CLIPS,
                       bench.T8_128_MORE_CLIPS_ROW: bench.T8_128_MORE_CLIPS}.get(
                           name, 2 if 'two T=' in name
                           else bench.T8_TEST_CLIPS if 'test clips' in name else 3)

@@ -260,3 +260,11 @@ def test_an_annotation_of_another_frame_count_is_logged_once_per_video(tmp_path,
                       'frames and the video decodes to 20: the frame labels may not be those '
                       'of the frames shown (was the annotation made on another copy, at '
                       'another frame rate?)']
+    # a frame apart is how often two tools count one video: not logged
+    ann_file.write_text(json.dumps(dict(video='a.mp4', num_frames=19,
+                                        segments=[[2, 6, 1]])) + '\n')
+    log_lines.clear()
+    near = FrameLabelVideoDataset(str(ann_file), pipeline, window=4, stride=2,
+                                  data_prefix=dict(video=str(videos)), test_mode=True)
+    assert near[0]['total_frames'] == 20
+    assert not [line for line in log_lines if 'its annotation gives' in line]

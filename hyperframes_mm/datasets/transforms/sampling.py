@@ -196,7 +196,8 @@ class HyperframeSampleFrames(BaseTransform):
         - start_index (int, optional): added to every index (0 for videos). Defaults to 0.
         - center_frame (int, optional): centre every clip on this frame.
         - annotated_frames (int, optional): the frame count the sample's annotation gives
-          (frame-label datasets); one that differs from ``total_frames`` is logged once per file.
+          (frame-label datasets); one more than a frame off ``total_frames`` is logged once per
+          file (and data-loader worker). Tools count a video's frames a frame apart often.
         - filename (str, optional): named in log lines and errors.
 
     Added Keys:
@@ -377,7 +378,8 @@ class HyperframeSampleFrames(BaseTransform):
         fps = self._fps(results, filename)
         center = self._center(results, total, filename)
         annotated = results.get('annotated_frames')
-        if annotated is not None and annotated != total and filename not in self._warned_count:
+        if annotated is not None and abs(annotated - total) > 1 and \
+                filename not in self._warned_count:
             # an annotation of another copy of the video (another frame rate, a cut) places
             # its labels on other frames: windows are labelled by frames the video does not show
             self._warned_count.add(filename)
