@@ -13,7 +13,7 @@ from mmengine.config import Config
 from benchmarks import bench_utd_mhad_imagenet as bench
 from benchmarks.lib import rows as lib
 from benchmarks.lib import runner
-from benchmarks.lib.edits import input_size, lr_scale, stop_after, train_augment
+from benchmarks.lib.edits import epochs, input_size, lr_scale, stop_after, train_augment
 from .config_diff import differing_paths, flat
 
 ROWS = {row.name: row for row in bench.ROWS}
@@ -201,9 +201,12 @@ def test_the_t8_rows_of_the_shifted_pairs_changes_change_only_crops_or_size(writ
     # their config files (validated as the T=8 row with an edit, then given files of their own
     # as the chosen rows) train what those edits trained: the same runs, by key
     data, args, _ = written
-    for name, change in ((bench.T8_128_ROW, input_size(128)), (bench.T8_TIGHT_CROP_ROW,
-                         train_augment(area_range=bench.SHIFT_TIGHT_CROP_AREA))):
-        edit = ROWS[bench.T8_ROW]._replace(edits=(change, ))
+    for name, base, change in (
+            (bench.T8_128_ROW, bench.T8_ROW, input_size(128)),
+            (bench.T8_TIGHT_CROP_ROW, bench.T8_ROW,
+             train_augment(area_range=bench.SHIFT_TIGHT_CROP_AREA)),
+            (bench.T8_128_LONG_ROW, bench.T8_128_ROW, epochs(bench.T8_128_LONG_EPOCHS))):
+        edit = ROWS[base]._replace(edits=(change, ))
         edited = Config.fromfile(str(bench.BENCH.run_config(edit, 0, args, tmp_path))).to_dict()
         assert all(runner.run_identity(configs[name].to_dict(), key) ==
                    runner.run_identity(edited, key) for key in runner.RUN_KEYS), name
