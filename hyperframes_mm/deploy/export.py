@@ -17,7 +17,6 @@ function either way, with fewer passes over the input.
 """
 import copy
 import logging
-import os
 import warnings
 from pathlib import Path
 from typing import Callable, Dict, Optional, Sequence, Tuple, Union
@@ -31,6 +30,7 @@ from torch import nn
 from ..apis.inference import stream_keys
 from ..apis.onnx_recognizer import onnx_session
 from ..utils.folding import foldable_stem, input_affine, offset_response
+from ..utils.paths import written_beside
 
 INPUT_DTYPES = ('float32', 'uint8')
 #: the name of ``ExportWrapper.input_projection``: its graph nodes are named
@@ -262,8 +262,7 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
                             input_size=tuple(example[0].shape[-2:])).eval()
     names = wrapper.keys
     axes = {name: {0: 'batch'} for name in names + ['scores']} if dynamic_batch else None
-    partial = path.with_name(f'.{path.name}.{os.getpid()}.tmp.onnx')
-    try:
+    with written_beside(path, '.onnx') as partial:
         with torch.no_grad(), warnings.catch_warnings():
             # The models' input checks compare channel counts, fixed at export: the tracer's
             # "converting a tensor to a Python boolean" warnings about them are expected.
@@ -278,9 +277,6 @@ def export_onnx(model: nn.Module, path: Union[str, Path], inputs: Inputs,
                 # the user knows the graph by the path they asked for, not the temporary one
                 raise AssertionError(str(error).replace(str(partial), str(path))).with_traceback(
                     error.__traceback__) from None
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
     shapes = ', '.join(f'{name}: {list(tensor.shape)} {input_dtype}'
                        for name, tensor in zip(names, example))
     print_log(f'export_onnx: wrote {path} ({shapes}; batch dynamic: {dynamic_batch})',

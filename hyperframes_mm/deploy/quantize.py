@@ -20,6 +20,7 @@ from mmengine.logging import print_log
 
 from ..apis.onnx_recognizer import onnx_feeds
 from ..datasets.bad_video import check_video_list
+from ..utils.paths import written_beside
 from .export import INPUT_PROJECTION
 
 #: onnxruntime's two encodings of an int8 graph: QDQ (QuantizeLinear/DequantizeLinear pairs
@@ -357,61 +358,59 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                                   providers=['CPUExecutionProvider']).get_inputs()
     out_path.parent.mkdir(parents=True, exist_ok=True)
     prepared = out_path.with_name(f'.{out_path.name}.{os.getpid()}.prep.onnx')
-    partial = out_path.with_name(f'.{out_path.name}.{os.getpid()}.tmp.onnx')
     try:
-        # shape inference and graph optimisation first, as onnxruntime recommends: the
-        # quantiser then sees fused Conv+BN and the shapes of every tensor
-        quant_pre_process(str(float_path), str(prepared))
-        # A 1x1 input projection (export.fold_input_projection, where the input could not be
-        # folded into the stem conv) stays in float: in int8 it would quantise the raw pixels
-        # and run a 3T-channel conv at full resolution, which onnxruntime's int8 kernels do
-        # slower than its float ones; its output is quantised for the first conv as the
-        # unfolded graph's encoded input was.
-        import onnx
-        prepared_model = onnx.load(str(prepared))
-        names = {node.name for node in prepared_model.graph.node}
-        unknown = [name for name in exclude_nodes if name not in names]
-        if unknown:
-            # onnxruntime ignores a name it does not find: the node "kept in float" would be
-            # quantised with the rest, and the report would say otherwise
-            raise ValueError(f'quantize_int8: --exclude names node(s) the graph does not have: '
-                             f'{unknown} (its nodes after shape inference and optimisation: '
-                             f'{sorted(names)[:5]}, ... {len(names)} in all)')
-        classifier, tail = head_tail(prepared)
-        exclude_nodes = list(dict.fromkeys(list(exclude_nodes) + projection_nodes(prepared) +
-                                           tail))
-        extra = dict(TensorQuantOverrides=pixel_ranges(prepared_model))
-        if classifier is not None and \
-                sum(node.op_type == classifier for node in prepared_model.graph.node) == 1:
-            # onnxruntime excludes outputs by op type: only where the classifier is the one
-            # node of its type (a transformer's every MatMul would lose its 8-bit output).
-            # QDQ only: a QOperator file's linear layers write 8-bit outputs
-            extra['OpTypesToExcludeOutputQuantization'] = [classifier]
-        quantize_static(
-            str(prepared), str(partial), ClipCalibration(inputs, calibration),
-            quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
-            per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
-            # 7-bit weights: x86 CPUs without VNNI (AVX2 only) multiply uint8 x int8 with
-            # VPMADDUBSW, whose int16 pair sums saturate on full-range weights; the same file
-            # then scores far below its float model there and not on a VNNI CPU. With reduced
-            # range no sum can saturate, so the file computes the same on every x86 CPU.
-            reduce_range=True,
-            calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
-            extra_options=extra)
-        quantized = onnx.load(str(partial))
-        removed = feed_uint8_pixels(quantized)
-        if removed:
-            onnx.save(quantized, str(partial))
-        # read on the graph the quantiser saw (batch norms folded into their convs), less the
-        # pixel casts the int8 file no longer has
-        gone = {cast.name for cast in removed}
-        kept = {op: [name for name in nodes if name not in gone]
-                for op, nodes in float_operators(prepared, quant_format).items()}
-        kept = {op: nodes for op, nodes in kept.items() if nodes}
-        os.replace(partial, out_path)
+        with written_beside(out_path, '.onnx') as partial:
+            # shape inference and graph optimisation first, as onnxruntime recommends: the
+            # quantiser then sees fused Conv+BN and the shapes of every tensor
+            quant_pre_process(str(float_path), str(prepared))
+            # A 1x1 input projection (export.fold_input_projection, where the input could not be
+            # folded into the stem conv) stays in float: in int8 it would quantise the raw pixels
+            # and run a 3T-channel conv at full resolution, which onnxruntime's int8 kernels do
+            # slower than its float ones; its output is quantised for the first conv as the
+            # unfolded graph's encoded input was.
+            import onnx
+            prepared_model = onnx.load(str(prepared))
+            names = {node.name for node in prepared_model.graph.node}
+            unknown = [name for name in exclude_nodes if name not in names]
+            if unknown:
+                # onnxruntime ignores a name it does not find: the node "kept in float" would be
+                # quantised with the rest, and the report would say otherwise
+                raise ValueError(f'quantize_int8: --exclude names node(s) the graph does not have: '
+                                 f'{unknown} (its nodes after shape inference and optimisation: '
+                                 f'{sorted(names)[:5]}, ... {len(names)} in all)')
+            classifier, tail = head_tail(prepared)
+            exclude_nodes = list(dict.fromkeys(list(exclude_nodes) + projection_nodes(prepared) +
+                                               tail))
+            extra = dict(TensorQuantOverrides=pixel_ranges(prepared_model))
+            if classifier is not None and \
+                    sum(node.op_type == classifier for node in prepared_model.graph.node) == 1:
+                # onnxruntime excludes outputs by op type: only where the classifier is the one
+                # node of its type (a transformer's every MatMul would lose its 8-bit output).
+                # QDQ only: a QOperator file's linear layers write 8-bit outputs
+                extra['OpTypesToExcludeOutputQuantization'] = [classifier]
+            quantize_static(
+                str(prepared), str(partial), ClipCalibration(inputs, calibration),
+                quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
+                per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
+                # 7-bit weights: x86 CPUs without VNNI (AVX2 only) multiply uint8 x int8 with
+                # VPMADDUBSW, whose int16 pair sums saturate on full-range weights; the same file
+                # then scores far below its float model there and not on a VNNI CPU. With reduced
+                # range no sum can saturate, so the file computes the same on every x86 CPU.
+                reduce_range=True,
+                calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
+                extra_options=extra)
+            quantized = onnx.load(str(partial))
+            removed = feed_uint8_pixels(quantized)
+            if removed:
+                onnx.save(quantized, str(partial))
+            # read on the graph the quantiser saw (batch norms folded into their convs), less the
+            # pixel casts the int8 file no longer has
+            gone = {cast.name for cast in removed}
+            kept = {op: [name for name in nodes if name not in gone]
+                    for op, nodes in float_operators(prepared, quant_format).items()}
+            kept = {op: nodes for op, nodes in kept.items() if nodes}
     finally:
-        for path in (prepared, partial):
-            path.unlink(missing_ok=True)
+        prepared.unlink(missing_ok=True)
     if kept:
         named = '; '.join(f'{op} ({", ".join(nodes[:3])}{", ..." if len(nodes) > 3 else ""})'
                           for op, nodes in kept.items())

@@ -1,6 +1,9 @@
-"""Where a tool may write: never over what it reads."""
+"""Where a tool may write: never over what it reads, never half a file where a finished one
+goes."""
 import os
-from typing import Dict, Union
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Dict, Iterator, Union
 
 PathLike = Union[str, 'os.PathLike[str]']
 
@@ -84,3 +87,18 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+@contextmanager
+def written_beside(path: PathLike, suffix: str = '') -> Iterator[Path]:
+    """A temporary path beside ``path`` (``.NAME.PID.tmpSUFFIX``: the same file system, so the
+    move is atomic) for the block to write; moved to ``path`` when the block ends without an
+    error, removed when it raises. A kill, a full disk or a failed check inside the block
+    leaves ``path`` as it was, never a file that would pass for a finished one."""
+    path = Path(path)
+    partial = path.with_name(f'.{path.name}.{os.getpid()}.tmp{suffix}')
+    try:
+        yield partial
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
