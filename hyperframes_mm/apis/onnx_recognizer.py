@@ -8,7 +8,7 @@ So that deployment runs what it will ship: :func:`~hyperframes_mm.apis.init_reco
 the graph), the test step's scores out.
 """
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Union
+from typing import Dict, Iterable, List, Optional, Sequence, Union
 
 import numpy as np
 import torch
@@ -36,10 +36,8 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
         batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
                              for sample in samples])
         pixels = batch.cpu().numpy()
-        differ = [axis for axis, (size, got) in enumerate(zip(meta.shape[1:],
-                                                              pixels.shape[1:]))
-                  if isinstance(size, int) and size != got]
-        if len(meta.shape) == pixels.ndim and differ:
+        differ = fixed_sizes_differ(meta.shape, pixels.shape)
+        if differ:
             # a pipeline whose sample follows the video's frame size (no crop) passes the check
             # at load; a video of another size than the graph's meets it here, not inside
             # onnxruntime, which names neither the sizes nor what to do
@@ -66,6 +64,15 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
         else:
             feeds[meta.name] = pixels.astype(np.float32, copy=False)
     return feeds
+
+
+def fixed_sizes_differ(graph: Sequence, shape: Sequence[int]) -> List[int]:
+    """The axes of a sample (``shape`` without the batch) where a graph input of ``graph``'s
+    shape fixes another size; none where the ranks differ (that is the feed's to refuse)."""
+    if len(graph) != len(shape):
+        return []
+    return [axis for axis, (size, got) in enumerate(zip(graph[1:], shape[1:]))
+            if isinstance(size, int) and size != got]
 
 
 def onnx_session(path: Union[str, Path], threads: Optional[int] = None, spin: bool = True):
@@ -122,15 +129,17 @@ class OnnxRecognizer:
             next(iter(sizes)), int) else None
 
     def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]],
-                     *others: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
+                     others: Iterable[Union[torch.Tensor, Dict[str, torch.Tensor]]] = ()
+                     ) -> None:
         """Refuse a graph exported from another config than the one whose test pipeline made
         ``example`` (one sample, :func:`~hyperframes_mm.apis.example_inputs`): its clips a
         sample, its hyperframes' channels (3T) or its frame size differ (a dimension the graph
         leaves dynamic is not compared). Without this the first call fails inside onnxruntime,
         naming neither file nor config, or (streams) a stream thread dies with it. ``others``
-        are the same pipeline's samples of frames of other sizes: a dimension they do not all
-        share with ``example`` follows the video (a keep-ratio resize without a crop), so the
-        graph's, fixed at the size it was exported at, is not compared.
+        are the same pipeline's samples of frames of other sizes, read only where ``example``
+        disagrees with the graph: a dimension they do not all share with ``example`` follows
+        the video (a keep-ratio resize without a crop), so the graph's, fixed at the size it
+        was exported at, is not compared.
 
         Raises:
             ValueError: naming the file, the input, and both shapes.
@@ -138,23 +147,25 @@ class OnnxRecognizer:
         def sample(made, name):
             return made.get(name) if isinstance(made, dict) else made
 
+        others = iter(others)
         for meta in self.inputs:
             made = sample(example, meta.name)
-            if made is None or len(meta.shape) != made.dim():
+            if made is None:
                 continue
-            graph = list(meta.shape[1:])  # [N, K, 3T, H, W]: all but the batch
-            want = list(made.shape[1:])
-            fixed = [all(sample(other, meta.name).shape[1 + axis] == size for other in others)
-                     for axis, size in enumerate(want)]
-            if any(isinstance(size, int) and size != made_size and kept
-                   for size, made_size, kept in zip(graph, want, fixed)):
-                shown = ' x '.join(str(size) for size in graph)
+            differ = fixed_sizes_differ(meta.shape, made.shape)
+            if differ:
+                others = list(others)  # made once, for the first input that needs them
+                differ = [axis for axis in differ
+                          if all(sample(other, meta.name).shape[1 + axis] == made.shape[1 + axis]
+                                 for other in others)]
+            if differ:
+                shown = ' x '.join(str(size) for size in meta.shape[1:])
                 raise ValueError(
                     f'{self.path}: input {meta.name} takes a sample of {shown} (clips x '
                     f'channels x height x width), and the config\'s test pipeline makes '
-                    f'{" x ".join(str(size) for size in want)}: the graph was exported from '
-                    'another config (another T, number of test clips or frame size); run it '
-                    'with that config')
+                    f'{" x ".join(str(size) for size in made.shape[1:])}: the graph was '
+                    'exported from another config (another T, number of test clips or frame '
+                    'size); run it with that config')
 
     def eval(self) -> 'OnnxRecognizer':
         return self
