@@ -539,15 +539,17 @@ def test_mismatch_error_shortens_key_lists_and_counts_them():
 # ------------------------------------------------------------- resume / load_from: the right file
 @pytest.fixture
 def tiny_runner(tmp_path, tiny_dataset, monkeypatch):
-    """A factory of HyperframeRunners of the tiny config (SGD with momentum), not yet trained."""
+    """A factory of HyperframeRunners of the tiny config (SGD with momentum), not yet trained,
+    with top-level settings replaced by ``options``."""
     from mmengine.config import Config
     from mmengine.registry import RUNNERS
     from ..conftest import TINY_CONFIG
     monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
     cfg = Config.fromfile(str(TINY_CONFIG))
 
-    def build(name='work'):
-        return RUNNERS.build(dict(cfg, work_dir=str(tmp_path / name), experiment_name=name))
+    def build(name='work', **options):
+        return RUNNERS.build(dict(cfg, **options, work_dir=str(tmp_path / name),
+                                  experiment_name=name))
     return build
 
 
@@ -670,18 +672,10 @@ def test_resume_refuses_the_optimizer_state_of_another_optimizer(tiny_runner, tm
         'from its weights with load_from.')
 
 
-def test_resume_names_the_optimizer_whose_state_fails_to_load(tiny_dataset, tmp_path,
-                                                             monkeypatch):
+def test_resume_names_the_optimizer_whose_state_fails_to_load(tiny_runner, tmp_path):
     """SGD's momentum buffers loaded into the config's AdamW: AdamW's own loading failed with a
     bare ``KeyError: 'step'`` (a note named the file, not the cause)."""
-    from mmengine.config import Config
-    from mmengine.registry import RUNNERS
-
-    from ..conftest import TINY_CONFIG
-    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
-    cfg = Config.fromfile(str(TINY_CONFIG))
-    cfg.optim_wrapper = dict(optimizer=dict(type='AdamW', lr=1e-3))
-    runner = RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='adamw'))
+    runner = tiny_runner(optim_wrapper=dict(optimizer=dict(type='AdamW', lr=1e-3)))
     sgd = torch.optim.SGD(runner.model.parameters(), lr=0.1, momentum=0.9)
     for parameter in runner.model.parameters():
         parameter.grad = torch.ones_like(parameter)
