@@ -67,10 +67,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f'wrote {args.out}: {shapes} (hyperframes, T, H, W, 3) at x{layout["scale"]}')
     if args.scores:
         names = None
-        if args.class_names:
-            with open(args.class_names, encoding='utf-8') as handle:
-                names = [line.strip() for line in handle if line.strip()]
-        series = plot_scores(args.scores, args.scores_out, args.classes, names, args.streams)
+        try:
+            if args.class_names:
+                with open(args.class_names, encoding='utf-8') as handle:
+                    names = [line.strip() for line in handle if line.strip()]
+            series = plot_scores(args.scores, args.scores_out, args.classes, names,
+                                 args.streams)
+        except (OSError, ValueError) as error:
+            named = f' (--class-names {args.class_names})' if args.class_names else ''
+            print(f'error: {error}{named}', file=sys.stderr)
+            return 1
         print(f'wrote {args.scores_out}: {len(series)} streams, '
               f'{sum(len(s["t"]) for s in series.values())} windows')
     return 0

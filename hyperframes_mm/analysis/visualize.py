@@ -212,8 +212,11 @@ def plot_scores(jsonl: Union[str, Path], out: Union[str, Path],
     shown: List[int] = list(range(num_classes)) if classes is None else list(classes)
     if not shown or max(shown) >= num_classes or min(shown) < 0:
         raise ValueError(f'classes {shown} are not among the {num_classes} classes in {jsonl}')
-    if class_names is not None and len(class_names) < num_classes:
-        raise ValueError(f'{len(class_names)} class names for {num_classes} classes')
+    # more names than the scores' classes is a file of another data set or label order as
+    # surely as fewer: every curve would carry a name, some of them wrong
+    if class_names is not None and len(class_names) != num_classes:
+        raise ValueError(f'{len(class_names)} class names for the {num_classes} classes of '
+                         f'the scores in {jsonl}')
     figure, axes = plt.subplots(len(series), 1, figsize=(9, 2.4 * len(series)), squeeze=False,
                                 sharex=True)
     for axis, (name, entry) in zip(axes[:, 0], series.items()):

@@ -103,12 +103,39 @@ def test_score_plot_from_stream_output(tmp_path):
         read_score_series(path, streams=['nobody'])
     with pytest.raises(ValueError, match='classes \\[5\\] are not among the 2 classes'):
         plot_scores(path, out, classes=[5])
+    for names in (['fall'], ['fall', 'none', 'sit']):
+        with pytest.raises(ValueError, match=f'{len(names)} class names for the 2 classes of '
+                           'the scores in .*preds.jsonl'):
+            plot_scores(path, out, classes=[0], class_names=names)
     with pytest.raises(FileNotFoundError, match='stream-inference output not found'):
         read_score_series(tmp_path / 'none.jsonl')
     bad = tmp_path / 'bad.jsonl'
     bad.write_text('{"stream": 1}\nnot json\n')
     with pytest.raises(ValueError, match='bad.jsonl:2: not JSON'):
         read_score_series(bad)
+
+
+def test_a_class_names_file_of_another_class_count_is_refused(api_models, api_videos,
+                                                                tmp_path, capsys):
+    """A names file with more lines than the scores' classes was taken, and its first names
+    labelled the curves, wrong wherever the file belongs to another data set."""
+    tool = load_script('tools/visualize_hyperframe.py')
+    scores = tmp_path / 'preds.jsonl'
+    scores.write_text(json.dumps(dict(stream='cam', window=0, t_end=0.5, scores=[0.2, 0.8],
+                                      alert=False)) + '\n')
+    names = tmp_path / 'classes.txt'
+    names.write_text('fall\nnone\nsit\n')
+    args = [str(api_models['single']), str(api_videos['a']), '--out', str(tmp_path / 'g.png'),
+            '--scores', str(scores), '--scores-out', str(tmp_path / 'scores.png'),
+            '--class-names', str(names)]
+    assert tool.main(args) == 1
+    assert capsys.readouterr().err.endswith(
+        f'error: 3 class names for the 2 classes of the scores in {scores} '
+        f'(--class-names {names})\n')
+    assert not (tmp_path / 'scores.png').exists()
+    names.write_text('fall\nnone\n')
+    assert tool.main(args) == 0
+    assert (tmp_path / 'scores.png').is_file()
 
 
 @pytest.mark.parametrize('option', ['--out', '--scores-out'])
