@@ -17,6 +17,9 @@ one-line fix):
   or its first conv has neither 3 nor 3T input channels; a ``timm.*`` backbone asks for
   pretrained weights without a file that exists (timm would download them);
 - ``model-build``: the model cannot be built at all;
+- ``load-from``: the checkpoint training starts from (``load_from``, or with ``resume`` the one
+  the work dir's ``last_checkpoint`` names) is missing, damaged, another model's, or (to
+  resume) has no training state;
 - with data: ``label-range``, labels of a video list outside the classes of the model's head
   (the loss stops at the first with ``IndexError: Target 12 is out of bounds``, naming no file
   or line), and ``annotation``, a list that is not UTF-8 text; and (:mod:`.data_checks`)
@@ -515,16 +518,57 @@ def check_pipelines(cfg: Config, data: bool = False) -> List[Finding]:
     return findings
 
 
-def check_load_from(cfg: Config) -> List[Finding]:
-    """A ``load_from`` (or a ``resume`` path) that names no local file: tools/train.py
-    stops on it after building everything."""
-    findings = []
+def default_work_dir(cfg: Config) -> str:
+    """The work dir ``tools/train.py`` gives ``cfg``: its ``work_dir``, else
+    ``./work_dirs/<config name>``."""
+    stem = osp.splitext(osp.basename(cfg.filename or 'config'))[0]
+    return cfg.get('work_dir') or osp.join('./work_dirs', stem)
+
+
+def check_load_from(cfg: Config, model=None) -> List[Finding]:
+    """The checkpoint ``tools/train.py`` starts from, as mmengine picks it: ``load_from`` (with
+    ``resume``: the file resumed, ``--resume PATH``), else with ``resume`` (``--resume``) the one
+    the work dir's ``last_checkpoint`` names. tools/train.py stops on a path that names no
+    local file, a damaged file, another model's weights or (to resume) a file without the
+    training state, but only after building everything; the doctor reads the file as the
+    runner would (weights-only, then :func:`~hyperframes_mm.engine.runner.load_fitting` into
+    the config's ``model``, strictly when resuming)."""
+    from ..engine.checkpoint import CheckpointRefusedError, load_verified
+    from ..engine.runner import (check_training_checkpoint, latest_intact_checkpoint,
+                                 load_fitting)
+    findings, resume = [], bool(cfg.get('resume'))
     for key in ('load_from', 'resume'):
         path = cfg.get(key)
         if isinstance(path, str) and '://' not in path and not osp.isfile(path):
             findings.append(Finding('error', 'load-from',
                                     f'{key}: {path} is not a file',
                                     f'give {key} the path of a checkpoint, or None'))
+    if findings:
+        return findings
+    path, notes = cfg.get('load_from'), []
+    if resume and not path:
+        work_dir = default_work_dir(cfg)
+        try:
+            path = latest_intact_checkpoint(work_dir, notes.append)
+        except CheckpointRefusedError as error:
+            return [Finding('error', 'load-from', f'resume: {error}',
+                            'restore the checkpoint, or train in another --work-dir')]
+        if path is None:
+            return [Finding('info', 'load-from', f'resume: {work_dir} holds no checkpoint: '
+                            'the training starts from the beginning')]
+        findings += [Finding('warning', 'load-from', f'resume: {note}') for note in notes]
+    if not isinstance(path, str) or '://' in path or model is None:
+        return findings
+    key = 'resume' if resume else 'load_from'
+    try:
+        checkpoint = load_verified(path)
+        if resume:
+            check_training_checkpoint(checkpoint, path)
+        load_fitting(model, checkpoint, path, strict=resume)
+    except CheckpointRefusedError as error:
+        findings.append(Finding('error', 'load-from', f'{key}: {error}',
+                                'give the checkpoint of a run of this config'
+                                + ('' if resume else ', or None')))
     return findings
 
 
@@ -572,7 +616,7 @@ def diagnose(cfg: Config,
     findings += check_num_frames(cfg, streams) if streams else []
     findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
     findings += check_pretrained(streams)
-    findings += check_pipelines(cfg, data) + check_load_from(cfg)
+    findings += check_pipelines(cfg, data) + check_load_from(cfg, model)
     if data:
         head_classes = getattr(getattr(model, 'cls_head', None), 'num_classes', None)
         findings += check_labels(cfg, head_classes) if head_classes is not None else []

@@ -239,18 +239,8 @@ class HyperframeRunner(Runner):
             check_training_checkpoint(checkpoint, filename)
         self.call_hook('after_load_checkpoint', checkpoint=checkpoint)
         model = self.model.module if is_model_wrapper(self.model) else self.model
-        check_shares_keys(model, checkpoint, filename, revise_keys)
-        check_input_basis(model, checkpoint, filename)
-        strict = strict or self._evaluating or self._resuming
-        if not strict:  # a strict load names every mismatch itself (mismatch_error)
-            check_shapes(model, checkpoint, filename, revise_keys)
-        try:
-            checkpoint = _load_checkpoint_to_model(model, checkpoint, strict,
-                                                   revise_keys=revise_keys)
-        except RuntimeError as error:
-            if not strict:
-                raise
-            raise mismatch_error(filename, error) from error
+        checkpoint = load_fitting(model, checkpoint, filename,
+                                  strict or self._evaluating or self._resuming, revise_keys)
         self._has_loaded = True
         self.logger.info(f'Load checkpoint from {filename}')
         return checkpoint
@@ -366,6 +356,27 @@ def finished_training(loop) -> str:
     if isinstance(reached, int) and isinstance(limit, int) and reached >= limit:
         return f'at {unit} {reached}, and train_cfg.{end} is {limit}'
     return ''
+
+
+def load_fitting(model, checkpoint, filename: str, strict: bool,
+                 revise_keys: list = [(r'^module.', '')]):
+    """Load ``checkpoint`` (read from ``filename``) into ``model`` once it is checked to be
+    this model's: a non-strict load of another model's file changes little or nothing and only
+    prints the mismatch. Returns what ``_load_checkpoint_to_model`` returns.
+
+    Raises:
+        CheckpointMismatchError: naming ``filename`` and what does not fit.
+    """
+    check_shares_keys(model, checkpoint, filename, revise_keys)
+    check_input_basis(model, checkpoint, filename)
+    if not strict:  # a strict load names every mismatch itself (mismatch_error)
+        check_shapes(model, checkpoint, filename, revise_keys)
+    try:
+        return _load_checkpoint_to_model(model, checkpoint, strict, revise_keys=revise_keys)
+    except RuntimeError as error:
+        if not strict:
+            raise
+        raise mismatch_error(filename, error) from error
 
 
 def check_training_checkpoint(checkpoint, filename: str) -> None:

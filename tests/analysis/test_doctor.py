@@ -550,6 +550,52 @@ def test_setups_that_stop_train_and_test_at_once_are_errors(tiny_root, tmp_path)
         assert words in errors[0].message
 
 
+def test_the_checkpoint_train_starts_from_is_read_as_the_runner_reads_it(tiny_root, tmp_path):
+    """tools/train.py refused these only after building everything (or, resuming with a
+    work dir whose last_checkpoint names a deleted file, at its first step); the doctor said
+    '0 errors'."""
+    cfg = config('good')
+    state = bare_model(cfg).state_dict()
+    own, bare, other = tmp_path / 'own.pth', tmp_path / 'bare.pth', tmp_path / 'other.pth'
+    torch.save(dict(state_dict=state, meta=dict(epoch=1, iter=4), message_hub={}), own)
+    torch.save(dict(state_dict=state), bare)
+    widened = dict(state, **{'backbone.conv1.conv.weight': torch.zeros(64, 24, 7, 7)})
+    torch.save(dict(state_dict=widened), other)
+
+    def load_findings(**options):
+        return [(f.severity, f.code, f.message) for f in run('good', **options)
+                if f.code == 'load-from']
+
+    assert load_findings(load_from=str(own)) == []
+    assert load_findings(load_from=str(bare)) == []  # weights to start from: no state needed
+    assert load_findings(load_from=str(own), resume=True) == []
+    [(severity, _, message)] = load_findings(load_from=str(other))
+    assert severity == 'error' and message.startswith(
+        f'load_from: {other}: weights of another shape than the model of the config: '
+        'backbone.conv1.conv.weight (64, 24, 7, 7) (the model: (64, 15, 7, 7))')
+    [(severity, _, message)] = load_findings(load_from=str(bare), resume=True)
+    assert severity == 'error' and message.startswith(
+        f"resume: {bare}: not a training checkpoint: it has no 'meta', ")
+    work_dir = tmp_path / 'work'
+    work_dir.mkdir()
+    assert load_findings(resume=True, work_dir=str(work_dir)) == [
+        ('info', 'load-from', f'resume: {work_dir} holds no checkpoint: the training starts '
+         'from the beginning')]
+    (work_dir / 'last_checkpoint').write_text(str(work_dir / 'epoch_3.pth'))
+    [(severity, _, message)] = load_findings(resume=True, work_dir=str(work_dir))
+    assert severity == 'error' and message.startswith(
+        f"resume: --resume: last_checkpoint in {work_dir} names '{work_dir / 'epoch_3.pth'}', "
+        'which does not exist')
+    (work_dir / 'epoch_2.pth').write_bytes(bare.read_bytes())
+    findings = load_findings(resume=True, work_dir=str(work_dir))
+    assert [(severity, code) for severity, code, _ in findings] == [
+        ('error', 'load-from'), ('warning', 'load-from')]  # errors first
+    assert findings[0][2].startswith(f'resume: {work_dir / "epoch_2.pth"}: not a training '
+                                     'checkpoint')
+    assert findings[1][2].endswith(f'resuming from the newest intact checkpoint '
+                                   f'{work_dir / "epoch_2.pth"} instead.')
+
+
 def test_a_list_below_the_datasets_data_root_is_read_there(tmp_path):
     """mmengine joins data_root to a relative ann_file and prefix; the doctor called such a list
     missing."""
