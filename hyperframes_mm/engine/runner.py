@@ -528,18 +528,21 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
                  f'copied or moved from there); resuming from this work dir\'s {local} instead.')
             named = str(local)
     problem = 'is missing or empty' if not named else None
+    cause = ' (a run killed while saving)'
     if named:
         try:
             verify_checkpoint_file(named)
             return named
         except FileNotFoundError:
             problem = f'names {named!r}, which does not exist'
+        except IsADirectoryError:  # the work dir itself, written by hand or by another tool
+            problem, cause = f'names {named!r}, which is a directory, not a checkpoint', ''
         except RuntimeError as error:
             problem = f'names a damaged file ({error})'
     fallback = newest_intact_checkpoint(work_dir)
     if fallback is not None:
-        warn(f'last_checkpoint in {work_dir} {problem} (a run killed while saving); resuming '
-             f'from the newest intact checkpoint {fallback} instead.')
+        warn(f'last_checkpoint in {work_dir} {problem}{cause}; resuming from the newest '
+             f'intact checkpoint {fallback} instead.')
         return fallback
     saved = sorted(path.name for path in Path(work_dir).glob('*.pth')
                    if CHECKPOINT_PATTERN.match(path.name))

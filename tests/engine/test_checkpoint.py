@@ -380,6 +380,12 @@ def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
     assert find(str(tmp_path)) == str(first)
     (tmp_path / 'last_checkpoint').unlink()
     assert find(str(tmp_path)) == str(first)
+    (tmp_path / 'last_checkpoint').write_text(str(tmp_path))  # a folder: IsADirectoryError
+    warnings = []
+    assert latest_intact_checkpoint(str(tmp_path), warn=warnings.append) == str(first)
+    assert warnings == [f"last_checkpoint in {tmp_path} names '{tmp_path}', which is a "
+                        'directory, not a checkpoint; resuming '
+                        f'from the newest intact checkpoint {first} instead.']
 
 
 def test_resume_in_a_copied_work_dir_reads_the_copy(tmp_path):
