@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Tuple, Union
 
 from mmengine.hooks import CheckpointHook, Hook
+from mmengine.dist import master_only
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
 from mmengine.runner import Runner, find_latest_checkpoint
@@ -86,6 +87,10 @@ class HyperframeRunner(Runner):
       hyperframes of other samples without an error; and a training list whose last batch
       holds one sample the model cannot train on stops before the first epoch, not at its
       last step (:class:`~hyperframes_mm.engine.last_batch_hook.LastBatchHook`).
+    - The work dir's copy of the config is written once the run's checkpoint is loaded, and
+      only by a training: mmengine wrote it while building the runner, so a ``tools/test.py``
+      run in the work dir, or a run its checkpoint then refused, replaced the config its
+      checkpoints were trained with. An evaluation writes its copy into its log dir.
     - With the ``pytorch`` launcher on a machine without an accelerator, the process group
       starts with ``gloo`` and without ``torch.cuda.set_device``, and the model is wrapped in
       DDP with ``device_ids=None`` (:mod:`hyperframes_mm.engine.distributed`); with an
@@ -172,7 +177,28 @@ class HyperframeRunner(Runner):
         check_pretrained_inits(self.model.module if is_model_wrapper(self.model) else self.model)
         super()._init_model_weights()
 
+    def dump_config(self) -> None:
+        # mmengine writes the work dir's copy of the config while it builds the runner, so a
+        # tools/test.py run there, or a run its checkpoint then refuses, replaced the copy of
+        # the config the work dir's checkpoints were trained with: load_or_resume writes it
+        # once the run's checkpoint is loaded (_write_config_copy)
+        pass
+
+    @master_only
+    def _write_config_copy(self) -> None:
+        """The run's config beside what the run writes: a training's in the work dir, where
+        its checkpoints go; an evaluation's in its log dir (``<work dir>/<timestamp>``), since
+        it writes no checkpoint and the work dir's copy stays the one of the checkpoints
+        there."""
+        name = (osp.basename(self.cfg.filename) if self.cfg.filename
+                else f'{self.timestamp}.py')
+        self.cfg.dump(osp.join(self.log_dir if self._evaluating else self.work_dir, name))
+
     def load_or_resume(self) -> None:
+        self._load_or_resume()
+        self._write_config_copy()
+
+    def _load_or_resume(self) -> None:
         if not self._has_loaded and not self._resume and not self._evaluating:
             self._warn_of_earlier_checkpoints()
         if self._has_loaded or not (self._resume and self._load_from is None):

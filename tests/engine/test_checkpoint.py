@@ -551,12 +551,46 @@ def tiny_runner(tmp_path, tiny_dataset, monkeypatch):
     from mmengine.registry import RUNNERS
     from ..conftest import TINY_CONFIG
     monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
-    cfg = Config.fromfile(str(TINY_CONFIG))
 
     def build(name='work', **options):
-        return RUNNERS.build(dict(cfg, **options, work_dir=str(tmp_path / name),
-                                  experiment_name=name))
+        cfg = Config.fromfile(str(TINY_CONFIG))  # a Config keeps its file's name, the copy's
+        for key, value in dict(options, work_dir=str(tmp_path / name),
+                               experiment_name=name).items():
+            cfg[key] = value
+        return RUNNERS.build(cfg)
     return build
+
+
+def test_only_a_training_writes_the_work_dirs_config_copy(tiny_runner, tmp_path):
+    """mmengine wrote the copy while building the runner: tools/test.py in a work dir, or a
+    run that its checkpoint then refused, replaced the config its checkpoints were trained
+    with, the one troubleshooting.md sends the user back to."""
+    from ..conftest import TINY_CONFIG
+    trained = tiny_runner('source')
+    weights, other = tmp_path / 'epoch_1.pth', tmp_path / 'other.pth'
+    torch.save(_training_state(trained), weights)
+    state = _training_state(trained)
+    state['state_dict']['cls_head.fc_cls.weight'] = torch.zeros(5, 512)
+    torch.save(state, other)
+    copy = tmp_path / 'work' / TINY_CONFIG.name
+    copy.parent.mkdir()
+    copy.write_text('# the config the checkpoints of this work dir were trained with\n')
+    kept = copy.read_text()
+    refused = tiny_runner(load_from=str(other))
+    with pytest.raises(checkpoint.CheckpointMismatchError):
+        refused.test()
+    assert copy.read_text() == kept
+    tested = tiny_runner(load_from=str(weights))
+    tested.test()
+    assert copy.read_text() == kept
+    assert (Path(tested.log_dir) / TINY_CONFIG.name).read_text() == tested.cfg.pretty_text
+    resumed = tiny_runner(load_from=str(other), resume=True)
+    with pytest.raises(checkpoint.CheckpointMismatchError):
+        resumed.load_or_resume()
+    assert copy.read_text() == kept
+    training = tiny_runner(load_from=str(weights))
+    training.load_or_resume()
+    assert copy.read_text() == training.cfg.pretty_text
 
 
 def _training_state(runner, optimizer=None) -> dict:
