@@ -77,6 +77,11 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         parser.error('a cascade needs --threshold and --alert-classes (the event classes)')
     if args.release is not None and args.threshold is None:
         parser.error('--release needs --threshold')
+    if args.alert_classes and args.threshold is None:
+        # without a threshold no alert rule is built, and the classes would go unread
+        parser.error('--alert-classes needs --threshold')
+    if args.names and len(args.names) != len(args.sources):
+        parser.error(f'--names: {len(args.names)} names for {len(args.sources)} sources')
     if args.motion_thresholds and not args.dynamic_frames:
         parser.error('--motion-thresholds needs --dynamic-frames')
     return args
@@ -85,7 +90,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def build_engine(args: argparse.Namespace, sink):
     """The :class:`StreamEngine` the arguments describe."""
     from hyperframes_mm.apis import init_recognizer
-    from hyperframes_mm.deploy import AlertRule, ModelStage, StreamEngine, check_score_thresholds
+    from hyperframes_mm.deploy import (AlertRule, ModelStage, StreamEngine, check_alert_classes,
+                                       check_score_thresholds)
     # the dynamic frame counts re-inflate the PyTorch model's conv1: a graph has none to inflate
     model = init_recognizer(args.config, args.checkpoint, args.device, args.cfg_options,
                             allow_onnx=not args.dynamic_frames)
@@ -105,6 +111,9 @@ def build_engine(args: argparse.Namespace, sink):
         confirm = ModelStage.from_config(args.confirm_config, args.confirm_checkpoint,
                                          args.device, name='confirm')
         check_score_thresholds(confirm.model.cfg, alert_rule)
+    # the screening model's scores are read by the same classes as the confirmer's
+    for stage_model in (model, ) + ((confirm.model, ) if confirm else ()):
+        check_alert_classes(stage_model.cfg, args.alert_classes)
     alert = None if args.threshold is None else AlertRule(args.threshold, args.release,
                                                           args.alert_classes)
     return StreamEngine(stage, stride=args.stride, window=args.window,

@@ -35,6 +35,27 @@ def check_score_thresholds(cfg, thresholds: Dict[str, Optional[float]]) -> None:
                              '0..1, so it would never be reached')
 
 
+def check_alert_classes(cfg, classes: Optional[Sequence[int]],
+                        option: str = '--alert-classes') -> None:
+    """Refuse alert classes the model's head does not score, before any stream is opened:
+    :meth:`AlertRule.score` finds out at the first window, after every source was opened and
+    the output file emptied. A config whose head names no class count is not checked here.
+
+    Args:
+        cfg (Config): the config of the model whose scores the rule reads.
+        classes (Sequence[int], optional): the alerting labels (None: every class).
+        option (str): the option that set them, for the message.
+
+    Raises:
+        ValueError: naming the option, the label and the head's class count.
+    """
+    head = cfg.model.get('cls_head') or {}
+    count = head.get('num_classes', (head.get('head') or {}).get('num_classes'))
+    if classes and isinstance(count, int) and max(classes) >= count:
+        raise ValueError(f'{option} {max(classes)}: the model of {cfg.filename} scores '
+                         f'{count} classes (labels 0..{count - 1})')
+
+
 class AlertRule:
     """When a window's scores count as an alert.
 

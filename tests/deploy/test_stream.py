@@ -412,6 +412,30 @@ def test_thresholds_a_probability_never_reaches_are_refused(api_models, api_vide
         capsys.readouterr().err
 
 
+def test_alert_options_are_checked_before_the_output_is_emptied(api_models, api_videos,
+                                                                 tmp_path, capsys):
+    """An alert class past the head's classes, or a names count other than the sources',
+    failed at the first window with a traceback, after --out had been emptied; alert classes
+    without --threshold were taken and never read."""
+    tool = load_script('tools/stream_infer.py')
+    out = tmp_path / 'keep.jsonl'
+    out.write_text('{"earlier": "run"}\n')
+    base = [str(api_models['single']), str(api_models['single_ckpt']), str(api_videos['a']),
+            '--device', 'cpu', '--no-progress', '--out', str(out)]
+    assert tool.main(base + ['--threshold', '0.5', '--alert-classes', '0', '4']) == 1
+    assert capsys.readouterr().err == (f'error: --alert-classes 4: the model of '
+                                       f'{api_models["single"]} scores 4 classes (labels '
+                                       '0..3)\n')
+    for options, message in ((['--alert-classes', '1'], '--alert-classes needs --threshold'),
+                             (['--names', 'a', 'b'], '--names: 2 names for 1 sources')):
+        with pytest.raises(SystemExit) as exit_info:
+            tool.main(base + options)
+        assert exit_info.value.code == 2 and message in capsys.readouterr().err
+    assert out.read_text() == '{"earlier": "run"}\n'
+    assert tool.main(base + ['--threshold', '0.5', '--alert-classes', '3']) == 0
+    assert out.read_text().count('\n') > 1
+
+
 @pytest.mark.parametrize('option, value', [('--stride', '0'), ('--batch-size', '0'),
                                            ('--window', '-3'), ('--threads', '0')])
 def test_stream_infer_counts_are_checked_by_option(api_models, api_videos, capsys, option,
