@@ -274,7 +274,9 @@ def judge(conditions: Sequence[ConditionResult], num_frames: Dict[str, int], num
     The model ignores time when no frame-order condition (reversed, shuffled, static) lowers
     accuracy by more than ``tolerance``; it uses time otherwise. Interval conditions are
     reported, not judged. T = 1 everywhere, or every clip's frames identical
-    (``still_clips``: samples no frame order changes), gives None (nothing to permute).
+    (``still_clips``: samples no frame order changes), gives None (nothing to permute); so
+    does a model at chance or predicting one class for every clip, unless no frame order
+    changes its scores at all (then it ignores time whatever its accuracy).
     """
     by_name = {c.name: c for c in conditions}
     original = by_name['original']
@@ -304,11 +306,21 @@ def judge(conditions: Sequence[ConditionResult], num_frames: Dict[str, int], num
         notes.append(f'It predicts class {classes[0]} for every clip: it has learned nothing '
                      'yet, about time or anything else.')
     drops = {c.name: c.drop for c in perturbed}
-    if all(c.agreement == 1.0 for c in perturbed):
+    # at chance, or with one class predicted for every clip, accuracy has nowhere to drop and
+    # agreement is trivial: only scores that no frame order changes at all still decide
+    undecided = original.accuracy <= chance + tolerance or len(classes) == 1
+    if all(c.agreement == 1.0 for c in perturbed) and (
+            not undecided or all(np.array_equal(c.scores, original.scores) for c in perturbed)):
         uses_time = False
         text = ('The model ignores time: its predictions are identical when the frames are '
                 'reversed, shuffled or all replaced by the centre frame - it behaves as a '
                 'single-frame model.')
+    elif undecided:
+        uses_time = None
+        text = (f'So the probe cannot tell whether the model uses time: accuracy moves by '
+                f'{drops["reversed"]:.1%} with the frames reversed, {drops["shuffled"]:.1%} '
+                f'shuffled and {drops["static"]:.1%} on a static clip, which at this accuracy '
+                'is noise.')
     elif max(drops.values()) <= tolerance:
         uses_time = False
         text = (f'The model ignores time: accuracy drops by at most {max(drops.values()):.1%} '

@@ -1,6 +1,7 @@
 """The temporal probe: frame orders, interval scaling, verdicts, and real models that do and do
 not use time."""
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -186,6 +187,29 @@ def test_judge_single_frame_and_chance():
     _, text = judge(_conditions([0.25] * 4, [1.0] * 4, scores=np.eye(4)[[2] * 8]),
                     {'imgs': 5}, 4, 0.02)
     assert 'It predicts class 2 for every clip: it has learned nothing yet' in text
+
+
+def test_judge_gives_no_verdict_on_a_model_that_learned_nothing():
+    """One clip of 8 less on a static clip, of a model that predicts one class for every
+    clip, read as "the model uses time" (uses_time true) beside "it has learned nothing"."""
+    one_class = np.eye(4)[[2] * 8]
+    results = _conditions([0.25, 0.25, 0.25, 0.125], [1, 1, 1, 0.875], scores=one_class)
+    results[3] = replace(results[3], scores=np.eye(4)[[2] * 7 + [1]])
+    uses_time, text = judge(results, {'imgs': 5}, 4, 0.02)
+    assert uses_time is None
+    assert text.endswith('So the probe cannot tell whether the model uses time: accuracy moves '
+                         'by 0.0% with the frames reversed, 0.0% shuffled and 12.5% on a static '
+                         'clip, which at this accuracy is noise.')
+    # at chance with every class predicted: a drop is noise too
+    assert judge(_conditions([0.26, 0.1, 0.26, 0.26], [1, .5, 1, 1]), {'imgs': 5}, 4,
+                 0.02)[0] is None
+    # the same predictions under every order decide nothing for one class, but scores that
+    # no frame order changes do, at any accuracy
+    changed = _conditions([0.25] * 4, [1.0] * 4, scores=one_class)
+    changed[1] = replace(changed[1], scores=one_class * 0.9)
+    assert judge(changed, {'imgs': 5}, 4, 0.02)[0] is None
+    assert judge(_conditions([0.25] * 4, [1.0] * 4, scores=one_class), {'imgs': 5}, 4,
+                 0.02)[0] is False
 
 
 def test_clips_whose_frames_are_identical_give_no_verdict():
