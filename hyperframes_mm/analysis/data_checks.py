@@ -127,6 +127,26 @@ def check_span(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]) -> Li
         f'videos shorter than {span} frames')]
 
 
+def check_uniform_picks(where: str, spec: SamplerSpec,
+                        videos: Sequence[VideoInfo]) -> List[Finding]:
+    """Videos with fewer frames than a uniform stream's picks: the picks share frames, so the
+    hyperframe holds still steps (refused by the sampler under ``out_of_bound='error'``)."""
+    picks = max((stream.num_frames for stream in spec.streams if stream.interval is None),
+                default=0)
+    short = sorted((video for video in videos if video.frames < picks),
+                   key=lambda video: video.frames)
+    if not short:
+        return []
+    outcome = ('the sampler raises an error: training stops' if spec.out_of_bound == 'error'
+               else 'picks share frames, so its hyperframes hold still steps')
+    return [Finding(
+        'error' if spec.out_of_bound == 'error' else 'warning', 'span',
+        f'{where}.pipeline[{spec.index}]: {len(short)} of {len(videos)} videos have fewer '
+        f'frames than the {picks} uniform picks ({_describe(spec)}); the shortest, '
+        f'{short[0].path}, has {short[0].frames}: {outcome}',
+        f'leave out videos shorter than {picks} frames, or lower num_frames')]
+
+
 def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]) -> List[Finding]:
     """Frame rates that vary by more than :data:`FPS_TOLERANCE` under frame-based sampling."""
     rates = [video.fps for video in videos if video.fps > 0]
@@ -186,6 +206,6 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
         good = [video for video in videos if video.error is None]
         if spec is None or not good:
             continue
-        findings += check_span(where, spec, good)
+        findings += check_span(where, spec, good) + check_uniform_picks(where, spec, good)
         findings += check_frame_rates(where, spec, good)
     return findings

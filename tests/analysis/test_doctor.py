@@ -1,5 +1,6 @@
 """The doctor: one small config per finding triggers exactly that finding; a sound one is clean."""
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,27 @@ def test_span_is_an_error_when_the_sampler_refuses_short_videos(tiny_root):
                    **{'train_dataloader.dataset.pipeline.1.out_of_bound': 'error'})
     assert problems(findings) == [('error', 'span')]
     assert 'raise an error: training stops' in findings[0].message
+
+
+def test_videos_with_fewer_frames_than_uniform_picks_are_found():
+    """The span check skipped uniform samplers, so 1- and 3-frame clips under T=5 uniform
+    picks (still hyperframes, refused by the sampler under out_of_bound='error') passed."""
+    from hyperframes_mm.analysis.config_utils import SamplerSpec, StreamSpec
+    from hyperframes_mm.analysis.data_checks import VideoInfo, check_uniform_picks
+    videos = [VideoInfo('a.mp4', 30, 30.0), VideoInfo('b.mp4', 3, 30.0),
+              VideoInfo('c.mp4', 1, 30.0)]
+    spec = SamplerSpec(1, 'HyperframeSampleFrames', (StreamSpec(None, 5, None), ), 'uniform',
+                       False, 1, 'loop')
+    [finding] = check_uniform_picks('train_dataloader.dataset', spec, videos)
+    assert (finding.severity, finding.code) == ('warning', 'span')
+    assert finding.message == (
+        'train_dataloader.dataset.pipeline[1]: 2 of 3 videos have fewer frames than the 5 '
+        'uniform picks (T=5 uniform); the shortest, c.mp4, has 1: picks share frames, so its '
+        'hyperframes hold still steps')
+    [finding] = check_uniform_picks('x', replace(spec, out_of_bound='error'), videos)
+    assert finding.severity == 'error' and finding.message.endswith(
+        'the sampler raises an error: training stops')
+    assert check_uniform_picks('x', spec, videos[:1]) == []
 
 
 def test_frame_rate_fix_names_the_time_based_interval(tiny_root):

@@ -115,6 +115,31 @@ def test_short_clip_loop_and_repeat_last(log_lines):
     assert "out_of_bound='repeat_last'" in warnings[1]
 
 
+def test_uniform_picks_in_a_shorter_video_are_logged_or_refused(log_lines):
+    """Five uniform picks of a 1-frame video passed silently as five copies of one frame, even
+    under out_of_bound='error' (no pick leaves the video, so the span check never fired)."""
+    sampler = HyperframeSampleFrames(num_frames=5, mode='uniform', test_mode=True)
+    for _ in range(2):
+        picked = sampler(dict(total_frames=3, filename='three.mp4'))
+    np.testing.assert_array_equal(picked['frame_inds'], [0, 0, 1, 2, 2])
+    assert [line for line in log_lines if 'three.mp4' in line] == [
+        'HyperframeSampleFrames: three.mp4 has 3 frames, fewer than the 5 uniform picks '
+        '(stream: num_frames=5, uniform): picks share frames, so the hyperframe holds still '
+        'steps']
+    sampler(dict(total_frames=5, filename='five.mp4'))
+    assert not any('five.mp4' in line for line in log_lines)
+    strict = HyperframeSampleFrames(num_frames=5, mode='uniform', out_of_bound='error')
+    with pytest.raises(ValueError, match=r"^HyperframeSampleFrames: one.mp4 has 1 frames, "
+                       r"fewer than the 5 uniform picks .* and out_of_bound='error'"):
+        strict(dict(total_frames=1, filename='one.mp4'))
+    # a uniform stream beside an interval one: its own T counts
+    mixed = HyperframeSampleFrames(num_frames=2, out_of_bound='error',
+                                   streams=dict(fast=dict(interval=1),
+                                                slow=dict(num_frames=8, mode='uniform')))
+    with pytest.raises(ValueError, match='has 6 frames, fewer than the 8 uniform picks'):
+        mixed(dict(total_frames=6, filename='six.mp4'))
+
+
 def test_short_clip_is_logged_once_per_file(log_lines):
     sampler = HyperframeSampleFrames(num_frames=4, interval=2)
     for _ in range(3):

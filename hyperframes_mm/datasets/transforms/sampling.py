@@ -365,6 +365,27 @@ class HyperframeSampleFrames(BaseTransform):
             indices.append(uniform_indices(total, num_frames, self.num_clips, jitter))
         return indices, envelope
 
+    def _check_uniform_picks(self, total: int, filename: str) -> None:
+        """A uniform stream's T picks in a video of fewer frames share frames: its hyperframe
+        holds still steps (zero differences), which no pick leaves the video to show, so the
+        span check above never saw it. Refused under ``out_of_bound='error'``, else logged once
+        per file."""
+        picks = max((num_frames for _, num_frames, interval in self.streams
+                     if interval is None), default=0)
+        if total >= picks:
+            return
+        if self.out_of_bound == 'error':
+            raise ValueError(f'HyperframeSampleFrames: {filename} has {total} frames, fewer '
+                             f'than the {picks} uniform picks ({self._describe()}), and '
+                             'out_of_bound=\'error\'; leave out videos shorter than '
+                             f'{picks} frames, or lower num_frames')
+        if filename not in self._warned_short:
+            self._warned_short.add(filename)
+            print_log(f'HyperframeSampleFrames: {filename} has {total} frames, fewer than the '
+                      f'{picks} uniform picks ({self._describe()}): picks share frames, so '
+                      'the hyperframe holds still steps', logger='current',
+                      level=logging.WARNING)
+
     def _describe(self) -> str:
         return ', '.join(f'{name or "stream"}: num_frames={num_frames}, ' + (
             'uniform' if interval is None else
@@ -400,6 +421,7 @@ class HyperframeSampleFrames(BaseTransform):
                       f'{envelope}-frame span ({self._describe()}); picks past the end are '
                       f'handled by out_of_bound={self.out_of_bound!r}', logger='current',
                       level=logging.WARNING)
+        self._check_uniform_picks(total, filename)
         start_index = int(results.get('start_index', 0))
         resolved = [resolve_out_of_bound(index, total, self.out_of_bound).reshape(-1)
                     for index in raw]
