@@ -22,7 +22,9 @@ one-line fix):
   resume) has no training state;
 - with data: ``label-range``, labels of a video list outside the classes of the model's head
   (the loss stops at the first with ``IndexError: Target 12 is out of bounds``, naming no file
-  or line), and ``annotation``, a list that is not UTF-8 text; and (:mod:`.data_checks`)
+  or line), and ``annotation``, a list that is not UTF-8 text, a line the datasets refuse (a
+  blank line, a label that is not an integer) or a video listed twice in a validation or test
+  list; and (:mod:`.data_checks`)
   ``span``, ``frame-rate``, ``unreadable-video``;
 - ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
 """
@@ -267,14 +269,57 @@ def _reads_video_list(dataset: Dict) -> bool:
 
 
 def _labels(line: ListLine) -> List[int]:
-    """The integer labels of a list line; a label that is not an integer is the dataset's
-    error when it reads the list, named with its line there."""
+    """The integer labels of a list line; a label that is not an integer is
+    :func:`_malformed`'s finding."""
     return [label for field in line.fields[1:] if (label := parse_label(field)) is not None]
+
+
+def _malformed(where: str, dataset: Dict, lines: Sequence[ListLine],
+               reported: Sequence[int]) -> List[Finding]:
+    """What the datasets refuse in a list when they read it, found before a run builds them:
+    its first malformed line (a blank line, a label that is not an integer, a missing label:
+    :func:`~hyperframes_mm.datasets.bad_video.check_video_list`, the datasets' own reader) but
+    for the lines ``reported`` already (labels out of range); and in a validation or test list,
+    a video listed again, which the loop would score twice (the runner's class-count check
+    refuses it)."""
+    from ..datasets.bad_video import check_video_list
+    if all(line.blank for line in lines):
+        return []  # a list of no video is the data check's finding ('lists no video')
+    findings = []
+    ann_file = str(dataset['ann_file'])
+    try:
+        check_video_list(ann_file, dataset.get('delimiter', ' '), dataset.get('multi_class', False),
+                         allow_unlabelled=bool(dataset.get('test_mode', False)))
+    except AnnotationError as error:
+        if error.line not in reported:
+            findings.append(Finding('error', 'annotation', f'{where}: {error}',
+                                    'correct that line: a run that reads the list stops there'))
+    if where.startswith('train_') or dataset.get('multi_class', False):
+        return findings
+    first: Dict[str, int] = {}  # ``val/a.mp4`` and ``./val/a.mp4`` are one video
+    repeated = []
+    for line in lines:
+        if line.blank:
+            continue
+        seen = first.setdefault(osp.normpath(line.fields[0]), line.number)
+        if seen != line.number:
+            repeated.append(f'{line.fields[0]} (lines {seen} and {line.number})')
+    if repeated:
+        more = f'; and {len(repeated) - _LISTED_LABELS} more' \
+            if len(repeated) > _LISTED_LABELS else ''
+        findings.append(Finding(
+            'error', 'annotation',
+            f'{where}: {len(repeated)} video(s) of {ann_file} listed again '
+            f'({"; ".join(repeated[:_LISTED_LABELS])}{more}): the loop scores each line, so '
+            'such a video counts twice, and a run stops before its first step',
+            'list each video once'))
+    return findings
 
 
 def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
     """Labels of every ``VideoDataset`` list outside ``0..num_classes - 1``, the classes of the
-    model's head, and lists that cannot be read as UTF-8 text."""
+    model's head; lists that cannot be read as UTF-8 text; and what else the datasets or the
+    runner refuse in a list (:func:`_malformed`)."""
     findings = []
     for where, dataset, _ in unique_pipelines(cfg):
         ann_file = str(dataset.get('ann_file') or '')
@@ -290,6 +335,7 @@ def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
             continue
         outside = [(line.number, label) for line in lines for label in _labels(line)
                    if not 0 <= label < num_classes]
+        findings += _malformed(where, dataset, lines, [number for number, _ in outside])
         if not outside:
             continue
         shown = ', '.join(f'{ann_file}:{number}: {label}'

@@ -201,10 +201,40 @@ def test_label_check_lists_five_lines_and_reads_only_video_lists(tmp_path):
     assert len(check_labels(_cfg([], **dict(video_list, type='CheckedVideoDataset')), 2)) == 1
     assert check_labels(_cfg([], **dict(video_list, type='RawframeDataset')), 2) == []
     in_range = tmp_path / 'in_range.txt'
-    # a label that is not an integer is the dataset's AnnotationError, not a range finding
-    in_range.write_text('v.mp4 0\nw.mp4 1\nx.mp4 one\n\n')
+    in_range.write_text('v.mp4 0\nw.mp4 1\n')
     assert check_labels(_cfg([], **dict(video_list, ann_file=str(in_range))), 2) == []
     assert check_labels(_cfg([], **dict(video_list, ann_file=str(tmp_path / 'absent'))), 2) == []
+
+
+def test_what_the_datasets_refuse_in_a_list_is_found_before_a_run(tmp_path):
+    """A blank line, a label that is not an integer, and a video listed twice in a test list:
+    the datasets (or the runner) stop a run on each, and the doctor said '0 errors'."""
+    def findings(text, split='train', **dataset):
+        ann_file = tmp_path / f'{split}.txt'
+        ann_file.write_text(text)
+        cfg = Config(dict(model=dict(), **{f'{split}_dataloader': dict(dataset=dict(
+            type='VideoDataset', ann_file=str(ann_file), pipeline=[], **dataset))}))
+        return [(f.code, f.message) for f in check_labels(cfg, 4)]
+
+    ann_file = tmp_path / 'train.txt'
+    assert findings('a.mp4 0\nb.mp4 1\n') == []
+    assert findings('a.mp4 0\nb.mp4 1\n\n') == [('annotation', (
+        f"train_dataloader.dataset: {ann_file}:3: empty line (mmaction2 would turn it into a "
+        "sample with no video): ''"))]
+    assert findings('a.mp4 0\nb.mp4 1.0\n') == [('annotation', (
+        f"train_dataloader.dataset: {ann_file}:2: label '1.0' is not an integer (ASCII "
+        "digits): 'b.mp4 1.0'"))]
+    # a negative label is the range finding alone (the reader stops there), a malformed line
+    # after a label past the head's classes is a finding of its own
+    assert [code for code, _ in findings('a.mp4 -1\nb.mp4 x\n')] == ['label-range']
+    assert [code for code, _ in findings('a.mp4 9\nb.mp4 x\n')] == ['annotation', 'label-range']
+    assert findings('a.mp4 0\na.mp4 0\n') == []  # training may repeat a video
+    test_list = tmp_path / 'test.txt'
+    assert findings('a.mp4 0\nb.mp4 1\n./a.mp4 0\nb.mp4 1\n', 'test', test_mode=True) == [
+        ('annotation', f'test_dataloader.dataset: 2 video(s) of {test_list} listed again '
+         '(./a.mp4 (lines 1 and 3); b.mp4 (lines 2 and 4)): the loop scores each line, so '
+         'such a video counts twice, and a run stops before its first step')]
+    assert findings('a.mp4\nb.mp4\n', 'test', test_mode=True) == []  # an inference list
 
 
 def test_a_list_that_is_not_utf8_text(tmp_path):
