@@ -13,6 +13,7 @@ import sys
 import hyperframes_mm  # noqa: F401  (upstream fixes and registration)
 from hyperframes_mm.analysis.config_utils import config_tool_parser, parse_config_tool_args
 from hyperframes_mm.analysis.doctor import diagnose
+from hyperframes_mm.utils import int_argument
 
 
 def main(argv=None) -> int:
@@ -21,7 +22,7 @@ def main(argv=None) -> int:
                         help='also read the annotation files and probe every video')
     parser.add_argument('--gpu-mem', type=float, metavar='GIB',
                         help='GPU memory in GiB: report the largest training batch that fits')
-    parser.add_argument('--input-size', type=int, nargs=2, metavar=('H', 'W'),
+    parser.add_argument('--input-size', type=int_argument(1), nargs=2, metavar=('H', 'W'),
                         help='model input size for the memory estimate (default: from a real '
                         'sample with --data, else from the training pipeline)')
     parser.add_argument('--strict', action='store_true', help='exit 1 on warnings too')

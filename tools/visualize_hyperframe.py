@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import List, Optional
 
+from hyperframes_mm.utils import int_argument
+
 #: what cv2.imwrite writes the grid as, and what matplotlib saves the score plot as
 GRID_FORMATS = ('.png', '.jpg', '.jpeg', '.bmp', '.tif', '.tiff', '.webp')
 PLOT_FORMATS = ('.png', '.jpg', '.jpeg', '.pdf', '.svg', '.eps', '.ps', '.tif', '.tiff',
@@ -28,7 +30,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('--out', required=True, help='the image of the grid to write')
     parser.add_argument('--pipeline', default='train', choices=['train', 'val', 'test'])
     parser.add_argument('--seed', type=int, default=0, help='random draw of the pipeline')
-    parser.add_argument('--scale', type=int, help='enlargement factor (default: >= 96 px)')
+    parser.add_argument('--scale', type=int_argument(1), help='enlargement factor (default: >= 96 px)')
     parser.add_argument('--scores', help='JSON lines of tools/stream_infer.py to plot')
     parser.add_argument('--scores-out', help='PNG of the score plot')
     parser.add_argument('--classes', type=int, nargs='+', help='classes to plot (default all)')

@@ -111,6 +111,9 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
             for index in range(len(stream))]
     if not rows:
         raise ValueError('frame_grid: no frames')
+    if scale is not None and not (isinstance(scale, int) and scale >= 1):
+        # 0 fell back to the default silently, a negative scale failed inside numpy
+        raise ValueError(f'frame_grid: scale must be an integer >= 1, got {scale!r}')
     height, width = rows[0][2].shape[1:3]
     scale = scale or max(1, math.ceil(96 / min(height, width)))
     tile_h, tile_w = height * scale, width * scale

@@ -45,13 +45,20 @@ def test_tools_and_latency(api_models, capsys):
         measure_latency(api_models['single'], batch=0)
 
 
-@pytest.mark.parametrize('tool', ['get_flops', 'benchmark_latency'])
-def test_a_frame_size_below_one_is_an_option_error(tool, capsys):
-    """0 reached mmcv's Resize as a ZeroDivisionError, a negative side numpy as 'negative
-    dimensions are not allowed', naming neither the option nor the value."""
-    script = load_script(f'tools/analysis/{tool}.py')
+@pytest.mark.parametrize('tool, option, args', [
+    ('analysis/get_flops', '--video-size', ['config.py']),
+    ('analysis/benchmark_latency', '--video-size', ['config.py']),
+    ('deployment/export_onnx', '--video-size', ['config.py', 'ckpt.pth', '--out', 'x.onnx']),
+    ('doctor', '--input-size', ['config.py']),
+    ('visualize_hyperframe', '--scale', ['config.py', 'video.mp4', '--out', 'grid.png'])])
+def test_a_size_below_one_is_an_option_error(tool, option, args, capsys):
+    """0 reached mmcv's Resize as a ZeroDivisionError (the doctor's memory estimate as a note,
+    the picture's scale as the default), a negative side numpy as 'negative dimensions are not
+    allowed', naming neither the option nor the value."""
+    script = load_script(f'tools/{tool}.py')
+    values = ['0', '32'] if option != '--scale' else ['0']
     with pytest.raises(SystemExit) as exited:
-        script.main(['config.py', '--video-size', '0', '32'])
+        script.main(args + [option, *values])
     assert exited.value.code == 2
     assert capsys.readouterr().err.rstrip().endswith(
-        'error: argument --video-size: must be an int >= 1, got 0')
+        f'error: argument {option}: must be an int >= 1, got 0')

@@ -60,6 +60,9 @@ def test_visualize_errors(api_models, api_videos, tmp_path):
         augmented_frames(config, api_videos['a'], 'val')
     with pytest.raises(ValueError, match='no frames'):
         frame_grid({})
+    for scale in (0, -2):
+        with pytest.raises(ValueError, match=f'scale must be an integer >= 1, got {scale}'):
+            frame_grid({'imgs': np.zeros((1, 2, 8, 8, 3), np.uint8)}, scale=scale)
 
 
 def test_a_file_that_is_no_video_is_named(api_models, tmp_path, capsys):

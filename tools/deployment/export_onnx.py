@@ -26,7 +26,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('config')
     parser.add_argument('checkpoint')
     parser.add_argument('--out', required=True, help='the .onnx file to write')
-    parser.add_argument('--video-size', type=int, nargs=2, default=(256, 340),
+    parser.add_argument('--video-size', type=int_argument(1), nargs=2, default=(256, 340),
                         metavar=('H', 'W'), help='decoded frame size the test pipeline sees')
     parser.add_argument('--fps', type=float, default=30.0, help='for time-based samplers')
     parser.add_argument('--input-dtype', default='float32', choices=['float32', 'uint8'])
