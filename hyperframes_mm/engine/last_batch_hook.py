@@ -56,15 +56,6 @@ def steps(share: Tuple[int, int, bool]) -> int:
     return samples // size if drop_last else math.ceil(samples / size)
 
 
-def single_sample_batch(dataloader) -> Optional[Tuple[int, int]]:
-    """``(samples, batch size)`` of a loader whose last batch of each epoch holds one sample
-    (per process: the sampler's share), else None."""
-    share = epoch_share(dataloader)
-    if share is None or not holds_one(share):
-        return None
-    return share[0], share[1]
-
-
 def holds_one(share: Tuple[int, int, bool]) -> bool:
     """Whether an epoch of that share has a batch of one sample: its last, or every batch."""
     samples, size, drop_last = share

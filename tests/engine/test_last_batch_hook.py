@@ -4,7 +4,7 @@ import torch
 from mmengine.config import Config
 
 from hyperframes_mm.engine import LastBatchHook
-from hyperframes_mm.engine.last_batch_hook import single_sample_batch
+from hyperframes_mm.engine.last_batch_hook import epoch_share, holds_one
 
 from ..conftest import TINY_CONFIG
 
@@ -44,7 +44,7 @@ def test_a_last_batch_of_one_sample_the_model_cannot_train_on_stops_before_train
 def test_a_model_that_trains_on_one_sample_passes_and_keeps_its_norms(runner_of):
     runner = _runner(runner_of, batch_size=5, side=56)
     loader = runner.train_loop.dataloader
-    assert single_sample_batch(loader) == (16, 5)
+    assert epoch_share(loader) == (16, 5, False) and holds_one(epoch_share(loader))
     before = {name: buffer.clone() for name, buffer in runner.model.named_buffers()}
     runner.model.eval()
     runner.model.backbone.layer1.train()  # a mode of its own, as a frozen stage's inverse
@@ -70,7 +70,7 @@ def test_only_a_last_batch_of_one_sample_is_tried(runner_of):
     # 16 = 4 x 4, and 16 = 3 x 5 + 1 dropped: nothing to try, whatever the input size
     for batch_size, drop_last in ((4, False), (5, True)):
         runner = _runner(runner_of, batch_size, 32, drop_last)
-        assert single_sample_batch(runner.train_loop.dataloader) is None
+        assert not holds_one(epoch_share(runner.train_loop.dataloader))
         LastBatchHook().before_train(runner)
 
 
@@ -78,7 +78,7 @@ def test_a_batch_size_of_one_the_model_cannot_train_on_is_named(runner_of):
     """Every batch holds one sample: torch's bare batch norm error at the first step named
     neither the batch size nor the input size."""
     runner = _runner(runner_of, batch_size=1, side=32)
-    assert single_sample_batch(runner.train_loop.dataloader) == (16, 1)
+    assert epoch_share(runner.train_loop.dataloader) == (16, 1, False)
     with pytest.raises(ValueError) as refused:
         runner.train()
     assert str(refused.value) == (
