@@ -15,15 +15,15 @@ data_root = 'data/kinetics400/videos_train'
 data_root_val = 'data/kinetics400/videos_val'
 ann_file_train = 'data/kinetics400/kinetics400_train_list_videos.txt'
 ann_file_val = 'data/kinetics400/kinetics400_val_list_videos.txt'
-num_classes = 400
 
+# No num_classes on the datasets: a config carried to another data set changes the head's
+# class count, and a count left here would refuse its labels past this one (the runner checks
+# every list's labels against the head before a loop runs; tools/doctor.py --data too).
 train_dataloader = dict(
     dataset=dict(
         on_bad_video='skip',
-        num_classes=num_classes,
         dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root))))
 val_dataloader = dict(
     dataset=dict(
-        num_classes=num_classes,
         dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root_val))))
 test_dataloader = val_dataloader  # the same videos; the base sets the test's pipeline and batch

@@ -9,14 +9,14 @@ data_root = 'data/ucf101/videos'
 split = 1  # official train/test splits: 1, 2, 3
 ann_file_train = f'data/ucf101/ucf101_train_split_{split}_videos.txt'
 ann_file_val = f'data/ucf101/ucf101_val_split_{split}_videos.txt'
-num_classes = 101
 
+# No num_classes on the datasets: a config carried to another data set changes the head's
+# class count, and a count left here would refuse its labels past this one (the runner checks
+# every list's labels against the head before a loop runs; tools/doctor.py --data too).
 train_dataloader = dict(
     dataset=dict(
-        num_classes=num_classes,
         dataset=dict(ann_file=ann_file_train, data_prefix=dict(video=data_root))))
 val_dataloader = dict(
     dataset=dict(
-        num_classes=num_classes,
         dataset=dict(ann_file=ann_file_val, data_prefix=dict(video=data_root))))
 test_dataloader = val_dataloader  # the same videos; the base sets the test's pipeline and batch
