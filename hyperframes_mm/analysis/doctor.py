@@ -510,32 +510,20 @@ def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
     reported as a model that cannot be built. Each such backbone is one ``pretrained`` finding,
     and the returned copy of ``cfg`` builds it without weights so the other checks still run.
     """
+    from ..engine.checkpoint import timm_pretrained_nodes
     findings, offline = [], copy.deepcopy(cfg)
-
-    def visit(node, where):
-        if isinstance(node, dict):
-            kind = node.get('type')
-            if isinstance(kind, str) and kind.startswith('timm.') and node.get('pretrained'):
-                file = (node.get('pretrained_cfg_overlay') or {}).get('file')
-                if file is None:
-                    problem = 'names no pretrained_cfg_overlay.file: timm would download weights'
-                elif not osp.isfile(file):
-                    problem = f'{file}: checkpoint not found'
-                else:
-                    problem = None
-                if problem:
-                    findings.append(Finding(
-                        'error', 'pretrained', f'{where} ({kind}): {problem}',
-                        'convert the weights to that path (nothing is downloaded) or set '
-                        'pretrained=False'))
-                    node['pretrained'] = False
-            for key, value in node.items():
-                visit(value, f'{where}.{key}')
-        elif isinstance(node, (list, tuple)):
-            for index, value in enumerate(node):
-                visit(value, f'{where}[{index}]')
-
-    visit(offline.model, 'model')
+    for where, node in timm_pretrained_nodes(offline.model):
+        file = (node.get('pretrained_cfg_overlay') or {}).get('file')
+        if file is None:
+            problem = 'names no pretrained_cfg_overlay.file: timm would download weights'
+        elif not osp.isfile(file):
+            problem = f'{file}: checkpoint not found'
+        else:
+            continue
+        findings.append(Finding(
+            'error', 'pretrained', f'{where} ({node["type"]}): {problem}',
+            'convert the weights to that path (nothing is downloaded) or set pretrained=False'))
+        node['pretrained'] = False
     return offline, findings
 
 

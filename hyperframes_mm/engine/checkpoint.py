@@ -50,7 +50,7 @@ import pickletools
 import re
 import secrets
 import zipfile
-from typing import Dict, List, Optional, Sequence, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from mmengine.fileio import LocalBackend, register_backend
 from torch import nn
@@ -86,6 +86,28 @@ class CheckpointMismatchError(CheckpointRefusedError):
 
 #: keys named per kind (missing, unexpected) in a :class:`CheckpointMismatchError`
 _KEYS_SHOWN = 5
+
+
+def timm_pretrained_nodes(model_cfg) -> List[Tuple[str, dict]]:
+    """``(where, config)`` of every ``timm.*`` backbone in a model config that loads pretrained
+    weights: timm reads ``pretrained_cfg_overlay.file`` inside the backbone's constructor (it
+    downloads where no file is named), before any of mmengine's init or load checks, and a
+    missing file stopped the build with a ``FileNotFoundError`` naming none."""
+    found = []
+
+    def visit(node, where):
+        if isinstance(node, dict):
+            kind = node.get('type')
+            if isinstance(kind, str) and kind.startswith('timm.') and node.get('pretrained'):
+                found.append((where, node))
+            for key, value in node.items():
+                visit(value, f'{where}.{key}')
+        elif isinstance(node, (list, tuple)):
+            for index, value in enumerate(node):
+                visit(value, f'{where}[{index}]')
+
+    visit(model_cfg, 'model')
+    return found
 
 
 def first_names(names: Sequence[str], shown: int = 3) -> str:

@@ -23,7 +23,8 @@ from mmengine.runner.checkpoint import _load_checkpoint_to_model
 from mmaction.registry import RUNNERS
 from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
                          check_input_basis, check_pretrained_inits, first_names, load_verified,
-                         mismatch_error, newest_intact_checkpoint, verify_checkpoint_file)
+                         mismatch_error, newest_intact_checkpoint, timm_pretrained_nodes,
+                         verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
@@ -170,6 +171,36 @@ class HyperframeRunner(Runner):
         if self.distributed and not accelerator_available() and not is_model_wrapper(model):
             return wrap_cpu_model(self, model_wrapper_cfg, model)
         return super().wrap_model(model_wrapper_cfg, model)
+
+    def build_model(self, model):
+        if isinstance(model, dict):
+            self._check_timm_pretrained(model)
+        return super().build_model(model)
+
+    def _check_timm_pretrained(self, model: dict) -> None:
+        """The files ``timm.*`` backbones load while they are built, checked first
+        (:func:`~hyperframes_mm.engine.checkpoint.timm_pretrained_nodes`). A missing one is
+        named; where ``load_from`` gives the weights (``tools/test.py``'s checkpoint, a
+        fine-tuning), the backbone is built without it, since what it would load is
+        overwritten, and the check of that load (every backbone weight present) stands."""
+        for where, node in timm_pretrained_nodes(model):
+            file = (node.get('pretrained_cfg_overlay') or {}).get('file')
+            if file is None:
+                continue  # timm's own download, where the machine has a network
+            if osp.isfile(file):
+                verify_checkpoint_file(file)
+                continue
+            if self._load_from:
+                self.logger.info(f'{where} ({node["type"]}): its pretrained file {file} is not '
+                                 f'here; built without it, its weights come from '
+                                 f'{self._load_from}')
+                node['pretrained'] = False
+                continue
+            raise FileNotFoundError(
+                f'{where} ({node["type"]}): its pretrained file {file} (pretrained_cfg_overlay.'
+                'file) does not exist, and timm reads it while building the backbone. Convert '
+                'the weights to that path (the config\'s README says how, and which variable '
+                'points at another copy), or set pretrained=False to train from scratch.')
 
     def _init_model_weights(self) -> None:
         # only where the run initialises (training): a test loads a checkpoint over these

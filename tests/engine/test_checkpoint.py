@@ -1,5 +1,6 @@
 """Crash-safe checkpoint writes, damaged checkpoints refused by name, resume after a kill: the
 parts a config names (AtomicLocalBackend, SafeCheckpointHook, HyperframeRunner's loads)."""
+import copy
 import gzip
 import io
 import multiprocessing
@@ -591,6 +592,36 @@ def test_only_a_training_writes_the_work_dirs_config_copy(tiny_runner, tmp_path)
     training = tiny_runner(load_from=str(weights))
     training.load_or_resume()
     assert copy.read_text() == training.cfg.pretty_text
+
+
+def test_a_timm_backbones_pretrained_file_is_checked_before_timm_reads_it(tmp_path,
+                                                                            monkeypatch):
+    """timm loads pretrained_cfg_overlay.file while it builds the backbone: a missing file
+    stopped tools/train.py with a FileNotFoundError naming no file, and tools/test.py too,
+    whose checkpoint holds every weight that file would give."""
+    from mmengine.config import Config
+    from mmengine.registry import RUNNERS
+    from ..conftest import REPO
+    missing = tmp_path / 'efficientnet_lite0_timm.pth'
+    monkeypatch.setenv('HF_IMAGENET_EFFICIENTNET_LITE0', str(missing))
+    cfg = Config.fromfile(str(REPO / 'configs/hyperframes/utd_mhad_imagenet/'
+                              'tsn_imagenet-pretrained-efficientnet-lite0_1xb16-1x1x5-30e_'
+                              'utd-mhad-depth.py'))
+    cfg.work_dir = str(tmp_path / 'work')
+    with pytest.raises(FileNotFoundError) as refused:
+        RUNNERS.build(copy.deepcopy(cfg))
+    assert str(refused.value).startswith(
+        f'model.backbone (timm.tf_efficientnet_lite0): its pretrained file {missing} '
+        '(pretrained_cfg_overlay.file) does not exist, and timm reads it while building the '
+        'backbone.')
+    missing.write_text('not weights')
+    with pytest.raises(checkpoint.CheckpointCorruptError, match=f'^{missing}: not a PyTorch'):
+        RUNNERS.build(copy.deepcopy(cfg))
+    missing.unlink()
+    tested = copy.deepcopy(cfg)
+    tested.load_from = str(tmp_path / 'epoch_30.pth')  # tools/test.py's checkpoint
+    runner = RUNNERS.build(tested)
+    assert type(runner.model.backbone).__name__ == 'EfficientNet'
 
 
 def _training_state(runner, optimizer=None) -> dict:
