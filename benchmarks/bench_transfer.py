@@ -14,10 +14,11 @@ carries it (``HF_UTD_MHAD`` and ``model.cls_head.num_classes``): the same epochs
 augmentation, test clips and ImageNet file. Each run is tested once, with its last checkpoint.
 
 ``ROOT`` is a data set in the UTD-MHAD layout: ``cross_subject_train.txt`` and
-``cross_subject_test.txt`` (mmaction2 video lists, paths below ``ROOT``) and the meta file its
-builder wrote last (``convert_meta.json`` of a converter, as tools/data/utd_mhad writes, or the
-synthetic benchmark's ``meta.json``), which says what made it (a run of other data is another
-run) and how many classes it has. ``--synthetic PRESET --synthetic-seed S`` builds the synthetic
+``cross_subject_test.txt`` (mmaction2 video lists, paths below ``ROOT``). What made it (a run of
+other data is another run) and how many classes it has are read from the meta file its builder
+wrote last (``convert_meta.json`` of a converter, as tools/data/utd_mhad writes, or the
+synthetic benchmark's ``meta.json``), or, for a set that has only its lists, from the lists:
+the largest label + 1 classes, and the lists' contents as the data's identity. ``--synthetic PRESET --synthetic-seed S`` builds the synthetic
 motion benchmark in ``data/transfer/synthetic-<PRESET>-s<S>`` and lays it out so: its training
 clips are the training list, its validation clips the test list.
 
@@ -64,27 +65,36 @@ def laid_out_synthetic(meta: Dict, lists: Sequence[str]) -> Dict:
     return description
 
 
-#: a converter's data set (the real sets), or the synthetic benchmark laid out as UTD-MHAD
+#: a converter's data set (the real sets), the synthetic benchmark laid out as UTD-MHAD, or a
+#: set that has only the layout's lists (a user's), described by them
 DATA_METAS = (lib.CONVERTED,
-              lib.DataMeta('meta.json', laid_out_synthetic, ('generator', )))
+              lib.DataMeta('meta.json', laid_out_synthetic, ('generator', )),
+              lib.DataMeta(LAYOUT_LISTS[1], lib.listed, ('digests', ), from_root=True))
 
 
 def data_meta(root: Path, record: Path) -> lib.DataMeta:
-    """How the data set at ``root`` describes itself: by the meta file it has, or, where it is
-    not here (a fresh clone's tables), by what its record describes.
+    """How the data set at ``root`` describes itself: by the meta file it has (a
+    ``convert_meta.json`` counts only as a converter writes it, with its version and lists), by
+    its lists alone, or, where it is not here (a fresh clone's tables), by what its record
+    describes.
 
     Raises:
-        SystemExit: neither (no data set there, and no record of one).
+        SystemExit: none of these (no data set there, and no record of one).
     """
     for meta in DATA_METAS:
-        if (root / meta.file).is_file():
+        path = root / meta.file
+        if meta is lib.CONVERTED and path.is_file():
+            written = json.loads(path.read_text())
+            if not {'version', 'classes', 'lists'} <= set(written):
+                continue  # not a converter's: the set's own lists describe it
+        if path.is_file() and all((root / name).is_file() for name in LAYOUT_LISTS):
             return meta
     data = runner.Record(record).data.get('data', {})
     if data:
-        return DATA_METAS[1] if 'generator' in data else DATA_METAS[0]
-    raise SystemExit(f'{root}: no {" or ".join(meta.file for meta in DATA_METAS)}, so no data '
-                     'set in the UTD-MHAD layout (see this script\'s docstring), and no record '
-                     'of one')
+        return next(meta for meta, key in zip(DATA_METAS, ('version', 'generator', 'digests'))
+                    if key in data)
+    raise SystemExit(f'{root}: no {" and ".join(LAYOUT_LISTS)}, so no data set in the UTD-MHAD '
+                     'layout (see this script\'s docstring), and no record of one')
 
 
 def lay_out(root: Path) -> None:
@@ -204,7 +214,9 @@ def report(bench: lib.RowBenchmark, rows: Sequence[Row], args, name: str) -> str
 
 def parse_args(argv=None):
     # no default data set, and a record per data set (named after it, below)
-    parser = lib.arguments(__doc__.splitlines()[0], None, 'work_dirs/bench_transfer', '')
+    # the first paragraph whole: its first line stops mid-sentence
+    description = ' '.join(__doc__.split('\n\n')[0].split())
+    parser = lib.arguments(description, None, 'work_dirs/bench_transfer', '')
     parser.add_argument('--synthetic', metavar='PRESET',
                         help='build the synthetic motion benchmark of this preset, laid out as '
                         'UTD-MHAD, and carry the family to it (instead of --data)')

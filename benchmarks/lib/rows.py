@@ -92,16 +92,36 @@ def frame_labels(data: Path) -> None:
         write_frame_labels(data)
 
 
+def listed(root: Path, lists: Sequence[str]) -> Dict:
+    """What the tables and the run keys read of a data set that has only its lists (a user's
+    set, no builder's meta file): the classes its labels name (the largest label + 1), the
+    clips per list, and the SHA-256 of each list, so another set in a folder of the same name,
+    or these lists changed, are other runs. The lists are read by the datasets' own reader, so
+    a malformed line is named."""
+    import hashlib
+
+    from hyperframes_mm.datasets.bad_video import check_video_list
+    entries = {name: check_video_list(str(root / name)) for name in lists}
+    return dict(classes=1 + max(label for found in entries.values() for entry in found
+                                for label in entry.labels),
+                lists={name: len(found) for name, found in entries.items()},
+                digests={name: hashlib.sha256((root / name).read_bytes()).hexdigest()
+                         for name in lists})
+
+
 class DataMeta(NamedTuple):
     """How a data set describes itself to a row benchmark."""
     #: the file its builder writes last: a run older than it trained on other clips
     file: str
-    #: ``(meta, (train list, test list))`` -> what the tables and the run keys read of it
+    #: ``(meta, (train list, test list))`` -> what the tables and the run keys read of it;
+    #: with ``from_root``, ``(data root, (train list, test list))``
     describe: Callable[[Dict, Sequence[str]], Dict]
     #: the description's keys that make a run on this data another run
     identity: Tuple[str, ...]
     #: what training needs written into the data set first, if anything
     prepare: Optional[Callable[[Path], None]] = None
+    #: ``describe`` reads the data set itself (:func:`listed`), not a JSON meta file
+    from_root: bool = False
 
 
 CONVERTED = DataMeta('convert_meta.json', converted, ('version', 'mapping'))
@@ -261,18 +281,23 @@ class RowBenchmark:
         meta_path = Path(args.data) / self.meta.file
         if not meta_path.is_file():
             return runner.Record(args.record).data.get('data', {})
-        return self.meta.describe(json.loads(meta_path.read_text()),
-                                  (self.train_list, self.test_list))
+        lists = (self.train_list, self.test_list)
+        if self.meta.from_root:
+            return self.meta.describe(Path(args.data), lists)
+        return self.meta.describe(json.loads(meta_path.read_text()), lists)
 
     def finished(self, args, row: Row, seed: int) -> Optional[Dict]:
         """The run of this row and seed: its ``result.json`` in the work dir when that is newer
         than the data set's meta file and its config is the one the row makes now, else the
         record's run of the same :meth:`run_key`, else None."""
         folder = self.run_dir(args, row, seed)
-        result, meta = folder / 'result.json', Path(args.data) / self.meta.file
-        if (result.is_file() and not (meta.is_file() and
-                                      result.stat().st_mtime <= meta.stat().st_mtime)
-                and self.same_config(folder, row, seed, args)):
+        result = folder / 'result.json'
+        # a set described by its lists (:func:`listed`) changes with either of them
+        written = (self.meta.file, ) + ((self.train_list, self.test_list)
+                                        if self.meta.from_root else ())
+        stale = any((path := Path(args.data) / name).is_file() and result.is_file()
+                    and result.stat().st_mtime <= path.stat().st_mtime for name in written)
+        if result.is_file() and not stale and self.same_config(folder, row, seed, args):
             return json.loads(result.read_text())
         run = runner.Record(args.record).runs().get(self.run_key(row, seed, args))
         return None if run is None else dict(run, row=row.name)

@@ -192,16 +192,59 @@ def test_a_synthetic_set_is_laid_out_as_utd_mhad(tmp_path):
 
 
 def test_the_data_set_is_read_from_its_meta_file_or_its_record(tmp_path):
-    (tmp_path / 'convert_meta.json').write_text('{}')
+    for name in bench.LAYOUT_LISTS:
+        (tmp_path / name).write_text('v/a.mp4 0\n')
+    (tmp_path / 'convert_meta.json').write_text(json.dumps(dict(
+        version=2, mapping='m', classes=['a'], lists={name: 1 for name in bench.LAYOUT_LISTS})))
     assert bench.data_meta(tmp_path, tmp_path / 'none.json') is bench.DATA_METAS[0]
+    # a meta file no converter wrote (a user's, by hand) leaves the set to its lists
+    (tmp_path / 'convert_meta.json').write_text('{"classes": ["a"]}')
+    assert bench.data_meta(tmp_path, tmp_path / 'none.json') is bench.DATA_METAS[2]
     empty = tmp_path / 'gone'
     record = tmp_path / 'record.json'
     runner.Record(record).write({}, data=dict(generator=dict(seed=1), classes=10))
     assert bench.data_meta(empty, record) is bench.DATA_METAS[1]
     runner.Record(record).write({}, data=dict(version=2, classes=20))
     assert bench.data_meta(empty, record) is bench.DATA_METAS[0]
-    with pytest.raises(SystemExit, match=f'{empty}: no convert_meta.json or meta.json'):
+    runner.Record(record).write({}, data=dict(digests={}, classes=20))
+    assert bench.data_meta(empty, record) is bench.DATA_METAS[2]
+    with pytest.raises(SystemExit, match=f'{empty}: no cross_subject_train.txt and '
+                       'cross_subject_test.txt'):
         bench.data_meta(empty, tmp_path / 'none.json')
+
+
+def test_a_set_of_lists_alone_is_another_run_when_its_lists_differ(tmp_path):
+    """A user's set has no builder's meta: it needed a hand-written convert_meta.json, whose
+    identity (no version, no mapping) made every such set the same data, so a set in another
+    folder of the same name, its labels remapped, was reported with the first set's runs."""
+    def data_set(folder, train, test):
+        folder.mkdir(parents=True)
+        (folder / bench.LAYOUT_LISTS[0]).write_text(train)
+        (folder / bench.LAYOUT_LISTS[1]).write_text(test)
+        return folder
+
+    first = data_set(tmp_path / 'a' / 'myset', 'v/0.mp4 0\nv/1.mp4 4\n', 'v/2.mp4 2\n')
+    remapped = data_set(tmp_path / 'b' / 'myset', 'v/0.mp4 2\nv/1.mp4 1\n', 'v/2.mp4 4\n')
+    meta = bench.data_meta(first, tmp_path / 'none.json')
+    assert meta is bench.DATA_METAS[2]
+    description = lib.listed(first, bench.LAYOUT_LISTS)
+    assert description['classes'] == 5
+    assert description['lists'] == {'cross_subject_train.txt': 2, 'cross_subject_test.txt': 1}
+    benchmark = lib.RowBenchmark('bench_transfer', bench.LAYOUT_LISTS, (240, 320), 'doc', meta)
+    row = bench.carried_rows(5)[1]
+
+    def key(folder):
+        return benchmark.run_key(row, 0, bench.parse_args(['--data', str(folder),
+                                                           '--record', 'unused']))
+    keys = {key(first), key(remapped)}
+    (first / bench.LAYOUT_LISTS[1]).write_text('v/2.mp4 2\nv/3.mp4 1\n')  # a line more
+    benchmark.run_keys.clear()
+    keys.add(key(first))
+    assert len(keys) == 3
+    (first / bench.LAYOUT_LISTS[0]).write_text('v/0.mp4 x\n')
+    with pytest.raises(ValueError, match=f'{first / bench.LAYOUT_LISTS[0]}:1: label \'x\' is '
+                       'not an integer'):
+        lib.listed(first, bench.LAYOUT_LISTS)
 
 
 def test_the_target_compares_the_headline_with_tsm_within_a_third():
