@@ -18,9 +18,10 @@ augmentation, test clips and ImageNet file. Each run is tested once, with its la
 other data is another run) and how many classes it has are read from the meta file its builder
 wrote last (``convert_meta.json`` of a converter, as tools/data/utd_mhad writes, or the
 synthetic benchmark's ``meta.json``), or, for a set that has only its lists, from the lists:
-the largest label + 1 classes, and the lists' contents as the data's identity. ``--synthetic PRESET --synthetic-seed S`` builds the synthetic
-motion benchmark in ``data/transfer/synthetic-<PRESET>-s<S>`` and lays it out so: its training
-clips are the training list, its validation clips the test list.
+the largest label + 1 classes, and the lists' contents as the data's identity.
+``--synthetic PRESET --synthetic-seed S`` builds the synthetic motion benchmark in
+``data/transfer/synthetic-<PRESET>-s<S>`` and lays it out so: its training clips are the
+training list, its validation clips the test list.
 
 Runs are recorded by key in ``benchmarks/results/transfer_<name>.json`` (``<name>``: the data
 set's folder name) and resume after a kill (:mod:`benchmarks.lib.rows`); the report,
@@ -90,9 +91,10 @@ def data_meta(root: Path, record: Path) -> lib.DataMeta:
         if path.is_file() and all((root / name).is_file() for name in LAYOUT_LISTS):
             return meta
     data = runner.Record(record).data.get('data', {})
-    if data:
-        return next(meta for meta, key in zip(DATA_METAS, ('version', 'generator', 'digests'))
-                    if key in data)
+    described = next((meta for meta, key in zip(DATA_METAS, ('version', 'generator', 'digests'))
+                      if key in data), None)
+    if described is not None:
+        return described
     raise SystemExit(f'{root}: no {" and ".join(LAYOUT_LISTS)}, so no data set in the UTD-MHAD '
                      'layout (see this script\'s docstring), and no record of one')
 

@@ -30,7 +30,8 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
     parser.add_argument('--out', required=True, help='the image of the grid to write')
     parser.add_argument('--pipeline', default='train', choices=['train', 'val', 'test'])
     parser.add_argument('--seed', type=int, default=0, help='random draw of the pipeline')
-    parser.add_argument('--scale', type=int_argument(1), help='enlargement factor (default: >= 96 px)')
+    parser.add_argument('--scale', type=int_argument(1),
+                        help='enlargement factor (default: >= 96 px)')
     parser.add_argument('--scores', help='JSON lines of tools/stream_infer.py to plot')
     parser.add_argument('--scores-out', help='PNG of the score plot')
     parser.add_argument('--classes', type=int, nargs='+', help='classes to plot (default all)')
@@ -73,10 +74,18 @@ def main(argv: Optional[List[str]] = None) -> int:
             if args.class_names:
                 with open(args.class_names, encoding='utf-8') as handle:
                     names = [line.strip() for line in handle if line.strip()]
+        except OSError as error:
+            print(f'error: --class-names {args.class_names}: {error.strerror or error}',
+                  file=sys.stderr)
+            return 1
+        try:
             series = plot_scores(args.scores, args.scores_out, args.classes, names,
                                  args.streams)
         except (OSError, ValueError) as error:
-            named = f' (--class-names {args.class_names})' if args.class_names else ''
+            # the names file is named where its count is what is wrong
+            named = (f' (--class-names {args.class_names})'
+                     if names is not None and str(error).startswith(f'{len(names)} class names')
+                     else '')
             print(f'error: {error}{named}', file=sys.stderr)
             return 1
         print(f'wrote {args.scores_out}: {len(series)} streams, '

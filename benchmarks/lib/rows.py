@@ -102,8 +102,8 @@ def listed(root: Path, lists: Sequence[str]) -> Dict:
 
     from hyperframes_mm.datasets.bad_video import check_video_list
     entries = {name: check_video_list(str(root / name)) for name in lists}
-    return dict(classes=1 + max(label for found in entries.values() for entry in found
-                                for label in entry.labels),
+    return dict(classes=1 + max((label for found in entries.values() for entry in found
+                                 for label in entry.labels), default=-1),
                 lists={name: len(found) for name, found in entries.items()},
                 digests={name: hashlib.sha256((root / name).read_bytes()).hexdigest()
                          for name in lists})

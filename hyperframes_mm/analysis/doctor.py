@@ -274,14 +274,26 @@ def _labels(line: ListLine) -> List[int]:
     return [label for field in line.fields[1:] if (label := parse_label(field)) is not None]
 
 
+def _evaluation_needs_labels(cfg: Config, where: str) -> bool:
+    """Whether the loop of the dataset at ``where`` reads labels, as the runner decides
+    (:func:`~hyperframes_mm.engine.class_count.metrics_need_labels`): an evaluation scored only
+    by a dump of its predictions does not."""
+    from ..engine.class_count import metrics_need_labels
+    evaluator = cfg.get(f'{where.split("_dataloader")[0]}_evaluator') or []
+    metrics = [metric for metric in (evaluator if isinstance(evaluator, (list, tuple))
+                                     else [evaluator]) if isinstance(metric, dict)]
+    # no evaluator given here: a config's loop gets one, which reads labels unless a dump
+    return not metrics or metrics_need_labels(str(metric.get('type', '')) for metric in metrics)
+
+
 def _malformed(where: str, dataset: Dict, lines: Sequence[ListLine],
-               reported: Sequence[int]) -> List[Finding]:
+               reported: Sequence[int], needs_labels: bool = True) -> List[Finding]:
     """What the datasets refuse in a list when they read it, found before a run builds them:
     its first malformed line (a blank line, a label that is not an integer, a missing label:
     :func:`~hyperframes_mm.datasets.bad_video.check_video_list`, the datasets' own reader) but
-    for the lines ``reported`` already (labels out of range); and in a validation or test list,
-    a video listed again, which the loop would score twice (the runner's class-count check
-    refuses it)."""
+    for the lines ``reported`` already (labels out of range); and in a validation or test list
+    whose loop reads labels (``needs_labels``), a labelled video listed again, which the loop
+    would score twice (the runner's class-count check refuses it)."""
     from ..datasets.bad_video import check_video_list
     if all(line.blank for line in lines):
         return []  # a list of no video is the data check's finding ('lists no video')
@@ -294,12 +306,12 @@ def _malformed(where: str, dataset: Dict, lines: Sequence[ListLine],
         if error.line not in reported:
             findings.append(Finding('error', 'annotation', f'{where}: {error}',
                                     'correct that line: a run that reads the list stops there'))
-    if where.startswith('train_') or dataset.get('multi_class', False):
+    if not needs_labels or where.startswith('train_') or dataset.get('multi_class', False):
         return findings
     first: Dict[str, int] = {}  # ``val/a.mp4`` and ``./val/a.mp4`` are one video
     repeated = []
     for line in lines:
-        if line.blank:
+        if len(line.fields) < 2:  # blank, or an inference line the runner does not score
             continue
         seen = first.setdefault(osp.normpath(line.fields[0]), line.number)
         if seen != line.number:
@@ -335,7 +347,8 @@ def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
             continue
         outside = [(line.number, label) for line in lines for label in _labels(line)
                    if not 0 <= label < num_classes]
-        findings += _malformed(where, dataset, lines, [number for number, _ in outside])
+        findings += _malformed(where, dataset, lines, [number for number, _ in outside],
+                               _evaluation_needs_labels(cfg, where))
         if not outside:
             continue
         shown = ', '.join(f'{ann_file}:{number}: {label}'
@@ -345,8 +358,8 @@ def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
         largest = max(label for _, label in outside)
         fix = 'correct those labels'
         if largest >= num_classes:
-            fix += (f', or, if the list is right, give the model\'s head (and the datasets\' '
-                    f'num_classes) {largest + 1} classes')
+            fix += (f', or, if the list is right, give the model\'s head {largest + 1} '
+                    'classes')
         findings.append(Finding(
             'error', 'label-range',
             f'{where}: {len(outside)} label(s) of {ann_file} are outside 0..{num_classes - 1}, '
@@ -599,7 +612,8 @@ def check_load_from(cfg: Config, model=None) -> List[Finding]:
         if resume:
             check_training_checkpoint(checkpoint, path)
         load_fitting(model, checkpoint, path, strict=resume)
-    except CheckpointRefusedError as error:
+    # ValueError: a hyperframe checkpoint of another input encoding (check_input_basis)
+    except (CheckpointRefusedError, ValueError) as error:
         findings.append(Finding('error', 'load-from', f'{key}: {error}',
                                 'give the checkpoint of a run of this config'
                                 + ('' if resume else ', or None')))

@@ -151,7 +151,12 @@ def loop_needs_labels(split: str, loop) -> bool:
     if split == 'train':
         return True
     metrics = getattr(getattr(loop, 'evaluator', None), 'metrics', None) or ()
-    return any(type(metric).__name__ not in _LABEL_FREE_METRICS for metric in metrics)
+    return metrics_need_labels(type(metric).__name__ for metric in metrics)
+
+
+def metrics_need_labels(names) -> bool:
+    """Whether an evaluation by the metrics of these type names reads labels."""
+    return any(name not in _LABEL_FREE_METRICS for name in names)
 
 
 def check_labelled(dataset, split: str, metrics: str = '') -> None:

@@ -7,6 +7,7 @@ Chosen by the config (``runner_type='HyperframeRunner'``, as
 unchanged. Nothing of mmengine is replaced: a config without ``runner_type`` gets mmengine's
 stock runner, whatever else it imports.
 """
+import copy
 import os
 import os.path as osp
 import re
@@ -174,6 +175,7 @@ class HyperframeRunner(Runner):
 
     def build_model(self, model):
         if isinstance(model, dict):
+            model = copy.deepcopy(model)  # the check may build a backbone without its file
             self._check_timm_pretrained(model)
         return super().build_model(model)
 
@@ -188,7 +190,9 @@ class HyperframeRunner(Runner):
             if file is None:
                 continue  # timm's own download, where the machine has a network
             if osp.isfile(file):
-                verify_checkpoint_file(file)
+                # timm also reads safetensors and numpy files, which carry no torch archive
+                if osp.splitext(file)[1] in TORCH_SUFFIXES:
+                    verify_checkpoint_file(file)
                 continue
             if self._load_from:
                 self.logger.info(f'{where} ({node["type"]}): its pretrained file {file} is not '
@@ -314,6 +318,8 @@ class ValidationTracker(Hook):
         runner._validating = False
 
 
+#: the names of files torch.save writes, which a timm backbone's file is verified as
+TORCH_SUFFIXES = ('.pth', '.pt', '.bin', '.tar', '.ckpt')
 #: what Runner.resume reads from a checkpoint by key, beside the weights
 TRAINING_STATE = ('meta.epoch', 'meta.iter', 'message_hub')
 
@@ -585,15 +591,16 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
                  f'copied or moved from there); resuming from this work dir\'s {local} instead.')
             named = str(local)
     problem = 'is missing or empty' if not named else None
-    cause = ' (a run killed while saving)'
+    cause, gone = ' (a run killed while saving)', False
     if named:
         try:
             verify_checkpoint_file(named)
             return named
         except FileNotFoundError:
-            problem = f'names {named!r}, which does not exist'
+            problem, gone = f'names {named!r}, which does not exist', True
         except IsADirectoryError:  # the work dir itself, written by hand or by another tool
-            problem, cause = f'names {named!r}, which is a directory, not a checkpoint', ''
+            problem, cause, gone = (f'names {named!r}, which is a directory, not a checkpoint',
+                                    '', True)
         except RuntimeError as error:
             problem = f'names a damaged file ({error})'
     fallback = newest_intact_checkpoint(work_dir)
@@ -603,7 +610,7 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
         return fallback
     saved = sorted(path.name for path in Path(work_dir).glob('*.pth')
                    if CHECKPOINT_PATTERN.match(path.name))
-    if named and not saved and problem.endswith('does not exist'):
+    if named and not saved and gone:
         # the earlier run's only trace: nothing of it to move aside, but starting from scratch
         # is not what --resume asked for
         raise CheckpointRefusedError(

@@ -183,8 +183,7 @@ def test_labels_outside_the_heads_classes(tiny_root, tmp_path):
         "the model's head (num_classes=4); a run that reads the list stops before its first "
         "step: "
         f'{ann_file}:2: 7, {ann_file}:4: -1',
-        "correct those labels, or, if the list is right, give the model's head (and the "
-        "datasets' num_classes) 8 classes")
+        "correct those labels, or, if the list is right, give the model's head 8 classes")
 
 
 def test_label_check_lists_five_lines_and_reads_only_video_lists(tmp_path):
@@ -235,6 +234,15 @@ def test_what_the_datasets_refuse_in_a_list_is_found_before_a_run(tmp_path):
          '(./a.mp4 (lines 1 and 3); b.mp4 (lines 2 and 4)): the loop scores each line, so '
          'such a video counts twice, and a run stops before its first step')]
     assert findings('a.mp4\nb.mp4\n', 'test', test_mode=True) == []  # an inference list
+    # a test scored only by a dump of its predictions reads no labels: repeats are allowed
+    ann_file = tmp_path / 'test.txt'
+    ann_file.write_text('a.mp4 0\na.mp4 0\n')
+    cfg = Config(dict(model=dict(), test_evaluator=[dict(type='DumpResults', out_file='p.pkl')],
+                      test_dataloader=dict(dataset=dict(type='VideoDataset', test_mode=True,
+                                                        ann_file=str(ann_file), pipeline=[]))))
+    assert check_labels(cfg, 4) == []
+    cfg.test_evaluator.append(dict(type='AccMetric'))
+    assert [f.code for f in check_labels(cfg, 4)] == ['annotation']
 
 
 def test_a_list_that_is_not_utf8_text(tmp_path):
@@ -625,6 +633,13 @@ def test_the_checkpoint_train_starts_from_is_read_as_the_runner_reads_it(tiny_ro
     assert severity == 'error' and message.startswith(
         f'load_from: {other}: weights of another shape than the model of the config: '
         'backbone.conv1.conv.weight (64, 24, 7, 7) (the model: (64, 15, 7, 7))')
+    # another input encoding: the runner's ValueError (check_input_basis) is a finding too
+    basis = tmp_path / 'basis.pth'
+    trained = "model = dict(backbone=dict(type='HyperResNet', input_encoding='diff'))"
+    torch.save(dict(state_dict=state, meta=dict(cfg=trained)), basis)
+    [(severity, _, message)] = load_findings(load_from=str(basis))
+    assert severity == 'error' and message.startswith(
+        f'load_from: {basis}: trained with input_encoding=')
     [(severity, _, message)] = load_findings(load_from=str(bare), resume=True)
     assert severity == 'error' and message.startswith(
         f"resume: {bare}: not a training checkpoint: it has no 'meta', ")

@@ -137,6 +137,8 @@ def test_a_class_names_file_of_another_class_count_is_refused(api_models, api_vi
         f'(--class-names {names})\n')
     assert not (tmp_path / 'scores.png').exists()
     names.write_text('fall\nnone\n')
+    assert tool.main(args + ['--classes', '5']) == 1  # not the names file's fault
+    assert capsys.readouterr().err.endswith(f'not among the 2 classes in {scores}\n')
     assert tool.main(args) == 0
     assert (tmp_path / 'scores.png').is_file()
 

@@ -138,6 +138,13 @@ def test_uniform_picks_in_a_shorter_video_are_logged_or_refused(log_lines):
                                                 slow=dict(num_frames=8, mode='uniform')))
     with pytest.raises(ValueError, match='has 6 frames, fewer than the 8 uniform picks'):
         mixed(dict(total_frames=6, filename='six.mp4'))
+    # a file too short for both streams is told of both
+    mixed = HyperframeSampleFrames(num_frames=4, streams=dict(
+        fast=dict(interval=3), slow=dict(num_frames=8, mode='uniform')))
+    mixed(dict(total_frames=6, filename='both.mp4'))
+    told = [line for line in log_lines if 'both.mp4' in line]
+    assert len(told) == 2 and 'fewer than the 10-frame span' in told[0]
+    assert 'fewer than the 8 uniform picks' in told[1]
 
 
 def test_short_clip_is_logged_once_per_file(log_lines):

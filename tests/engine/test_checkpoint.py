@@ -387,6 +387,13 @@ def test_resume_falls_back_to_newest_intact_checkpoint(tmp_path):
     assert warnings == [f"last_checkpoint in {tmp_path} names '{tmp_path}', which is a "
                         'directory, not a checkpoint; resuming '
                         f'from the newest intact checkpoint {first} instead.']
+    for saved in tmp_path.glob('*.pth'):
+        saved.unlink()
+    with pytest.raises(checkpoint.CheckpointRefusedError,
+                       match=f"^--resume: last_checkpoint in {tmp_path} names '{tmp_path}', "
+                       'which is a directory, not a checkpoint, and the work dir holds no other '
+                       'checkpoint'):
+        find(str(tmp_path))
 
 
 def test_resume_in_a_copied_work_dir_reads_the_copy(tmp_path):
@@ -573,25 +580,25 @@ def test_only_a_training_writes_the_work_dirs_config_copy(tiny_runner, tmp_path)
     state = _training_state(trained)
     state['state_dict']['cls_head.fc_cls.weight'] = torch.zeros(5, 512)
     torch.save(state, other)
-    copy = tmp_path / 'work' / TINY_CONFIG.name
-    copy.parent.mkdir()
-    copy.write_text('# the config the checkpoints of this work dir were trained with\n')
-    kept = copy.read_text()
+    kept_copy = tmp_path / 'work' / TINY_CONFIG.name
+    kept_copy.parent.mkdir()
+    kept_copy.write_text('# the config the checkpoints of this work dir were trained with\n')
+    kept = kept_copy.read_text()
     refused = tiny_runner(load_from=str(other))
     with pytest.raises(checkpoint.CheckpointMismatchError):
         refused.test()
-    assert copy.read_text() == kept
+    assert kept_copy.read_text() == kept
     tested = tiny_runner(load_from=str(weights))
     tested.test()
-    assert copy.read_text() == kept
+    assert kept_copy.read_text() == kept
     assert (Path(tested.log_dir) / TINY_CONFIG.name).read_text() == tested.cfg.pretty_text
     resumed = tiny_runner(load_from=str(other), resume=True)
     with pytest.raises(checkpoint.CheckpointMismatchError):
         resumed.load_or_resume()
-    assert copy.read_text() == kept
+    assert kept_copy.read_text() == kept
     training = tiny_runner(load_from=str(weights))
     training.load_or_resume()
-    assert copy.read_text() == training.cfg.pretty_text
+    assert kept_copy.read_text() == training.cfg.pretty_text
 
 
 def test_a_timm_backbones_pretrained_file_is_checked_before_timm_reads_it(tmp_path,
@@ -618,6 +625,15 @@ def test_a_timm_backbones_pretrained_file_is_checked_before_timm_reads_it(tmp_pa
     with pytest.raises(checkpoint.CheckpointCorruptError, match=f'^{missing}: not a PyTorch'):
         RUNNERS.build(copy.deepcopy(cfg))
     missing.unlink()
+    # timm reads safetensors too, which are no torch archive: not refused as damaged
+    import safetensors.torch
+    from hyperframes_mm.models.backbones.efficientnet_lite_converters import (
+        build_timm_efficientnet_lite)
+    other_format = tmp_path / 'efficientnet_lite0.safetensors'
+    safetensors.torch.save_file(build_timm_efficientnet_lite().state_dict(), str(other_format))
+    read = copy.deepcopy(cfg)
+    read.model.backbone.pretrained_cfg_overlay.file = str(other_format)
+    assert type(RUNNERS.build(read).model.backbone).__name__ == 'EfficientNet'
     tested = copy.deepcopy(cfg)
     tested.load_from = str(tmp_path / 'epoch_30.pth')  # tools/test.py's checkpoint
     runner = RUNNERS.build(tested)

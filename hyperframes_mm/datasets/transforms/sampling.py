@@ -267,6 +267,7 @@ class HyperframeSampleFrames(BaseTransform):
         self.stream_align = stream_align
         self.streams = self._parse_streams(streams)
         self._warned_short = set()
+        self._warned_uniform = set()
         self._warned_count = set()
 
     def _parse_streams(self, streams: Optional[Dict[str, Dict]]) -> List[Tuple]:
@@ -379,8 +380,8 @@ class HyperframeSampleFrames(BaseTransform):
                              f'than the {picks} uniform picks ({self._describe()}), and '
                              'out_of_bound=\'error\'; leave out videos shorter than '
                              f'{picks} frames, or lower num_frames')
-        if filename not in self._warned_short:
-            self._warned_short.add(filename)
+        if filename not in self._warned_uniform:
+            self._warned_uniform.add(filename)
             print_log(f'HyperframeSampleFrames: {filename} has {total} frames, fewer than the '
                       f'{picks} uniform picks ({self._describe()}): picks share frames, so '
                       'the hyperframe holds still steps', logger='current',
