@@ -83,3 +83,22 @@ def shifted_hyperframes(segments: int, test_clips: int, parts: Sequence[tuple],
                  cls_head=dict(type='TSMHead', num_segments=segments, is_shift=True))
     return (model, dict(sampler, num_frames=segments * sampler['num_frames']),
             with_test_clips(parts, test_clips), segment_stack(segments))
+
+
+def schedule_over(train_cfg: Dict, param_scheduler: List[Dict],
+                  epochs: int) -> Tuple[Dict, List[Dict]]:
+    """A base schedule's ``train_cfg`` and ``param_scheduler`` stretched or shortened to
+    ``epochs``, every scheduler scaled alike (warm-up, then the decay to the last epoch), as
+    :func:`hyperframes_mm.analysis.config_utils.set_epochs` scales a loaded config: a config
+    with its own epoch count writes ``train_cfg, param_scheduler = schedule_over(
+    _base_.train_cfg, _base_.param_scheduler, 45)`` instead of the schedule's lines again."""
+    import copy
+
+    from mmengine.config import Config
+
+    from .analysis.config_utils import set_epochs
+    cfg = Config(dict(train_cfg=copy.deepcopy(train_cfg),
+                      param_scheduler=copy.deepcopy(param_scheduler)))
+    set_epochs(cfg, epochs)
+    return cfg.train_cfg.to_dict(), [dict(scheduler) for scheduler in cfg.param_scheduler]
+

@@ -2,9 +2,11 @@
 as values, through mmengine's config loading and dumping."""
 from mmengine.config import Config
 
-from hyperframes_mm.config_parts import (at_side, dataloaders, pipelines, side_fields,
-                                         segment_stack, with_test_clips,
+from hyperframes_mm.config_parts import (at_side, dataloaders, pipelines, schedule_over,
+                                         side_fields, segment_stack, with_test_clips,
                                          with_train_crops)
+
+from ..conftest import REPO
 
 READER = dict(type='DecordInit')
 SAMPLER = dict(type='HyperframeSampleFrames', num_frames=5, mode='uniform')
@@ -89,3 +91,15 @@ def test_a_config_that_imports_them_after_base_loads_and_dumps_values(tmp_path):
     cfg.dump(str(tmp_path / 'dumped.py'))
     assert 'config_parts' not in (tmp_path / 'dumped.py').read_text()
     assert Config.fromfile(str(tmp_path / 'dumped.py')).to_dict() == cfg.to_dict()
+
+
+def test_schedule_over_scales_every_scheduler_as_set_epochs_does():
+    """A config with its own epoch count stretches its base's warm-up and cosine decay (the
+    45-epoch UTD-MHAD row), which it wrote out by hand before."""
+    base = Config.fromfile(str(REPO / 'configs/_base_/schedules/sgd_mobilenet_v2_finetune_30e.py'))
+    train_cfg, schedulers = schedule_over(base.train_cfg, base.param_scheduler, 45)
+    assert (train_cfg['max_epochs'], train_cfg['val_interval']) == (45, 2)
+    assert [(s['type'], s['begin'], s['end']) for s in schedulers] == [
+        ('LinearLR', 0, 4), ('CosineAnnealingLR', 4, 45)]
+    assert schedulers[1]['T_max'] == 41
+    assert base.train_cfg.max_epochs == 30 and base.param_scheduler[0].end == 3  # untouched

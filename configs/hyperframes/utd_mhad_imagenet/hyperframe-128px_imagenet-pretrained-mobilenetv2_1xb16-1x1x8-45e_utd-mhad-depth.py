@@ -4,11 +4,7 @@
 # the four training subjects among those within half of TSM's latency, and then tested once
 # (benchmarks/README.md, results/utd_mhad_imagenet_val.md).
 _base_ = ['./hyperframe-128px_imagenet-pretrained-mobilenetv2_1xb16-1x1x8-30e_utd-mhad-depth.py']
+from hyperframes_mm.config_parts import schedule_over  # after _base_ (old-style config)
 max_epochs = 45
-warmup_epochs = 4
-train_cfg = dict(max_epochs=max_epochs, val_interval=2)
-param_scheduler = [
-    dict(_base_.param_scheduler[0], end=warmup_epochs),
-    dict(_base_.param_scheduler[1], T_max=max_epochs - warmup_epochs, begin=warmup_epochs,
-         end=max_epochs)
-]
+warmup_epochs = 4  # the base's 3 of 30, scaled alike
+train_cfg, param_scheduler = schedule_over(_base_.train_cfg, _base_.param_scheduler, max_epochs)
