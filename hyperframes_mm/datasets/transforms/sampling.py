@@ -266,6 +266,9 @@ class HyperframeSampleFrames(BaseTransform):
         self.out_of_bound = out_of_bound
         self.stream_align = stream_align
         self.streams = self._parse_streams(streams)
+        #: the most picks a uniform stream spreads over a video (0: none), read per sample
+        self._uniform_picks = max((count for _, count, gap in self.streams if gap is None),
+                                  default=0)
         self._warned_short = set()
         self._warned_uniform = set()
         self._warned_count = set()
@@ -371,8 +374,7 @@ class HyperframeSampleFrames(BaseTransform):
         holds still steps (zero differences), which no pick leaves the video to show, so the
         span check above never saw it. Refused under ``out_of_bound='error'``, else logged once
         per file."""
-        picks = max((num_frames for _, num_frames, interval in self.streams
-                     if interval is None), default=0)
+        picks = self._uniform_picks
         if total >= picks:
             return
         if self.out_of_bound == 'error':
