@@ -522,10 +522,16 @@ def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
     does not skip it) and downloads when no file is named, so a missing file would otherwise be
     reported as a model that cannot be built. Each such backbone is one ``pretrained`` finding,
     and the returned copy of ``cfg`` builds it without weights so the other checks still run.
+    Where a checkpoint gives the weights (``load_from``, or the one ``resume`` continues from),
+    the runner builds the backbone without the file, so its absence is only a note.
     """
     from ..engine.checkpoint import timm_pretrained_nodes
+    from ..engine.runner import weights_checkpoint
     findings, offline = [], copy.deepcopy(cfg)
-    for where, node in timm_pretrained_nodes(offline.model):
+    nodes = timm_pretrained_nodes(offline.model)
+    source = weights_checkpoint(cfg.get('load_from'), bool(cfg.get('resume')),
+                                default_work_dir(cfg)) if nodes else None
+    for where, node in nodes:
         file = (node.get('pretrained_cfg_overlay') or {}).get('file')
         if file is None:
             problem = 'names no pretrained_cfg_overlay.file: timm would download weights'
@@ -533,10 +539,15 @@ def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
             problem = f'{file}: checkpoint not found'
         else:
             continue
+        node['pretrained'] = False
+        if source:
+            findings.append(Finding(
+                'info', 'pretrained', f'{where} ({node["type"]}): {problem}; the weights come '
+                f'from {source}, so the backbone is built without it'))
+            continue
         findings.append(Finding(
             'error', 'pretrained', f'{where} ({node["type"]}): {problem}',
             'convert the weights to that path (nothing is downloaded) or set pretrained=False'))
-        node['pretrained'] = False
     return offline, findings
 
 

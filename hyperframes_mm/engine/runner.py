@@ -12,7 +12,7 @@ import os
 import os.path as osp
 import re
 from pathlib import Path
-from typing import Callable, Iterator, Tuple, Union
+from typing import Callable, Iterator, Optional, Tuple, Union
 
 from mmengine.hooks import CheckpointHook, Hook
 from mmengine.dist import master_only
@@ -182,10 +182,14 @@ class HyperframeRunner(Runner):
     def _check_timm_pretrained(self, model: dict) -> None:
         """The files ``timm.*`` backbones load while they are built, checked first
         (:func:`~hyperframes_mm.engine.checkpoint.timm_pretrained_nodes`). A missing one is
-        named; where ``load_from`` gives the weights (``tools/test.py``'s checkpoint, a
-        fine-tuning), the backbone is built without it, since what it would load is
-        overwritten, and the check of that load (every backbone weight present) stands."""
-        for where, node in timm_pretrained_nodes(model):
+        named; where a checkpoint gives the weights (``load_from``: ``tools/test.py``'s
+        checkpoint, a fine-tuning; or the one ``--resume`` continues from in the work dir),
+        the backbone is built without it, since what it would load is overwritten, and the
+        check of that load (every backbone weight present) stands."""
+        nodes = timm_pretrained_nodes(model)
+        source = weights_checkpoint(self._load_from, self._resume, self._work_dir) if nodes \
+            else None
+        for where, node in nodes:
             file = (node.get('pretrained_cfg_overlay') or {}).get('file')
             if file is None:
                 continue  # timm's own download, where the machine has a network
@@ -194,10 +198,9 @@ class HyperframeRunner(Runner):
                 if osp.splitext(file)[1] in TORCH_SUFFIXES:
                     verify_checkpoint_file(file)
                 continue
-            if self._load_from:
+            if source:
                 self.logger.info(f'{where} ({node["type"]}): its pretrained file {file} is not '
-                                 f'here; built without it, its weights come from '
-                                 f'{self._load_from}')
+                                 f'here; built without it, its weights come from {source}')
                 node['pretrained'] = False
                 continue
             raise FileNotFoundError(
@@ -565,6 +568,19 @@ def check_optimizer_groups(optim_wrapper, filename: str) -> None:
                     f'{type(optimizer).__name__}: its parameter groups lack {missing}. Resume '
                     'from a checkpoint saved with this config, or start from its weights with '
                     'load_from.')
+
+
+def weights_checkpoint(load_from: Optional[str], resume: bool,
+                       work_dir: str) -> Optional[str]:
+    """The checkpoint whose weights replace the model's initial ones when the run loads:
+    ``load_from``, else with ``resume`` the one :func:`latest_intact_checkpoint` finds in
+    ``work_dir`` (quietly: the load says why it skips a file), else None."""
+    if load_from or not resume:
+        return load_from or None
+    try:
+        return latest_intact_checkpoint(work_dir, lambda _: None)
+    except CheckpointRefusedError:
+        return None  # the resume itself refuses it, with the file's name
 
 
 def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print):

@@ -363,6 +363,17 @@ def test_timm_pretrained_file_is_a_pretrained_finding_not_a_failed_build(tmp_pat
                         progress=False)
     assert problems(findings) == [('error', 'pretrained')]
     assert 'names no pretrained_cfg_overlay.file: timm would download' in findings[0].message
+    # tools/test.py's checkpoint, or a fine-tuning's, replaces what the file would give: the
+    # runner builds the backbone without it, so the doctor only notes its absence
+    from hyperframes_mm.apis import init_recognizer
+    trained = tmp_path / 'epoch_30.pth'
+    offline = load_config(str(TIMM_TSN), {'model.backbone.pretrained': False})
+    torch.save(dict(state_dict=init_recognizer(offline, device='cpu').state_dict()), trained)
+    findings = diagnose(load_config(str(TIMM_TSN), {'load_from': str(trained)}), progress=False)
+    assert problems(findings) == []
+    assert [f.message for f in findings if f.code == 'pretrained'] == [
+        f'model.backbone (timm.tf_efficientnet_lite0): {missing}: checkpoint not found; the '
+        f'weights come from {trained}, so the backbone is built without it']
     torch.save(dict(state_dict=build_timm_efficientnet_lite().state_dict()), missing)
     assert problems(diagnose(load_config(str(TIMM_TSN)), progress=False)) == []
 

@@ -638,6 +638,14 @@ def test_a_timm_backbones_pretrained_file_is_checked_before_timm_reads_it(tmp_pa
     tested.load_from = str(tmp_path / 'epoch_30.pth')  # tools/test.py's checkpoint
     runner = RUNNERS.build(tested)
     assert type(runner.model.backbone).__name__ == 'EfficientNet'
+    # --resume with no checkpoint in the work dir trains from the file: still refused; with
+    # one, the resumed weights replace the file's
+    resumed = copy.deepcopy(cfg)
+    resumed.resume = True
+    with pytest.raises(FileNotFoundError, match='its pretrained file'):
+        RUNNERS.build(copy.deepcopy(resumed))
+    torch.save(dict(state_dict={}), tmp_path / 'work' / 'epoch_3.pth')
+    assert type(RUNNERS.build(resumed).model.backbone).__name__ == 'EfficientNet'
 
 
 def _training_state(runner, optimizer=None) -> dict:
