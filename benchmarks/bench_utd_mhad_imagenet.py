@@ -543,7 +543,9 @@ def subjects_text(subjects: Sequence[int]) -> str:
 
 def validation_report(args) -> str:
     """The validation table of every fold recorded: per row and fold, the held-out subject's
-    top-1 (the test views, last checkpoint) over seeds, and its mean over the folds run."""
+    top-1 (the test views, last checkpoint) over seeds, and its mean over the folds run;
+    written to :data:`VALIDATION_RESULTS`, or beside a ``--record`` given elsewhere (runs kept
+    out of the repository's record keep their table out of its page too)."""
     record = runner.Record(args.record).data.get('results', {})
     means = {name: sum(scores.values()) / len(scores)
              for name, scores in validation_folds(Path(args.record)).items()}
@@ -571,7 +573,9 @@ def validation_report(args) -> str:
         f'Reproduce: `python benchmarks/bench_utd_mhad_imagenet.py --validate-on S` for S in '
         f'{", ".join(map(str, VALIDATION_SUBJECTS))}.', '']
     text += markdown_table(header, 'l' + 'r' * (len(header) - 1), body)
-    VALIDATION_RESULTS.write_text('\n'.join(text) + '\n')
+    page = (VALIDATION_RESULTS if Path(args.record) == VALIDATION_RECORD
+            else Path(args.record).with_suffix('.md'))
+    page.write_text('\n'.join(text) + '\n')
     return '\n'.join(text)
 
 

@@ -872,3 +872,28 @@ def test_weights_lists_the_files_the_selected_rows_start_from(tmp_path, monkeypa
         'checkpoints/mobilenet_v2_utd_mhad_calibrated_cross_subject_train.pth']
     # nothing trained, nothing recorded
     assert sorted(path.name for path in tmp_path.iterdir()) == ['data']
+
+
+def test_a_validation_fold_recorded_elsewhere_keeps_its_table_beside_that_record(tmp_path,
+                                                                                 monkeypatch):
+    """Runs kept out of the repository's record (``--record`` elsewhere) rewrote the
+    repository's validation page from that record alone."""
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'convert_meta.json').write_text('{}')
+    monkeypatch.setattr(bench, 'RESULTS', tmp_path / 'results' / 'utd_mhad_imagenet.md')
+    monkeypatch.setattr(bench, 'VALIDATION_RESULTS', tmp_path / 'results' / 'val.md')
+    monkeypatch.setattr(bench, 'VALIDATION_RECORD', tmp_path / 'results' / 'val.json')
+    (tmp_path / 'results').mkdir()
+    run = dict(seed=0, top1=0.75)
+    for record in (tmp_path / 'mine.json', bench.VALIDATION_RECORD):
+        record.write_text(json.dumps(dict(results={f'{bench.RECIPE_ROW} | s5': [run]})))
+    argv = ['--validate-on', '5', '--report-only', '--data', str(data), '--work-dir',
+            str(tmp_path / 'work'), '--rows', bench.RECIPE_ROW]
+    text = bench.main([*argv, '--record', str(tmp_path / 'mine.json')])
+    assert f'| {bench.RECIPE_ROW} |  |  | 0.750 (1) |  | 0.750 |' in text
+    assert (tmp_path / 'mine.md').read_text() == text + '\n'
+    assert not bench.VALIDATION_RESULTS.exists()
+    # the repository's record (the default) keeps its page
+    assert bench.main(argv) == text
+    assert bench.VALIDATION_RESULTS.read_text() == text + '\n'
