@@ -73,23 +73,33 @@ DATA_METAS = (lib.CONVERTED,
               lib.DataMeta(LAYOUT_LISTS[1], lib.listed, ('digests', ), from_root=True))
 
 
+#: the keys a builder always writes into its meta file (a converter's ``convert_meta.json``,
+#: the synthetic generator's ``meta.json``): a file of that name without them is a user's own,
+#: and the set's lists describe it
+BUILDER_KEYS = {DATA_METAS[0].file: {'version', 'classes', 'lists'},
+                DATA_METAS[1].file: {'params', 'classes', 'annotations'}}
+
+
 def data_meta(root: Path, record: Path) -> lib.DataMeta:
-    """How the data set at ``root`` describes itself: by the meta file it has (a
-    ``convert_meta.json`` counts only as a converter writes it, with its version and lists), by
-    its lists alone, or, where it is not here (a fresh clone's tables), by what its record
-    describes.
+    """How the data set at ``root`` describes itself: by the meta file it has (one counts only
+    as its builder writes it, :data:`BUILDER_KEYS`), by its lists alone, or, where it is not
+    here (a fresh clone's tables), by what its record describes.
 
     Raises:
         SystemExit: none of these (no data set there, and no record of one).
     """
     for meta in DATA_METAS:
         path = root / meta.file
-        if meta is lib.CONVERTED and path.is_file():
-            written = json.loads(path.read_text())
-            if not {'version', 'classes', 'lists'} <= set(written):
-                continue  # not a converter's: the set's own lists describe it
-        if path.is_file() and all((root / name).is_file() for name in LAYOUT_LISTS):
-            return meta
+        if not (path.is_file() and all((root / name).is_file() for name in LAYOUT_LISTS)):
+            continue
+        if meta.file in BUILDER_KEYS:
+            try:
+                written = json.loads(path.read_text())
+            except ValueError:
+                continue  # no JSON at all: not a builder's either
+            if not isinstance(written, dict) or not BUILDER_KEYS[meta.file] <= set(written):
+                continue
+        return meta
     data = runner.Record(record).data.get('data', {})
     described = next((meta for meta, key in zip(DATA_METAS, ('version', 'generator', 'digests'))
                       if key in data), None)

@@ -200,6 +200,14 @@ def test_the_data_set_is_read_from_its_meta_file_or_its_record(tmp_path):
     # a meta file no converter wrote (a user's, by hand) leaves the set to its lists
     (tmp_path / 'convert_meta.json').write_text('{"classes": ["a"]}')
     assert bench.data_meta(tmp_path, tmp_path / 'none.json') is bench.DATA_METAS[2]
+    # so does a meta.json of the user's own (a common name), which failed with KeyError
+    # 'annotations' as if the synthetic generator had written it, and one that is no JSON
+    for own in ('{"author": "me", "classes": ["a"]}', '["a"]', 'classes: a'):
+        (tmp_path / 'meta.json').write_text(own)
+        assert bench.data_meta(tmp_path, tmp_path / 'none.json') is bench.DATA_METAS[2]
+    (tmp_path / 'meta.json').write_text(json.dumps(dict(
+        params={}, classes=['a'], annotations=dict(train='t.txt', val='v.txt'))))
+    assert bench.data_meta(tmp_path, tmp_path / 'none.json') is bench.DATA_METAS[1]
     empty = tmp_path / 'gone'
     record = tmp_path / 'record.json'
     runner.Record(record).write({}, data=dict(generator=dict(seed=1), classes=10))
