@@ -13,6 +13,7 @@ with ``sync_bn='torch'``, become :class:`~hyperframes_mm.engine.sync_bn.CPUSyncB
 the model is wrapped.
 """
 import copy
+import datetime
 import os
 from contextlib import contextmanager
 from typing import Iterator, Optional
@@ -35,10 +36,17 @@ def init_cpu_process_group(backend: str = 'gloo', **kwargs) -> None:
     Args:
         backend (str): the config's ``env_cfg.dist_cfg.backend``; ``nccl`` needs CUDA, so it
             becomes ``gloo``, torch's CPU backend for the same collectives.
-        **kwargs: the rest of ``dist_cfg``, for ``init_process_group``.
+        **kwargs: the rest of ``dist_cfg``, for ``init_process_group``; ``timeout`` in
+            seconds, as mmengine's ``init_dist`` reads it (torch takes a ``timedelta``).
     """
     from mmengine.logging import print_log
     from torch import distributed as torch_dist
+    timeout = kwargs.get('timeout')
+    if timeout is not None and not isinstance(timeout, datetime.timedelta):
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise TypeError(f'env_cfg.dist_cfg.timeout: {timeout!r} is not a number of seconds '
+                            '> 0 (e.g. dist_cfg=dict(backend=\'gloo\', timeout=7200))')
+        kwargs['timeout'] = datetime.timedelta(seconds=timeout)
     if backend == 'nccl':
         print_log('no GPU: the process group uses the gloo backend instead of nccl',
                   logger='current')

@@ -85,6 +85,18 @@ class LastBatchHook(Hook):
                 'the extra step\'s gradient all-reduce would wait forever for the ranks that '
                 'have none. Set train_dataloader.sampler.round_up=True (mmengine\'s default: '
                 'every rank gets as many samples), or a list the world size divides.')
+        empty = next((rank for rank, each in enumerate(shares) if steps(each) == 0), None)
+        if empty is not None:
+            samples, size, _ = shares[empty]
+            where = f' on rank {empty}' if world > 1 else ''
+            # mmengine's loop runs such an epoch without a word, validates the untrained model
+            # and saves it as each epoch's checkpoint, exit 0
+            raise ValueError(
+                f'the training list gives {samples} samples an epoch (per process){where}, '
+                f'fewer than one batch of {size}, and drop_last=True drops them: every epoch '
+                'would train no step and save the untrained model. '
+                + (f'Set a batch size of at most {samples}, or drop_last=False.' if samples
+                   else 'Give the training list samples.'))
         single = [rank for rank, each in enumerate(shares) if holds_one(each)]
         if not single:
             return
@@ -119,14 +131,16 @@ class LastBatchHook(Hook):
                 f'train_dataloader.batch_size is 1{where}, and the model cannot train on one '
                 f'sample: its batch norm says "{errors[rank]}". It would fail at the first '
                 'step. Set a batch size of 2 or more.')
+        # with no full batch, drop_last=True would leave an epoch of no step
+        fix = ('Train on more samples: no batch size gives this list two a batch.'
+               if samples == 1 else
+               'Set train_dataloader.drop_last=True (one sample an epoch is skipped, another '
+               'each epoch when shuffled), or a batch size that leaves no single sample.')
         raise ValueError(
             f'the training list gives {samples} samples an epoch (per process){where}, '
             f'{samples // size} batches of {size} and a last batch of 1 sample, and the '
             f'model cannot train on one sample: its batch norm says "{errors[rank]}". It '
-            'would fail at the last step of the first epoch, with nothing saved. Set '
-            'train_dataloader.drop_last=True (one sample an '
-            'epoch is skipped, another each epoch when shuffled), or a batch size that '
-            'leaves no single sample.')
+            f'would fail at the last step of the first epoch, with nothing saved. {fix}')
 
 
 @contextmanager

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Tuple, Union
 
 from mmengine.hooks import CheckpointHook, Hook
-from mmengine.dist import master_only
+from mmengine.dist import get_rank, is_main_process, master_only
+from mmengine.fileio import LocalBackend
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
 from mmengine.runner import Runner, find_latest_checkpoint
@@ -25,7 +26,7 @@ from mmaction.registry import RUNNERS
 from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
                          check_input_basis, check_pretrained_inits, first_names, load_verified,
                          mismatch_error, newest_intact_checkpoint, timm_pretrained_nodes,
-                         verify_checkpoint_file)
+                         verify_checkpoint_file, write_text_atomically)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
@@ -141,10 +142,34 @@ class HyperframeRunner(Runner):
         if self.epoch < 1 or hook.file_backend.exists(hook.file_backend.join_path(hook.out_dir,
                                                                                   name)):
             return
-        hook._save_checkpoint_with_step(self, self.epoch, dict(epoch=self.epoch, iter=self.iter))
+        meta = dict(epoch=self.epoch, iter=self.iter)
+        if is_main_process():
+            hook._save_checkpoint_with_step(self, self.epoch, meta)
+        elif not self._save_from_this_rank(hook, name, meta):
+            return
         self.logger.warning(f'validation after epoch {self.epoch} failed (below); the epochs '
                             f'trained are saved in {name}: fix the validation data and train '
                             'again with --resume to continue from them')
+
+    def _save_from_this_rank(self, hook: CheckpointHook, name: str, meta: dict) -> bool:
+        """Save the epochs from a rank other than 0 whose validation failed: mmengine saves
+        from rank 0 alone (``Runner.save_checkpoint`` is ``master_only``), and rank 0 waits in
+        the validation's gather that this rank never reaches until torchrun ends it, so nothing
+        was saved. Every rank holds the same weights and optimizer state (DDP all-reduces the
+        gradients). The file is written under a name of this rank's and renamed into place,
+        since rank 0 may be saving the same epoch, its own validation failed too. False where
+        the checkpoints go to a remote store, which has no rename."""
+        if not isinstance(hook.file_backend, LocalBackend):
+            return False
+        partial = f'{name}.rank{get_rank()}.part'
+        Runner.save_checkpoint.__wrapped__(
+            self, hook.out_dir, partial, hook.file_client_args,
+            save_optimizer=hook.save_optimizer, save_param_scheduler=hook.save_param_scheduler,
+            meta=meta, by_epoch=hook.by_epoch, backend_args=hook.backend_args, **hook.args)
+        saved = osp.join(hook.out_dir, name)
+        os.replace(osp.join(hook.out_dir, partial), saved)
+        write_text_atomically(saved, osp.join(self.work_dir, 'last_checkpoint'))
+        return True
 
     def test(self) -> dict:
         return self._evaluate(super().test)

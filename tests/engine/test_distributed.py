@@ -47,6 +47,24 @@ def test_sync_bn_modes():
         distributed.converts_every_batchnorm('mmcv')
 
 
+def test_the_cpu_process_group_takes_its_timeout_in_seconds(monkeypatch):
+    """mmengine's ``env_cfg.dist_cfg.timeout`` is seconds, which its init_dist turns into the
+    timedelta torch takes: the CPU path passed the number on, and torch refused it."""
+    import datetime
+    started = []
+    monkeypatch.setattr(dist, 'init_process_group',
+                        lambda **kwargs: started.append(kwargs))
+    distributed.init_cpu_process_group('nccl', timeout=7200)
+    assert started == [dict(backend='gloo', timeout=datetime.timedelta(seconds=7200))]
+    distributed.init_cpu_process_group('gloo', timeout=datetime.timedelta(minutes=5))
+    assert started[-1]['timeout'] == datetime.timedelta(minutes=5)
+    for bad in ('7200', 0, True):
+        with pytest.raises(TypeError, match=f'^env_cfg.dist_cfg.timeout: {bad!r} is not a '
+                           'number of seconds > 0'):
+            distributed.init_cpu_process_group('gloo', timeout=bad)
+    assert len(started) == 2
+
+
 def test_main_process_first_outside_a_process_group_just_runs():
     ran = []
     with distributed.main_process_first():
@@ -247,3 +265,30 @@ def test_ranks_decide_the_last_batch_check_together(tiny_dataset, tmp_path):
         '0: 8 samples, 2 steps, rank 1: 7 samples, 1 steps): the extra step\'s gradient '
         'all-reduce would wait forever for the ranks that have none. Set '
         'train_dataloader.sampler.round_up=True') == 2
+
+
+@pytest.mark.skipif(torch.cuda.is_available(),
+                    reason='tests the CPU path; with a GPU, mmengine places ranks on devices')
+def test_a_validation_failing_on_rank_one_saves_the_epochs_trained(tiny_dataset, tmp_path):
+    """mmengine saves from rank 0 alone, which waits in the validation's gather: a damaged
+    validation video in rank 1's share ended the run with nothing saved, where one process
+    keeps the epoch (test_checkpoint's test of a failing validation)."""
+    import shutil
+    data = tmp_path / 'data'
+    shutil.copytree(tiny_dataset, data)
+    # mmengine's sampler without shuffling gives rank 1 the second line of the list
+    second = (data / 'val.txt').read_text().splitlines()[1].split()[0]
+    video = data / second
+    video.write_bytes(video.read_bytes()[:video.stat().st_size // 2])
+    config = write_config(tmp_path / 'config.py')
+    failed = train(config, tmp_path / 'work', data,
+                   ['train_cfg.max_epochs=2', 'train_dataloader.batch_size=2',
+                    'default_hooks.checkpoint.interval=2', 'val_dataloader.sampler.shuffle=False'],
+                   nproc=2, check=False)
+    assert failed.returncode != 0
+    assert f'{video}' in failed.stderr
+    saved = tmp_path / 'work' / 'epoch_1.pth'
+    assert sorted(path.name for path in (tmp_path / 'work').glob('*.pth*')) == ['epoch_1.pth']
+    assert (tmp_path / 'work' / 'last_checkpoint').read_text() == str(saved)
+    state = load(saved)
+    assert state['meta']['epoch'] == 1 and 'optimizer' in state

@@ -89,3 +89,35 @@ def test_a_batch_size_of_one_the_model_cannot_train_on_is_named(runner_of):
     assert runner.iter == 0
     LastBatchHook().before_train(_runner(runner_of, batch_size=1, side=56))  # it trains there
 
+
+
+def test_an_epoch_of_no_training_step_is_refused(runner_of):
+    """16 clips in batches of 20 with drop_last=True: mmengine's loop ran each epoch without a
+    step or a word, and saved the untrained model as its checkpoints, exit 0."""
+    runner = _runner(runner_of, batch_size=20, side=56, drop_last=True)
+    with pytest.raises(ValueError) as refused:
+        runner.train()
+    assert str(refused.value) == (
+        'the training list gives 16 samples an epoch (per process), fewer than one batch of '
+        '20, and drop_last=True drops them: every epoch would train no step and save the '
+        'untrained model. Set a batch size of at most 16, or drop_last=False.')
+    assert runner.iter == 0
+
+
+def test_one_sample_an_epoch_is_not_told_to_drop_it(runner_of):
+    """The advice for a last batch of one sample, drop_last=True, left a one-sample list an
+    epoch of no step."""
+    pipeline = Config.fromfile(str(TINY_CONFIG)).train_dataloader.dataset.pipeline
+    for step in pipeline:
+        if step['type'] == 'Resize':
+            step['scale'] = (32, 32)
+    runner = runner_of(**{'train_dataloader.batch_size': 2,
+                          'train_dataloader.dataset.indices': 1,
+                          'train_dataloader.dataset.pipeline': pipeline})
+    with pytest.raises(ValueError) as refused:
+        runner.train()
+    assert str(refused.value).startswith(
+        'the training list gives 1 samples an epoch (per process), 0 batches of 2 and a last '
+        'batch of 1 sample, and the model cannot train on one sample')
+    assert str(refused.value).endswith(
+        'with nothing saved. Train on more samples: no batch size gives this list two a batch.')
