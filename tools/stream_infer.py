@@ -82,6 +82,13 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
         parser.error('--alert-classes needs --threshold')
     if args.names and len(args.names) != len(args.sources):
         parser.error(f'--names: {len(args.names)} names for {len(args.sources)} sources')
+    # a record carries its stream's name only: two streams of one name cannot be told apart
+    named = args.names or args.sources
+    repeated = sorted({name for name in named if named.count(name) > 1})
+    if repeated:
+        parser.error(f'{"--names" if args.names else "sources"}: {", ".join(repeated)} given '
+                     'more than once; every stream needs a name of its own'
+                     + ('' if args.names else ' (--names)'))
     if args.motion_thresholds and not args.dynamic_frames:
         parser.error('--motion-thresholds needs --dynamic-frames')
     return args
@@ -90,11 +97,12 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def build_engine(args: argparse.Namespace, sink):
     """The :class:`StreamEngine` the arguments describe."""
     from hyperframes_mm.apis import init_recognizer
+    from hyperframes_mm.apis.inference import head_classes
     from hyperframes_mm.deploy import (AlertRule, ModelStage, StreamEngine, check_alert_classes,
                                        check_score_thresholds)
     # the dynamic frame counts re-inflate the PyTorch model's conv1: a graph has none to inflate
     model = init_recognizer(args.config, args.checkpoint, args.device, args.cfg_options,
-                            allow_onnx=not args.dynamic_frames)
+                            allow_onnx=not args.dynamic_frames, threads=args.threads)
     # in a cascade the screening scores meet --screen-threshold, the confirmer's the alert rule
     alert_rule = {'--threshold': args.threshold, '--release': args.release}
     check_score_thresholds(model.cfg, {'--screen-threshold': args.screen_threshold}
@@ -103,17 +111,34 @@ def build_engine(args: argparse.Namespace, sink):
         from hyperframes_mm.deploy.dynamic_frames import DEFAULT_THRESHOLDS, DynamicFrameStage
         stage = DynamicFrameStage(model, tuple(args.dynamic_frames),
                                   tuple(args.motion_thresholds or DEFAULT_THRESHOLDS),
-                                  name='screen' if args.confirm_config else 'dynamic')
+                                  name='screen' if args.confirm_config else 'dynamic',
+                                  window=args.window)
     else:
         stage = ModelStage(model, name='screen' if args.confirm_config else 'model')
     confirm = None
     if args.confirm_config:
         confirm = ModelStage.from_config(args.confirm_config, args.confirm_checkpoint,
-                                         args.device, name='confirm')
+                                         args.device, name='confirm', threads=args.threads)
         check_score_thresholds(confirm.model.cfg, alert_rule)
+        # a record's label is the confirmer's where it confirmed and the screen's elsewhere
+        counts = [head_classes(stage_model.cfg) for stage_model in (model, confirm.model)]
+        if None not in counts and counts[0] != counts[1]:
+            raise ValueError(f'the screening model scores {counts[0]} classes and the '
+                             f'confirming model ({args.confirm_config}) {counts[1]}: a cascade '
+                             'needs two models of the same classes')
     # the screening model's scores are read by the same classes as the confirmer's
     for stage_model in (model, ) + ((confirm.model, ) if confirm else ()):
         check_alert_classes(stage_model.cfg, args.alert_classes)
+    if args.window is None:
+        # a sampler that spreads its picks over the whole video has no window of its own;
+        # each stream would fail at its first window
+        for each in filter(None, (stage, confirm)):
+            # a dynamic-frame stage has one pipeline a frame count
+            for pipeline in list(getattr(each, 'pipelines', {}).values()) or [each.pipeline]:
+                if pipeline.spreads_over_video():
+                    raise ValueError(f'--window: the sampler of stage {each.name!r} '
+                                     f'({pipeline.sampler_cfg}) spreads its picks over the '
+                                     'whole video; give the window length in frames')
     alert = None if args.threshold is None else AlertRule(args.threshold, args.release,
                                                           args.alert_classes)
     return StreamEngine(stage, stride=args.stride, window=args.window,

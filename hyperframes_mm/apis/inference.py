@@ -78,13 +78,22 @@ def _test_dataset(cfg: Config) -> Optional[dict]:
     return dataset if isinstance(dataset, dict) else None
 
 
+def head_classes(cfg) -> Optional[int]:
+    """The class count the config's head scores (``model.cls_head.num_classes``, or its
+    inner head's), None where it names none."""
+    head = ((cfg or {}).get('model') or {}).get('cls_head') or {}
+    count = head.get('num_classes', (head.get('head') or {}).get('num_classes'))
+    return count if isinstance(count, int) else None
+
+
 def init_recognizer(config: ConfigLike,
                     checkpoint: Optional[str] = None,
                     device: Optional[str] = None,
                     cfg_options: Optional[dict] = None,
                     *,
                     init_weights: bool = True,
-                    allow_onnx: bool = True) -> nn.Module:
+                    allow_onnx: bool = True,
+                    threads: Optional[int] = None) -> nn.Module:
     """Build ``config``'s model, load ``checkpoint`` strictly, and put it in eval mode.
 
     The one place the plugin builds a recognizer from a config (inference, export, FLOP
@@ -116,6 +125,9 @@ def init_recognizer(config: ConfigLike,
         allow_onnx (bool): accept an ``.onnx`` file as ``checkpoint``. False for the callers
             that need the PyTorch model itself (export, quantisation, re-inflation): given a
             graph they would fail on a missing attribute far from the cause. Defaults to True.
+        threads (int, optional): an ``.onnx`` checkpoint's onnxruntime intra-op threads
+            (a PyTorch model runs on the process's, ``torch.set_num_threads``). Defaults to
+            onnxruntime's own choice.
 
     Returns:
         nn.Module: the model in eval mode, with the config as ``model.cfg``.
@@ -123,8 +135,9 @@ def init_recognizer(config: ConfigLike,
     Raises:
         FileNotFoundError: the config or the checkpoint does not exist.
         ValueError: an ``.onnx`` graph exported from another config (its clips or channels
-            are not what the config's test pipeline makes), or any ``.onnx`` graph where
-            ``allow_onnx`` is False.
+            are not what the config's test pipeline makes, or it scores another number of
+            classes than the head), a file onnxruntime cannot load, or any ``.onnx`` graph
+            where ``allow_onnx`` is False.
         CheckpointRefusedError: the checkpoint does not fit the model
             (:class:`~hyperframes_mm.engine.CheckpointMismatchError`, naming the file and the
             keys), is damaged or holds more than weights.
@@ -141,7 +154,7 @@ def init_recognizer(config: ConfigLike,
             raise ValueError(f'{checkpoint} is an exported ONNX graph; this needs the PyTorch '
                              'checkpoint (.pth) it was exported from')
         from .onnx_recognizer import OnnxRecognizer
-        recognizer = OnnxRecognizer(checkpoint, cfg).to(device or 'cpu')
+        recognizer = OnnxRecognizer(checkpoint, cfg, threads).to(device or 'cpu')
         try:
             example = example_inputs(cfg, REFERENCE_FRAME_SIZES[0])
         except (KeyError, ValueError):  # no test pipeline to compare the graph with
@@ -151,6 +164,7 @@ def init_recognizer(config: ConfigLike,
         # by the frame's shape); made only where the first sample disagrees with the graph
         recognizer.check_inputs(example, (example_inputs(cfg, size)
                                           for size in REFERENCE_FRAME_SIZES[1:]))
+        recognizer.check_classes(example, head_classes(cfg))
         return recognizer
     model = MODELS.build(cfg.model)
     # streaming, export and inference read the test pipeline's clips: what tools/test.py
@@ -245,6 +259,15 @@ class WindowPipeline:
             return (sampler.clip_len - 1) * sampler.frame_interval + 1
         raise ValueError(f'WindowPipeline: {type(sampler).__name__}({self.sampler_cfg}) spreads '
                          'its picks over the whole video; give the window length in frames')
+
+    def spreads_over_video(self) -> bool:
+        """Whether the sampler spreads its picks over the whole video (``mode='uniform'``,
+        ``UniformSample``...), so that a window has no length of its own (:meth:`span`)."""
+        try:
+            self.span(fps=1.0)  # a time-based sampler's span needs some rate
+        except ValueError:
+            return True
+        return False
 
     def _fixed_span(self, fps: Optional[float]) -> Optional[int]:
         """:meth:`span`, or None for a sampler that spreads its picks over any window."""

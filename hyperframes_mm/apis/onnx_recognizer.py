@@ -33,24 +33,11 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
                          'config it was trained with')
     feeds = {}
     for meta in inputs:
-        batch = torch.stack([sample[meta.name] if isinstance(sample, dict) else sample
-                             for sample in samples])
-        pixels = batch.cpu().numpy()
-        differ = fixed_sizes_differ(meta.shape, pixels.shape)
-        if differ:
-            # a pipeline whose sample follows the video's frame size (no crop) passes the check
-            # at load; a video of another size than the graph's meets it here, not inside
-            # onnxruntime, which names neither the sizes nor what to do
-            why = ('the test pipeline sized it from a video of another frame size than the '
-                   'graph was exported at (export_onnx.py --video-size)'
-                   if set(differ) <= {pixels.ndim - 3, pixels.ndim - 2} else
-                   'the graph was exported from another config (another T or number of test '
-                   'clips); run it with that config')
-            raise ValueError(
-                f'graph input {meta.name} takes samples of '
-                f'{" x ".join(str(size) for size in meta.shape[1:])} and this one is '
-                f'{" x ".join(str(size) for size in pixels.shape[1:])} (clips x channels x '
-                f'height x width): {why}')
+        parts = [sample[meta.name] if isinstance(sample, dict) else sample
+                 for sample in samples]
+        for part in parts:
+            check_fits(meta, tuple(part.shape))
+        pixels = torch.stack(parts).cpu().numpy()
         if meta.type == 'tensor(uint8)':
             # uint8 pixels (what the test pipeline packs) need no look: the check is for others
             if pixels.dtype != np.uint8 and pixels.size and (
@@ -64,6 +51,30 @@ def onnx_feeds(inputs: Sequence, samples: Sequence[Union[torch.Tensor, Dict[str,
         else:
             feeds[meta.name] = pixels.astype(np.float32, copy=False)
     return feeds
+
+
+def check_fits(meta, shape: Sequence[int]) -> None:
+    """Refuse one sample of ``shape`` (clips x channels x height x width) that graph input
+    ``meta`` (an onnxruntime input) cannot take: a pipeline whose sample follows the video's
+    frame size (no crop) passes the check at load, and a video of another size than the
+    graph's meets it here, not inside onnxruntime, which names neither the sizes nor what to
+    do.
+
+    Raises:
+        ValueError: naming the input, both sizes and the likely cause.
+    """
+    differ = fixed_sizes_differ(meta.shape, (None, *shape))
+    if not differ:
+        return
+    why = ('the test pipeline sized it from a video of another frame size than the graph was '
+           'exported at (export_onnx.py --video-size)'
+           if set(differ) <= {len(shape) - 2, len(shape) - 1} else
+           'the graph was exported from another config (another T or number of test clips); '
+           'run it with that config')
+    raise ValueError(
+        f'graph input {meta.name} takes samples of '
+        f'{" x ".join(str(size) for size in meta.shape[1:])} and this one is '
+        f'{" x ".join(str(size) for size in shape)} (clips x channels x height x width): {why}')
 
 
 def fixed_sizes_differ(graph: Sequence, shape: Sequence[int]) -> List[int]:
@@ -96,7 +107,11 @@ def onnx_session(path: Union[str, Path], threads: Optional[int] = None, spin: bo
         options.intra_op_num_threads = threads
     if not spin:
         options.add_session_config_entry('session.intra_op.allow_spinning', '0')
-    return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+    try:
+        return ort.InferenceSession(str(path), options, providers=['CPUExecutionProvider'])
+    except Exception as error:  # onnxruntime's own exception types, one per failure
+        raise ValueError(f'{path}: onnxruntime cannot load it as an ONNX graph (truncated, '
+                         f'empty or not a graph): {str(error).strip()}') from error
 
 
 class OnnxRecognizer:
@@ -127,6 +142,44 @@ class OnnxRecognizer:
         sizes = {meta.shape[0] for meta in self.inputs if meta.shape}
         self.batch = next(iter(sizes)) if len(sizes) == 1 and isinstance(
             next(iter(sizes)), int) else None
+        # the classes the graph scores, where its output shape fixes them (a dynamic export
+        # leaves them symbolic: check_classes runs the graph once to count them)
+        scores = next((meta for meta in self.session.get_outputs() if meta.name == 'scores'),
+                      None)
+        self.num_classes = (scores.shape[-1] if scores is not None and scores.shape
+                            and isinstance(scores.shape[-1], int) else None)
+
+    def check_classes(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]],
+                      configured: Optional[int]) -> None:
+        """Refuse a graph that scores another number of classes than ``configured``, the
+        config's head's (:func:`~hyperframes_mm.apis.inference.head_classes`; None: not
+        checked): labels, alert classes and class names are checked against that head, and
+        would name other classes than the scores do. ``example``: a batch of one sample
+        (:func:`~hyperframes_mm.apis.example_inputs`), run once where the graph's output
+        shape leaves the count open.
+
+        Raises:
+            ValueError: naming the file and both counts.
+        """
+        if configured is None:
+            return
+        if self.num_classes is None:
+            sample = ({name: part[0] for name, part in example.items()}
+                      if isinstance(example, dict) else example[0])
+            self.num_classes = int(self.scores([sample]).shape[-1])
+        if self.num_classes != configured:
+            raise ValueError(f'{self.path}: the graph scores {self.num_classes} classes and '
+                             f'the config\'s head {configured} (model.cls_head.num_classes): '
+                             'run it with the config it was exported from')
+
+    def check_sample(self, inputs: Union[torch.Tensor, Dict[str, torch.Tensor]]) -> None:
+        """Refuse one packed sample's ``inputs`` the graph cannot take (:func:`check_fits`),
+        so that a stream whose frames make another size fails alone, where it is made,
+        instead of the model call that batches it with other streams' samples."""
+        for meta in self.inputs:
+            part = inputs.get(meta.name) if isinstance(inputs, dict) else inputs
+            if part is not None:
+                check_fits(meta, tuple(part.shape))
 
     def check_inputs(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]],
                      others: Iterable[Union[torch.Tensor, Dict[str, torch.Tensor]]] = ()

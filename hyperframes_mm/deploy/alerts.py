@@ -8,6 +8,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
+from ..apis.inference import head_classes
+
 
 def check_score_thresholds(cfg, thresholds: Dict[str, Optional[float]]) -> None:
     """Refuse thresholds outside 0..1 for a model whose scores are probabilities (its head
@@ -49,9 +51,8 @@ def check_alert_classes(cfg, classes: Optional[Sequence[int]],
     Raises:
         ValueError: naming the option, the label and the head's class count.
     """
-    head = cfg.model.get('cls_head') or {}
-    count = head.get('num_classes', (head.get('head') or {}).get('num_classes'))
-    if classes and isinstance(count, int) and max(classes) >= count:
+    count = head_classes(cfg)
+    if classes and count is not None and max(classes) >= count:
         raise ValueError(f'{option} {max(classes)}: the model of {cfg.filename} scores '
                          f'{count} classes (labels 0..{count - 1})')
 

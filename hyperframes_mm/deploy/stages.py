@@ -46,10 +46,11 @@ class ModelStage:
     @classmethod
     def from_config(cls, config: ConfigLike, checkpoint: Optional[str] = None,
                     device: Optional[str] = None, name: str = 'model',
-                    window: Optional[int] = None, cfg_options: Optional[dict] = None
-                    ) -> 'ModelStage':
-        """Build the model of ``config``, load ``checkpoint``, feed it its test pipeline."""
-        model = init_recognizer(config, checkpoint, device, cfg_options)
+                    window: Optional[int] = None, cfg_options: Optional[dict] = None,
+                    threads: Optional[int] = None) -> 'ModelStage':
+        """Build the model of ``config``, load ``checkpoint``, feed it its test pipeline
+        (``threads``: an ``.onnx`` checkpoint's onnxruntime threads)."""
+        model = init_recognizer(config, checkpoint, device, cfg_options, threads=threads)
         return cls(model, WindowPipeline(model.cfg.test_pipeline), name, window)
 
     @property
@@ -68,8 +69,19 @@ class ModelStage:
 
     def prepare(self, frames: Sequence[np.ndarray], fps: Optional[float],
                 filename: str = 'stream') -> Tuple[Hashable, Dict]:
-        """``(batch key, packed sample)`` of the window ``frames`` (oldest first)."""
-        return None, self.pipeline(self.select(frames, fps), len(frames), fps, filename)
+        """``(batch key, packed sample)`` of the window ``frames`` (oldest first). The key is
+        the sample's input shape: a pipeline without a crop sizes samples by each stream's
+        frames, and samples of two sizes cannot be stacked into one batch. A model that
+        checks its samples (an exported graph of fixed sizes) refuses one here, in the stream's
+        reader, so that stream fails alone."""
+        packed = self.pipeline(self.select(frames, fps), len(frames), fps, filename)
+        inputs = packed['inputs']
+        check = getattr(self.model, 'check_sample', None)
+        if check is not None:
+            check(inputs)
+        key = (tuple((name, tuple(part.shape)) for name, part in sorted(inputs.items()))
+               if isinstance(inputs, dict) else tuple(inputs.shape))
+        return key, packed
 
     def predict(self, key: Hashable, packed: Sequence[Dict]) -> torch.Tensor:
         """Scores ``[N, num_classes]`` (on the CPU) of samples that share ``key``."""

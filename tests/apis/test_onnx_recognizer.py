@@ -179,3 +179,26 @@ def test_a_graph_whose_frame_size_follows_the_video_is_not_refused(api_models, t
         graph = tmp_path / f'boxed{size[0]}.onnx'
         export_onnx(model, graph, sample.float(), dynamic_batch=False)
         assert isinstance(init_recognizer(boxed, str(graph), 'cpu'), OnnxRecognizer), size
+
+
+def test_a_graph_is_loaded_with_its_threads_and_its_class_count_checked(api_models, tmp_path):
+    """--threads reached torch alone, so an int8 graph ran on onnxruntime's one thread a core;
+    a config of another class count ran the graph's scores under its own head's labels;
+    a damaged file was onnxruntime's traceback, naming no tool option."""
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    path = tmp_path / 'single.onnx'
+    from hyperframes_mm.apis import example_inputs
+    export_onnx(model, path, example_inputs(model.cfg).float())
+    loaded = init_recognizer(api_models['single'], str(path), 'cpu', threads=1)
+    assert loaded.session.get_session_options().intra_op_num_threads == 1
+    assert loaded.num_classes == 4  # counted by one run: the dynamic export leaves it open
+    with pytest.raises(ValueError, match=r'^.*single\.onnx: the graph scores 4 classes and the '
+                       r"config's head 5 \(model.cls_head.num_classes\): run it with the config"):
+        init_recognizer(api_models['single'], str(path), 'cpu',
+                        {'model.cls_head.num_classes': 5})
+    damaged = tmp_path / 'damaged.onnx'
+    for content in (path.read_bytes()[:path.stat().st_size // 2], b''):
+        damaged.write_bytes(content)
+        with pytest.raises(ValueError, match=f'^{damaged}: onnxruntime cannot load it as an '
+                           r'ONNX graph \(truncated, empty or not a graph\): '):
+            init_recognizer(api_models['single'], str(damaged), 'cpu')

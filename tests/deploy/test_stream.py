@@ -467,3 +467,98 @@ def test_a_width_decord_decodes_to_garbage_fails_its_stream_alone(api_models, ap
     assert 'read it with backend=\'pyav\'' in stats['narrow'].message
     pyav = _run(_stage(api_models), [narrow], stride=4, backend='pyav')
     assert (pyav.streams[0].status, pyav.streams[0].windows) == ('ended', 3)
+
+
+def test_streams_of_other_frame_sizes_fail_alone_on_a_fixed_size_graph(api_models, api_videos,
+                                                                        tmp_path):
+    """A test pipeline without a crop sizes samples by each video: one batch stacked two
+    streams' samples of two sizes, and the whole run died with every record lost."""
+    from mmengine.config import Config
+
+    from hyperframes_mm.apis import example_inputs
+    from hyperframes_mm.datasets.video_io import write_video
+    from hyperframes_mm.deploy.export import export_onnx
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    cfg = Config(model.cfg.to_dict())
+    cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize' else step
+                         for step in cfg.test_pipeline if step['type'] != 'CenterCrop']
+    graph = tmp_path / 'square.onnx'
+    export_onnx(model, graph, example_inputs(cfg, (64, 64)).float(), dynamic_batch=False)
+    wide = tmp_path / 'wide.mp4'
+    write_video(wide, np.zeros((40, 64, 96, 3), np.uint8), fps=25)
+    stage = ModelStage(init_recognizer(cfg, str(graph), 'cpu'))
+    report = StreamEngine(stage, stride=4, batch_size=4, keep_records=True,
+                          progress=False).run([str(api_videos['a']), str(wide)],
+                                              names=['square', 'wide'])
+    stats = {s.name: s for s in report.streams}
+    assert (stats['square'].status, stats['square'].windows) == ('ended', 8)
+    assert (stats['wide'].status, stats['wide'].windows) == ('failed', 0)
+    assert stats['wide'].message.startswith(
+        "wide: ValueError('graph input imgs takes samples of 2 x 9 x 32 x 32 and this one is "
+        "2 x 9 x 32 x 48 (clips x channels x height x width): the test pipeline sized it from "
+        "a video of another frame size")
+
+
+def test_stream_names_must_tell_the_streams_apart(api_models, api_videos, capsys):
+    """Records carry their stream's name alone: two streams of one name could not be told
+    apart."""
+    tool = load_script('tools/stream_infer.py')
+    base = [str(api_models['single']), str(api_models['single_ckpt'])]
+    for options, message in (
+            ([str(api_videos['a']), str(api_videos['b']), '--names', 'cam', 'cam'],
+             '--names: cam given more than once; every stream needs a name of its own\n'),
+            ([str(api_videos['a'])] * 2,
+             f'sources: {api_videos["a"]} given more than once; every stream needs a name of '
+             'its own (--names)\n')):
+        with pytest.raises(SystemExit) as exit_info:
+            tool.main(base + options)
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.endswith(f'error: {message}')
+
+
+def test_a_cascade_of_two_class_sets_and_a_spread_sampler_without_window_are_refused(
+        api_models, api_videos, tmp_path, capsys):
+    """A confirmer of other classes gave records whose labels meant the screen's classes on
+    some windows and the confirmer's on others, exit 0; a sampler that spreads its picks over
+    the whole video failed every stream at its first window, after the output was emptied."""
+    five = tmp_path / 'five.py'
+    five.write_text(f"_base_ = [{str(api_models['single'])!r}]\n"
+                    'model = dict(cls_head=dict(num_classes=5))\n')
+    weights = tmp_path / 'five.pth'
+    torch.save(dict(state_dict=init_recognizer(str(five), device='cpu').state_dict()), weights)
+    tool = load_script('tools/stream_infer.py')
+    base = [str(api_models['single']), str(api_models['single_ckpt']), str(api_videos['a']),
+            '--device', 'cpu', '--no-progress']
+    assert tool.main(base + ['--confirm-config', str(five), '--confirm-checkpoint',
+                             str(weights), '--screen-threshold', '0.2', '--threshold', '0.5',
+                             '--alert-classes', '0']) == 1
+    assert capsys.readouterr().err == (
+        f'error: the screening model scores 4 classes and the confirming model ({five}) 5: a '
+        'cascade needs two models of the same classes\n')
+    uniform = ['--cfg-options', 'test_pipeline.1.mode=uniform', 'test_pipeline.1.interval=None']
+    assert tool.main(base + uniform) == 1
+    assert capsys.readouterr().err.startswith(
+        "error: --window: the sampler of stage 'model' (")
+    assert tool.main(base + uniform + ['--window', '20']) == 0
+
+
+def test_dynamic_frames_score_the_window_given(api_models, api_videos, tmp_path):
+    """--window did not reach the dynamic-frame stage: it scored its own default window while
+    the records said they covered the window given."""
+    from hyperframes_mm.datasets.video_io import open_video
+    from hyperframes_mm.deploy import DynamicFrameStage
+    tool = load_script('tools/stream_infer.py')
+    out = tmp_path / 'dynamic.jsonl'
+    assert tool.main([str(api_models['single']), str(api_models['single_ckpt']),
+                      str(api_videos['a']), '--device', 'cpu', '--no-progress', '--window',
+                      '40', '--stride', '40', '--dynamic-frames', '2', '3', '4', '--out',
+                      str(out)]) == 0
+    (record, ) = _windows([json.loads(line) for line in out.read_text().splitlines()])
+    assert (record['start_frame'], record['end_frame']) == (0, 39)
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    stage = DynamicFrameStage(model, (2, 3, 4), window=40)
+    reader = open_video(str(api_videos['a']))
+    frames = [reader[index].asnumpy() for index in range(len(reader))]
+    key, packed = stage.prepare(frames, 25.0, 'a')
+    expected = stage.predict(key, [packed])[0].numpy()
+    np.testing.assert_allclose(record['scores'], expected, rtol=1e-5, atol=1e-6)
