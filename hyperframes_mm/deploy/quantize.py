@@ -11,6 +11,7 @@ them, and the report lists them.
 """
 import logging
 import os
+import sys
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -150,13 +151,26 @@ def pipeline_samples(cfg, pairs: Sequence[Tuple[Path, int]]) -> Iterator[Tuple[S
 
 class ClipCalibration:
     """onnxruntime's ``CalibrationDataReader`` over pipeline samples (duck-typed: the quantiser
-    only calls ``get_next``)."""
+    only calls ``get_next``), counting the clips the quantiser has run on a progress bar on
+    stderr unless ``progress`` is False."""
 
-    def __init__(self, inputs: Sequence, samples: Sequence[Sample]) -> None:
+    def __init__(self, inputs: Sequence, samples: Sequence[Sample],
+                 progress: bool = True) -> None:
+        from tqdm import tqdm
         self.feeds = iter([onnx_feeds(inputs, [sample]) for sample in samples])
+        self.bar = tqdm(total=len(samples), desc='calibrating', unit='clip', file=sys.stderr,
+                        disable=not progress, dynamic_ncols=True)
+        self.handed_out = False
 
     def get_next(self) -> Optional[Dict[str, np.ndarray]]:
-        return next(self.feeds, None)
+        # the quantiser asks for the next clip once it has run the last one
+        if self.handed_out:
+            self.bar.update()
+        feed = next(self.feeds, None)
+        self.handed_out = feed is not None
+        if feed is None:
+            self.bar.close()
+        return feed
 
 
 def float_operators(path: Union[str, Path], quant_format: str) -> Dict[str, List[str]]:
@@ -323,7 +337,8 @@ def head_tail(path: Union[str, Path]) -> Tuple[Optional[str], List[str]]:
 
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                   calibration: Sequence[Sample], quant_format: str = 'QDQ',
-                  exclude_nodes: Sequence[str] = ()) -> Dict[str, object]:
+                  exclude_nodes: Sequence[str] = (), progress: bool = True
+                  ) -> Dict[str, object]:
     """Write the int8 model of the float ONNX graph ``float_path`` to ``out_path``.
 
     Args:
@@ -332,6 +347,8 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         calibration (Sequence): pipeline samples whose activation ranges set the int8 scales.
         quant_format (str): ``'QDQ'`` or ``'QOperator'``. Defaults to ``'QDQ'``.
         exclude_nodes (Sequence[str]): node names to keep in float. Defaults to none.
+        progress (bool): count the calibration clips run on a tqdm progress bar (stderr).
+            Defaults to True.
 
     Returns:
         dict: ``float_operators`` (operator types kept in float, each with its node names),
@@ -389,7 +406,7 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                 # QDQ only: a QOperator file's linear layers write 8-bit outputs
                 extra['OpTypesToExcludeOutputQuantization'] = [classifier]
             quantize_static(
-                str(prepared), str(partial), ClipCalibration(inputs, calibration),
+                str(prepared), str(partial), ClipCalibration(inputs, calibration, progress),
                 quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
                 per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
                 # 7-bit weights: x86 CPUs without VNNI (AVX2 only) multiply uint8 x int8 with
@@ -421,20 +438,26 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                 uint8_inputs=[cast.input[0] for cast in removed])
 
 
-def parity_report(float_model, int8_model, samples: Sequence[Tuple[Sample, int]]
-                  ) -> Dict[str, float]:
+def parity_report(float_model, int8_model, samples: Sequence[Tuple[Sample, int]],
+                  progress: bool = True) -> Dict[str, float]:
     """Top-1 of the float and int8 models on labelled samples, and how often they agree.
 
     Args:
         float_model, int8_model: recognizers with ``scores(inputs)`` (``OnnxRecognizer``).
         samples (Sequence): ``(inputs, label)`` pairs (:func:`pipeline_samples`).
+        progress (bool): count the samples scored on a tqdm progress bar (stderr). Defaults to
+            True.
     """
+    from tqdm import tqdm
     if not samples:
         raise ValueError('parity_report: no samples')
     labels = np.array([label for _, label in samples])
-    inputs = [sample for sample, _ in samples]
-    top_float = np.concatenate([float_model.scores([x]) for x in inputs]).argmax(1)
-    top_int8 = np.concatenate([int8_model.scores([x]) for x in inputs]).argmax(1)
+    top_float, top_int8 = [], []
+    for inputs, _ in tqdm(samples, desc='parity: float and int8', unit='clip', file=sys.stderr,
+                          disable=not progress, dynamic_ncols=True):
+        top_float.append(float_model.scores([inputs]).argmax(1))
+        top_int8.append(int8_model.scores([inputs]).argmax(1))
+    top_float, top_int8 = np.concatenate(top_float), np.concatenate(top_int8)
     return dict(clips=len(samples), top1_float=float((top_float == labels).mean()),
                 top1_int8=float((top_int8 == labels).mean()),
                 agreement=float((top_float == top_int8).mean()))

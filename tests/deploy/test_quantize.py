@@ -45,7 +45,11 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     report = json.loads(int8_model.with_suffix('.json').read_text())
     assert report['clips'] == 8 and report['calibration_clips'] == 8  # tiny val: 4 x 2 clips
     assert 0 <= report['top1_int8'] <= 1 and 0 <= report['agreement'] <= 1
-    assert set(report['float_operators']) <= set(float_operators(report['float_model'], 'QDQ'))
+    # the graphs are named as the report's folder holds them
+    assert (report['float_model'], report['int8_model']) == ('tiny_int8.float.onnx',
+                                                             'tiny_int8.onnx')
+    float_graph = int8_model.parent / report['float_model']
+    assert set(report['float_operators']) <= set(float_operators(float_graph, 'QDQ'))
     assert 'Conv' not in report['float_operators']
     # the input is folded into the stem conv (export.fold_input_into_stem): every conv is int8,
     # only the head's tail is kept out, and the raw pixels are quantised exactly (scale 1, zero
@@ -77,7 +81,7 @@ def test_tool_writes_an_int8_graph_and_its_report(int8_model, tiny_work_dir):
     assert [meta.type.tensor_type.elem_type for meta in graph.input] == [onnx.TensorProto.UINT8]
     assert report['uint8_inputs'] == ['imgs'] and 'Cast' not in types
     # the float graph casts its pixels; the int8 file does not, and the report says so
-    assert 'Cast' in float_operators(report['float_model'], 'QDQ')
+    assert 'Cast' in float_operators(float_graph, 'QDQ')
     assert 'Cast' not in report['float_operators']
     quantised = producers[convs[0].input[0]]
     assert quantised.op_type == 'DequantizeLinear'
@@ -458,3 +462,137 @@ def test_a_video_that_cannot_be_read_is_named_before_anything_is_written(
                       f'test_dataloader.dataset.ann_file={tmp_path / "test.txt"}']) == 1
     assert f'error: {empty} (sample 1): ' in capsys.readouterr().err
     assert sorted(path.name for path in tmp_path.iterdir()) == ['test.txt', 'zero.mp4']
+
+
+def earlier_run(int8_model, folder, name):
+    """The files of the fixture's run, copied to ``folder`` under ``name``: an earlier run's
+    output for a re-run to the same --out."""
+    import shutil
+    out = folder / f'{name}.onnx'
+    for suffix in ('.onnx', '.float.onnx', '.json'):
+        shutil.copyfile(int8_model.with_suffix(suffix), out.with_suffix(suffix))
+    return out, {path.name: path.read_bytes() for path in folder.iterdir()}
+
+
+def test_a_failed_rerun_leaves_the_earlier_output_as_it_was(int8_model, tiny_work_dir,
+                                                           tiny_dataset, tmp_path, capsys,
+                                                           monkeypatch):
+    """A re-run that failed in the quantiser overwrote the earlier float graph, then removed
+    it: the earlier int8 graph and report stayed, the report naming a graph that was gone."""
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    out, before = earlier_run(int8_model, tmp_path, 'r')
+    tool = load_script('tools/deployment/quantize_int8.py')
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '2', '--max-test', '2', '--no-progress',
+                      '--exclude', 'bogus']) == 1
+    assert ("error: quantize_int8: --exclude names node(s) the graph does not have: ['bogus']"
+            in capsys.readouterr().err)
+    # the earlier run's three files, byte for byte, and no temporary beside them
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+
+
+def test_a_killed_run_never_leaves_a_report_beside_graphs_it_was_not_written_for(
+        int8_model, tiny_work_dir, tiny_dataset, tmp_path, monkeypatch):
+    """The int8 graph was moved into place before the parity report was computed: a kill
+    then left the new graphs beside the earlier run's report (or none)."""
+    import os
+
+    from hyperframes_mm.deploy import quantize
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    out, before = earlier_run(int8_model, tmp_path, 'k')
+    tool = load_script('tools/deployment/quantize_int8.py')
+    argv = [str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+            '--calib-clips', '2', '--max-test', '2', '--no-progress']
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as patch:  # a kill while the report is computed
+        patch.setattr(quantize, 'parity_report', killed)
+        with pytest.raises(KeyboardInterrupt):
+            tool.main(argv)
+    assert {path.name: path.read_bytes() for path in tmp_path.iterdir()} == before
+    # the files are moved into place at the end, the report last, and the earlier report is
+    # gone before the first graph is replaced: no moment shows a report beside other graphs
+    moves, replace = [], os.replace
+
+    def recorded(source, target):
+        if os.path.dirname(target) == str(tmp_path) and not os.path.basename(
+                target).startswith('.'):
+            moves.append((os.path.basename(target), out.with_suffix('.json').exists()))
+        replace(source, target)
+    monkeypatch.setattr(os, 'replace', recorded)
+    assert tool.main(argv) == 0
+    assert moves == [('k.float.onnx', False), ('k.onnx', False), ('k.json', False)]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ['k.float.onnx', 'k.json',
+                                                                'k.onnx']
+    assert json.loads(out.with_suffix('.json').read_text())['calibration_clips'] == 2
+
+
+@pytest.mark.parametrize('target,written,what', [
+    ('val/swipe_left_0001.mp4', '--out', 'video 2 of the test list'),
+    ('train/swipe_right_0000.mp4', '--out', 'video 5 of the training list'),
+    ('train.txt', '--out', 'the training list'),
+    ('clip.onnx', 'the report', 'video 9 of the test list')])
+def test_an_out_that_is_an_input_of_the_run_is_refused(tiny_work_dir, tiny_dataset, tmp_path,
+                                                        capsys, monkeypatch, target, written,
+                                                        what):
+    """--out was checked against the config and the checkpoint only: it overwrote a video of
+    the lists the run reads (the float graph or the report, their names derived from it,
+    too)."""
+    import shutil
+    data = tmp_path / 'data'
+    shutil.copytree(tiny_dataset, data)
+    # a video whose name is that of the report of --out clip.onnx
+    shutil.copyfile(data / 'val/swipe_left_0000.mp4', data / 'clip.json')
+    (data / 'val.txt').write_text((data / 'val.txt').read_text() + 'clip.json 3\n')
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(data))
+    before = {path: path.read_bytes() for path in data.rglob('*') if path.is_file()}
+    tool = load_script('tools/deployment/quantize_int8.py')
+    out = data / target
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '1', '--max-test', '1', '--no-progress']) == 1
+    path = {'--out': out, 'the report': out.with_suffix('.json')}[written]
+    assert capsys.readouterr().err == (
+        f'error: {written} {path} is {what} ({path}): writing it would destroy that file; '
+        'write to another path\n')
+    assert {path: path.read_bytes() for path in data.rglob('*') if path.is_file()} == before
+
+
+def test_the_long_loops_show_their_progress_on_stderr(int8_model, tiny_work_dir, tiny_dataset,
+                                                      tmp_path, capsys, monkeypatch):
+    """Reading the clips, calibrating and scoring them ran silently, for minutes on a full
+    list."""
+    import re
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    tool = load_script('tools/deployment/quantize_int8.py')
+    argv = [str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out',
+            str(tmp_path / 'p.onnx'), '--calib-clips', '2', '--max-test', '3']
+    assert tool.main(argv) == 0
+    captured = capsys.readouterr()
+    for bar, count in (('calibration clips', 2), ('test clips', 3), ('calibrating', 2),
+                       ('parity: float and int8', 3)):
+        assert re.search(rf'{re.escape(bar)}: 100%\|[^|\n]*\| {count}/{count} \[',
+                         captured.err), bar
+    assert '100%' not in captured.out
+    assert tool.main(argv + ['--no-progress']) == 0
+    assert '100%' not in capsys.readouterr().err
+
+
+def test_the_report_names_the_graphs_from_its_own_folder(tiny_work_dir, tiny_dataset, tmp_path,
+                                                         monkeypatch):
+    """A relative --out run from elsewhere wrote the paths as seen from the working directory
+    ("sweep/rel/t8.float.onnx"), which a reader of the report cannot open."""
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    monkeypatch.chdir(tmp_path)
+    tool = load_script('tools/deployment/quantize_int8.py')
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out',
+                      'sweep/rel/t8.onnx', '--calib-clips', '2', '--max-test', '2',
+                      '--no-progress']) == 0
+    folder = tmp_path / 'sweep/rel'
+    report = json.loads((folder / 't8.json').read_text())
+    assert (report['float_model'], report['int8_model']) == ('t8.float.onnx', 't8.onnx')
+    assert sorted(path.name for path in folder.iterdir()) == ['t8.float.onnx', 't8.json',
+                                                              't8.onnx']
+    monkeypatch.chdir(REPO)
+    assert 'Cast' in float_operators(folder / report['float_model'], 'QDQ')
