@@ -3,7 +3,9 @@
 Both measure the whole test-time model, :class:`~hyperframes_mm.deploy.export.ExportWrapper`:
 normalisation, backbone(s), head and clip averaging, on one sample of ``[1, K, 3T, H, W]``
 per stream (K, T, H, W from the test pipeline applied to frames of ``video_size``), so
-single-stream and fast/slow models (dict inputs) are counted alike.
+single-stream and fast/slow models (dict inputs) are counted alike. Latency also times an
+exported ``.onnx`` graph (float or int8) given as the checkpoint, in onnxruntime, as
+deployment runs it.
 
 Measuring builds models outside a runner, where mmengine would print every parameter's
 initialiser and the FLOP counter every operator it does not count; both are silenced here, at
@@ -16,13 +18,16 @@ from typing import Callable, Dict, Iterator, Optional, Tuple, Union
 import torch
 
 from ..utils.timing import Timings, interleaved_timing
-from ..deploy.export import ExportWrapper, as_tuple
-from ..apis.inference import ConfigLike, example_inputs, init_recognizer, stream_keys
+from ..deploy.export import ExportWrapper, as_tuple, random_pixels
+from ..apis.inference import ConfigLike, example_inputs, init_recognizer
+from ..apis.onnx_recognizer import OnnxRecognizer, onnx_session
 
 
-def describe_inputs(inputs: Dict[str, Tuple[int, ...]]) -> str:
-    """``name [shape], ...``: the ``inputs`` of a complexity or latency result, for a log line."""
-    return ', '.join(f'{name} {list(shape)}' for name, shape in inputs.items())
+def describe_inputs(inputs: Dict[str, Tuple[Union[int, str], ...]]) -> str:
+    """``name [shape], ...``: the ``inputs`` of a complexity or latency result, for a log line
+    (a size may be a name, such as a graph's dynamic ``batch``)."""
+    return ', '.join(f'{name} [{", ".join(str(size) for size in shape)}]'
+                     for name, shape in inputs.items())
 
 
 def _shapes(inputs) -> Dict[str, Tuple[int, ...]]:
@@ -123,20 +128,42 @@ def model_complexity(config: ConfigLike, video_size: Tuple[int, int] = (256, 340
 
 def _timed_call(config: ConfigLike, checkpoint: Optional[str], device: Optional[str],
                 batch: int, video_size: Tuple[int, int], fps: float,
-                cfg_options: Optional[dict]) -> Tuple[Callable[[], object], Dict, torch.device]:
-    """A no-argument call of the whole test-time model on ``batch`` random samples."""
+                cfg_options: Optional[dict], alone: bool
+                ) -> Tuple[Callable[[], object], Dict, torch.device, str]:
+    """A no-argument call of the whole test-time model on ``batch`` random samples, its input
+    shapes, device and runtime: the PyTorch model, or the onnxruntime graph of an ``.onnx``
+    checkpoint (:func:`_onnx_call`)."""
     with _without_init_dump():
         model = init_recognizer(config, checkpoint, device, cfg_options)
-    device = next(model.parameters()).device
     sample = example_inputs(model.cfg, video_size, fps=fps)
-    generator = torch.Generator().manual_seed(0)
-    tensors = tuple(torch.randint(0, 256, (batch, ) + tuple(tensor.shape[1:]),
-                                  generator=generator).float().to(device)
-                    for tensor in as_tuple(model, sample))
+    pixels = random_pixels({key: value.shape for key, value in sample.items()}
+                           if isinstance(sample, dict) else sample.shape, batch)
+    if isinstance(model, OnnxRecognizer):
+        return _onnx_call(model, pixels, batch, alone), _shapes(pixels), \
+            torch.device('cpu'), 'onnxruntime'
+    device = next(model.parameters()).device
     wrapper = ExportWrapper(model, fold_input=False).eval()
-    shapes = {key: (batch, ) + tuple(tensor.shape[1:])
-              for key, tensor in zip(stream_keys(model), tensors)}
-    return (lambda: wrapper(*tensors)), shapes, device
+    tensors = tuple(tensor.to(device) for tensor in as_tuple(model, pixels))
+    return (lambda: wrapper(*tensors)), _shapes(pixels), device, 'PyTorch'
+
+
+def _onnx_call(model: OnnxRecognizer, pixels, batch: int, alone: bool) -> Callable[[], object]:
+    """An exported (float or int8) graph called as deployment calls it, as
+    ``benchmarks/bench_deploy.py`` times it: :meth:`OnnxRecognizer.scores` on the uint8 samples
+    the test pipeline packs (float pixels would time a cast no deployment makes).
+
+    Its session gets PyTorch's intra-op thread count, so that one setting
+    (``torch.set_num_threads``, ``benchmark_latency.py --threads``) governs whichever runtime is
+    timed; its pool threads spin only when it is timed alone (see :func:`onnx_session`: beside
+    other models they would hold the cores into their calls).
+    """
+    model.session = onnx_session(model.path, torch.get_num_threads(), spin=alone)
+    if isinstance(pixels, dict):
+        samples = [{key: value[index].to(torch.uint8) for key, value in pixels.items()}
+                   for index in range(batch)]
+    else:
+        samples = list(pixels.to(torch.uint8))
+    return lambda: model.scores(samples)
 
 
 def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]]],
@@ -157,32 +184,37 @@ def compare_latency(configs: Dict[str, Union[ConfigLike, Tuple[ConfigLike, dict]
         fps (float): frame rate for time-based samplers. Defaults to 30.
         progress (bool): show a progress bar. Defaults to True.
         checkpoint (str, optional): weights for every model (latency does not depend on
-            them; a model is timed as it will be loaded). Defaults to None.
+            them; a model is timed as it will be loaded), or an exported ``.onnx`` graph
+            (float or int8), timed in onnxruntime on the CPU with PyTorch's intra-op thread
+            count. Defaults to None.
 
     Returns:
         dict: name -> ``median_ms``, ``q1_ms``, ``q3_ms`` (per call), ``per_sample_ms``,
-        ``device``, ``batch``, ``inputs`` (name -> shape of one call).
+        ``device``, ``runtime`` (``'PyTorch'`` or ``'onnxruntime'``), ``batch``, ``inputs``
+        (name -> shape of one call).
     """
     if batch < 1 or repeats < 1 or warmup < 0:
         raise ValueError(f'latency: need batch >= 1, repeats >= 1, warmup >= 0; got '
                          f'{batch}, {repeats}, {warmup}')
-    calls, shapes, devices = {}, {}, {}
+    calls, shapes, devices, runtimes = {}, {}, {}, {}
     for name, entry in configs.items():
         config, cfg_options = entry if isinstance(entry, tuple) else (entry, None)
-        calls[name], shapes[name], devices[name] = _timed_call(
-            config, checkpoint, device, batch, video_size, fps, cfg_options)
+        calls[name], shapes[name], devices[name], runtimes[name] = _timed_call(
+            config, checkpoint, device, batch, video_size, fps, cfg_options,
+            alone=len(configs) == 1)
     cuda = any(dev.type == 'cuda' for dev in devices.values())
     times = interleaved_timing(calls, repeats, warmup, progress=progress,
                                synchronize=torch.cuda.synchronize if cuda else (lambda: None))
-    return {name: _summarise(times, name, batch, devices[name], shapes[name]) for name in times}
+    return {name: _summarise(times, name, batch, devices[name], runtimes[name], shapes[name])
+            for name in times}
 
 
-def _summarise(times: Timings, name: str, batch: int, device: torch.device,
+def _summarise(times: Timings, name: str, batch: int, device: torch.device, runtime: str,
                shapes: Dict) -> Dict:
     median, (first, third) = times.median(name), times.quartiles(name)
     return dict(median_ms=median * 1e3, q1_ms=first * 1e3, q3_ms=third * 1e3,
-                per_sample_ms=median * 1e3 / batch, device=str(device), batch=batch,
-                inputs=shapes)
+                per_sample_ms=median * 1e3 / batch, device=str(device), runtime=runtime,
+                batch=batch, inputs=shapes)
 
 
 def measure_latency(config: ConfigLike, checkpoint: Optional[str] = None,

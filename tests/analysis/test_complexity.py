@@ -1,5 +1,6 @@
 """FLOP counting and latency of configs, single-stream and fast/slow (dict inputs)."""
 import pytest
+import torch
 
 from hyperframes_mm.analysis.complexity import measure_latency, model_complexity
 
@@ -62,3 +63,110 @@ def test_a_size_below_one_is_an_option_error(tool, option, args, capsys):
     assert exited.value.code == 2
     assert capsys.readouterr().err.rstrip().endswith(
         f'error: argument {option}: must be an int >= 1, got 0')
+
+
+def test_an_onnx_checkpoint_is_timed_as_deployment_runs_it(api_models, tmp_path, capsys,
+                                                            monkeypatch):
+    """An exported graph (float or int8) ended in "'OnnxRecognizer' object has no attribute
+    'parameters'". It is timed in onnxruntime: the graph's scores of the uint8 samples the test
+    pipeline packs, ``--batch`` of them a call, in a session of ``--threads`` threads."""
+    from hyperframes_mm.apis import init_recognizer
+    from hyperframes_mm.apis.onnx_recognizer import OnnxRecognizer
+    from hyperframes_mm.deploy.export import export_onnx, random_pixels
+    from hyperframes_mm.deploy.quantize import quantize_int8
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    float_path = export_onnx(model, tmp_path / 'float.onnx', random_pixels((1, 2, 9, 32, 32), 1),
+                             'uint8')
+    quantize_int8(float_path, tmp_path / 'int8.onnx', [random_pixels((1, 2, 9, 32, 32), 1)[0]])
+    calls = []
+    scores = OnnxRecognizer.scores
+
+    def spy(self, inputs):
+        calls.append((self.path, len(inputs), {tensor.dtype for sample in inputs for tensor in
+                                               (sample.values() if isinstance(sample, dict)
+                                                else [sample])},
+                      self.session.get_session_options().intra_op_num_threads))
+        return scores(self, inputs)
+    monkeypatch.setattr(OnnxRecognizer, 'scores', spy)
+    capsys.readouterr()
+    latency = load_script('tools/analysis/benchmark_latency.py')
+    threads = torch.get_num_threads()
+    try:
+        assert latency.main([str(api_models['single']), str(tmp_path / 'int8.onnx'), '--device',
+                             'cpu', '--repeats', '2', '--warmup', '1', '--batch', '3',
+                             '--threads', '2', '--video-size', '48', '64']) == 0
+    finally:
+        torch.set_num_threads(threads)
+    assert capsys.readouterr().out.startswith(
+        'onnxruntime on cpu (2 threads), inputs imgs [3, 2, 9, 32, 32]: median ')
+    assert calls == [(tmp_path / 'int8.onnx', 3, {torch.uint8}, 2)] * 3
+    # two streams: one uint8 sample per stream, named as the graph's inputs
+    fast_slow = init_recognizer(api_models['fast_slow'], api_models['fast_slow_ckpt'], 'cpu')
+    shape = (1, 1, 9, 32, 32)
+    export_onnx(fast_slow, tmp_path / 'fs.onnx',
+                random_pixels(dict(imgs_fast=shape, imgs_slow=shape), 1))
+    result = measure_latency(api_models['fast_slow'], str(tmp_path / 'fs.onnx'), repeats=1,
+                             warmup=0, video_size=(32, 32))
+    assert (result['runtime'], result['device']) == ('onnxruntime', 'cpu')
+    assert result['inputs'] == {'imgs_fast': shape, 'imgs_slow': shape}
+    assert calls[-1] == (tmp_path / 'fs.onnx', 1, {torch.uint8}, torch.get_num_threads())
+
+
+def _no_gpu(monkeypatch, count=0):
+    monkeypatch.setattr(torch.cuda, 'is_available', lambda: count > 0)
+    monkeypatch.setattr(torch.cuda, 'device_count', lambda: count)
+
+
+@pytest.mark.parametrize('option, value, message', [
+    ('--batch', '0', 'must be an int >= 1, got 0'),
+    ('--repeats', '0', 'must be an int >= 1, got 0'),
+    ('--warmup', '-1', 'must be an int >= 0, got -1'),
+    ('--threads', '-2', 'must be an int >= 1, got -2'),
+    ('--device', 'cuda', 'cuda: no CUDA device is visible (use cpu)'),
+    ('--device', 'gpu', "'gpu' is not a device (cpu, cuda, cuda:1...)")])
+def test_bad_latency_options_are_usage_errors(option, value, message, capsys, monkeypatch):
+    """They ended in a ValueError from the timing loop, set_num_threads' RuntimeError, or
+    (no GPU) a traceback from moving the model to CUDA."""
+    _no_gpu(monkeypatch)
+    latency = load_script('tools/analysis/benchmark_latency.py')
+    with pytest.raises(SystemExit) as exited:
+        latency.main(['config.py', option, value])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.rstrip().endswith(f'error: argument {option}: {message}')
+
+
+def test_a_gpu_index_past_the_visible_ones_is_a_usage_error(capsys, monkeypatch):
+    _no_gpu(monkeypatch, count=1)
+    latency = load_script('tools/analysis/benchmark_latency.py')
+    assert latency.parse_args(['config.py', '--device', 'cuda:0']).device == 'cuda:0'
+    with pytest.raises(SystemExit) as exited:
+        latency.main(['config.py', '--device', 'cuda:1'])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err.rstrip().endswith(
+        'error: argument --device: cuda:1: only 1 CUDA device(s) are visible')
+
+
+def test_bad_latency_files_are_errors_not_tracebacks(api_models, tmp_path, capsys,
+                                                     monkeypatch):
+    """A missing config or checkpoint, a checkpoint of another model, and a graph sent to a GPU
+    ended in tracebacks; each is now ``error: ...`` naming the file, exit 1 (a checkpoint of
+    another model goes on to list the weights that differ, as export_onnx.py lists them)."""
+    from hyperframes_mm.apis import init_recognizer
+    from hyperframes_mm.deploy.export import export_onnx, random_pixels
+    latency = load_script('tools/analysis/benchmark_latency.py')
+    single = str(api_models['single'])
+    cases = [([str(tmp_path / 'missing.py')], f'config file not found: {tmp_path}/missing.py'),
+             ([single, str(tmp_path / 'missing.pth')],
+              f'checkpoint file not found: {tmp_path}/missing.pth'),
+             ([single, str(api_models['fast_slow_ckpt'])],
+              f'{api_models["fast_slow_ckpt"]} does not fit the model of the config')]
+    for argv, message in cases:
+        assert latency.main(argv + ['--device', 'cpu', '--repeats', '1']) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f'error: {message}') and 'Traceback' not in err, message
+    graph = export_onnx(init_recognizer(single, api_models['single_ckpt'], 'cpu'),
+                        tmp_path / 'single.onnx', random_pixels((1, 2, 9, 32, 32), 1))
+    _no_gpu(monkeypatch, count=1)
+    assert latency.main([single, str(graph), '--device', 'cuda', '--repeats', '1']) == 1
+    assert capsys.readouterr().err == (
+        f'error: {graph}: the ONNX model runs on the CPU (onnxruntime), not cuda\n')

@@ -60,7 +60,29 @@ def test_export_tool_verifies(api_models, tmp_path, capsys):
                       str(out), '--video-size', '48', '64', '--verify']) == 0
     printed = capsys.readouterr().out
     assert 'parity at batch 1' in printed and 'parity at batch 3' in printed
-    assert "'imgs_fast': (1, 1, 9, 32, 32)" in printed
+    assert f'wrote {out}: inputs imgs_fast [batch, 1, 9, 32, 32], imgs_slow [batch, 1, 9, 32, ' \
+        '32] (dynamic batch), float32 pixels 0..255; output scores [batch, num_classes]\n' \
+        in printed
+    assert [meta.shape for meta in onnx_session(out).get_inputs()] == [['batch', 1, 9, 32, 32]] * 2
+
+
+def test_a_static_batch_export_reports_its_fixed_batch(api_models, tmp_path, capsys):
+    """--static-batch --batch 4 reported inputs of batch 1 ("(1, 2, 9, 32, 32) (batch dynamic:
+    False)"), the example's, while the graph's batch is fixed at 4."""
+    tool = load_script('tools/deployment/export_onnx.py')
+    out = tmp_path / 'fixed.onnx'
+    capsys.readouterr()
+    assert tool.main([str(api_models['single']), str(api_models['single_ckpt']), '--out',
+                      str(out), '--video-size', '48', '64', '--static-batch', '--batch', '4',
+                      '--input-dtype', 'uint8', '--verify']) == 0
+    *_, wrote, parity = capsys.readouterr().out.splitlines()
+    assert wrote == (f'wrote {out}: inputs imgs [4, 2, 9, 32, 32] (fixed batch), uint8 pixels '
+                     '0..255; output scores [4, num_classes]')
+    assert parity.startswith('parity at batch 4: ')
+    session = onnx_session(out)
+    assert [(meta.name, meta.shape) for meta in session.get_inputs()] == [
+        ('imgs', [4, 2, 9, 32, 32])]
+    assert session.get_outputs()[0].shape == [4, 4]
 
 
 def test_example_inputs_follow_the_test_pipeline(api_models):

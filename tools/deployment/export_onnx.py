@@ -1,14 +1,15 @@
 """Export a hyperframe recognizer (single-stream or fast/slow) to ONNX, with a parity check.
 
     python tools/deployment/export_onnx.py CONFIG CHECKPOINT --out model.onnx \\
-        [--video-size 256 340] \\
+        [--video-size 256 340] [--static-batch --batch 4] \\
         [--input-dtype float32|uint8] [--opset 17] [--verify]
 
 The graph takes raw RGB pixels (0..255) ``[B, K, 3T, H, W]`` per stream (``imgs`` or
 ``imgs_fast`` / ``imgs_slow``), normalises them as the config's data preprocessor does, and
-returns ``scores`` ``[B, num_classes]`` (the test step's ``pred_score``); the batch is dynamic.
-K, T, H, W come from the config's test pipeline applied to frames of ``--video-size``.
-``--verify`` compares onnxruntime with PyTorch at batch 1 and 3 (max abs diff <= 1e-4).
+returns ``scores`` ``[B, num_classes]`` (the test step's ``pred_score``); the batch is dynamic,
+or ``--batch`` with ``--static-batch``. K, T, H, W come from the config's test pipeline applied
+to frames of ``--video-size``. ``--verify`` compares onnxruntime with PyTorch at batch 1 and 3
+(at ``--batch`` with ``--static-batch``; max abs diff <= 1e-4).
 See docs/deployment.md.
 """
 import argparse
@@ -43,6 +44,7 @@ def parse_args(argv: Optional[List[str]] = None) -> argparse.Namespace:
 def main(argv: Optional[List[str]] = None) -> int:
     args = parse_args(argv)
     import hyperframes_mm  # noqa: F401  (registers the plugin)
+    from hyperframes_mm.analysis.complexity import describe_inputs
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     from hyperframes_mm.engine import CheckpointRefusedError
@@ -79,8 +81,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     except OSError as error:
         print(f'error: --out {out}: {error.strerror or error}', file=sys.stderr)
         return 1
-    print(f'wrote {out}: inputs {shapes} (batch dynamic: {not args.static_batch}), '
-          f'{args.input_dtype} pixels 0..255; output scores [batch, num_classes]')
+    # the graph's own input shapes: the example's batch of 1 is not the graph's batch
+    graph_batch = args.batch if args.static_batch else 'batch'
+    inputs = {key: (graph_batch, ) + shape[1:] for key, shape in
+              (shapes.items() if isinstance(shapes, dict) else [('imgs', shapes)])}
+    print(f'wrote {out}: inputs {describe_inputs(inputs)} '
+          f'({"fixed" if args.static_batch else "dynamic"} batch), {args.input_dtype} pixels '
+          f'0..255; output scores [{graph_batch}, num_classes]')
     for batch, diff in diffs.items():
         print(f'parity at batch {batch}: max |onnxruntime - pytorch| = {diff:.2e} (<= 1e-4)')
     return 0
