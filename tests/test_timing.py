@@ -52,9 +52,12 @@ def test_times_are_what_the_clock_says_and_the_hook_is_not_timed(monkeypatch):
 
 
 def test_timings_quartiles_and_paired_ratio():
-    times = Timings(a=[1.0, 2.0, 3.0, 4.0, 5.0], b=[2.0, 2.0, 6.0, 8.0, 5.0], one=[0.5])
-    assert times.quartiles('a') == (1.5, 4.5)
+    times = Timings(a=[1.0, 2.0, 3.0, 4.0, 5.0], b=[2.0, 2.0, 6.0, 8.0, 5.0], one=[0.5],
+                    two=[1.0, 9.0])
+    assert times.quartiles('a') == (2.0, 4.0)
     assert times.quartiles('one') == (0.5, 0.5)
+    # within the two times, not extrapolated past them (-1.0 and 11.0)
+    assert times.quartiles('two') == (3.0, 7.0)
     assert times.median('b') == 5.0
     assert times.ratio('b', 'a') == 5.0 / 3.0
     assert times.paired_ratio('b', 'a') == 2.0  # per round 2, 1, 2, 2, 1

@@ -20,11 +20,13 @@ class Timings(Dict[Hashable, List[float]]):
         return statistics.median(self[name])
 
     def quartiles(self, name: Hashable) -> Tuple[float, float]:
-        """First and third quartile of ``name`` (its one sample twice when it has one)."""
+        """First and third quartile of ``name`` (its one sample twice when it has one),
+        within the times measured: the default 'exclusive' method extrapolates beyond them on
+        a few rounds (a negative first quartile of two calls)."""
         values = self[name]
         if len(values) == 1:
             return values[0], values[0]
-        first, _, third = statistics.quantiles(values, n=4)
+        first, _, third = statistics.quantiles(values, n=4, method='inclusive')
         return first, third
 
     def ratio(self, numerator: Hashable, denominator: Hashable) -> float:
