@@ -43,6 +43,8 @@ def main(argv=None) -> int:
                                 verify=args.verify)
     for video, error in sorted(summary.failed.items()):
         print(f'FAILED {video}: {error}', file=sys.stderr)
+    for line in summary.rebuilt_lines():
+        print(line, file=sys.stderr)
     print(summary)
     return 1 if summary.failed else 0
 

@@ -615,6 +615,10 @@ class BuildSummary:
         videos (int): videos listed.
         built (int): entries written that did not exist.
         rebuilt (int): stale or corrupt entries written again.
+        why_rebuilt (dict): relative video path -> why its entry was written again (the
+            video changed, another short side, damaged data), so that two configs that keep
+            rewriting each other's entries, or a disk that damages them, can be told apart
+            from new videos.
         fresh (int): entries already up to date, left alone.
         failed (dict): relative video path -> error message, for videos that could not be cached.
         undecodable (list): those of ``failed`` whose video cannot be opened or decoded (the
@@ -630,6 +634,7 @@ class BuildSummary:
     videos: int = 0
     built: int = 0
     rebuilt: int = 0
+    why_rebuilt: Dict[str, str] = field(default_factory=dict)
     fresh: int = 0
     failed: Dict[str, str] = field(default_factory=dict)
     undecodable: List[str] = field(default_factory=list)
@@ -638,6 +643,15 @@ class BuildSummary:
     bytes: int = 0
     bytes_written: int = 0
     seconds: float = 0.0
+
+    def rebuilt_lines(self, shown: int = 5) -> List[str]:
+        """``rebuilt VIDEO: why`` for the first ``shown`` entries written again (sorted), and
+        how many more, for a log."""
+        names = sorted(self.why_rebuilt)
+        lines = [f'rebuilt {name}: {self.why_rebuilt[name]}' for name in names[:shown]]
+        if len(names) > shown:
+            lines.append(f'... and {len(names) - shown} more entries rebuilt')
+        return lines
 
     def __str__(self) -> str:
         return (f'{self.videos} videos: {self.built} built, {self.rebuilt} rebuilt, '
@@ -656,7 +670,7 @@ def _build_one(task: Tuple[str, str, str, Optional[int], bool]) -> Dict:
         if problem is not None:
             header = write_entry(source, entry, relative, short_side)
             result.update(status='built' if problem == 'missing' else 'rebuilt',
-                          written=header.file_size)
+                          written=header.file_size, problem=problem)
         else:
             header = read_header(entry)
     except (FrameCacheError, OSError, ValueError) as error:
@@ -721,6 +735,8 @@ def build_frame_cache(videos: Sequence[str], video_root: PathLike, cache_root: P
                     summary.undecodable.append(result['video'])
             else:
                 setattr(summary, result['status'], getattr(summary, result['status']) + 1)
+                if result['status'] == 'rebuilt':
+                    summary.why_rebuilt[result['video']] = result['problem']
                 summary.frames += result['frames']
                 summary.bytes += result['size']
                 summary.bytes_written += result['written']

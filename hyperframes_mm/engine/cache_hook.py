@@ -275,6 +275,10 @@ class BuildFrameCacheHook(Hook):
                                             workers=self.workers, verify=self.verify,
                                             progress=is_main_process())
             runner.logger.info(f'BuildFrameCacheHook: {read.loop} videos: {summary}')
+            for line in summary.rebuilt_lines():
+                # an entry written again each run: another config's short side, or a disk
+                # that damages it, which the counts alone do not tell from new videos
+                runner.logger.warning(f'BuildFrameCacheHook: {line}')
             for video, error in summary.failed.items():
                 runner.logger.warning(f'BuildFrameCacheHook: no entry for {video}: {error}')
             refuse_failed_videos(read, {video: summary.failed[video]

@@ -531,8 +531,20 @@ def test_builder_is_idempotent_and_rebuilds_what_changed(videos, tmp_path):
     entry_path(cache, 'a.mp4').write_bytes(bytes(data))
     plain = build_frame_cache(names, videos, cache, progress=False)
     assert (plain.built, plain.rebuilt, plain.fresh) == (0, 2, 1)
+    # which entries were written again, and why: counts alone did not tell a video changed
+    # from a cache rewritten each run by a config of another short side
+    assert sorted(plain.why_rebuilt) == ['b.avi', 'sub/c.mp4']
+    assert 'stale' in plain.why_rebuilt['b.avi'] and 'sub/c.mp4' in plain.rebuilt_lines()[1]
+    assert plain.rebuilt_lines() == [f'rebuilt {name}: {plain.why_rebuilt[name]}'
+                                     for name in ('b.avi', 'sub/c.mp4')]
+    assert plain.rebuilt_lines(shown=1)[1] == '... and 1 more entries rebuilt'
     verified = build_frame_cache(names, videos, cache, verify=True, progress=False)
     assert (verified.built, verified.rebuilt, verified.fresh) == (0, 1, 2)
+    assert list(verified.why_rebuilt) == ['a.mp4']
+    resized = build_frame_cache(['a.mp4'], videos, cache, short_side=32, progress=False)
+    assert resized.why_rebuilt['a.mp4'].endswith(
+        'built with short_side=None, expected short_side=32; rebuild it, or expect the size it '
+        'was built with')
     for name in names:
         verify_data(entry_path(cache, name))
 

@@ -98,6 +98,22 @@ def test_a_cache_root_with_its_video_root_and_a_short_side(videos, tmp_path):
         header = read_header(entry_path(cache, name))
         assert (header.short_side, header.height, header.width) == (16, 16, 16)
     assert not list(videos.rglob('*.hfc'))
+    # a config of another short side on the same cache writes every entry again: each named,
+    # with why, where the counts alone read like new videos
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    runner = Runner(test=video_dataset(videos, cache_root=str(cache), video_root=str(videos),
+                                       short_side=24))
+    runner.logger.addHandler(handler)
+    try:
+        BuildFrameCacheHook().before_run(runner)
+    finally:
+        runner.logger.removeHandler(handler)
+    assert [line for line in lines if line.startswith('BuildFrameCacheHook: rebuilt')] == [
+        f'BuildFrameCacheHook: rebuilt {name}: {entry_path(cache, name)}: built with '
+        'short_side=16, expected short_side=24; rebuild it, or expect the size it was built with'
+        for name in sorted(NAMES)]
 
 
 def test_wrapped_datasets_and_loops_without_the_cache(videos, tmp_path):
