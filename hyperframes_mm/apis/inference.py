@@ -12,6 +12,7 @@ Streaming, export, FLOP counting and the dynamic-frame benchmark all need the sa
   config's own. Given the frames of a whole clip as the window, it reproduces offline testing.
 """
 import copy
+import itertools
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
@@ -164,7 +165,10 @@ def init_recognizer(config: ConfigLike,
         # by the frame's shape); made only where the first sample disagrees with the graph
         recognizer.check_inputs(example, (example_inputs(cfg, size)
                                           for size in REFERENCE_FRAME_SIZES[1:]))
-        recognizer.check_classes(example, head_classes(cfg))
+        recognizer.check_classes(
+            itertools.chain([example], (example_inputs(cfg, size)
+                                        for size in REFERENCE_FRAME_SIZES[1:])),
+            head_classes(cfg))
         return recognizer
     model = MODELS.build(cfg.model)
     # streaming, export and inference read the test pipeline's clips: what tools/test.py

@@ -149,14 +149,16 @@ class OnnxRecognizer:
         self.num_classes = (scores.shape[-1] if scores is not None and scores.shape
                             and isinstance(scores.shape[-1], int) else None)
 
-    def check_classes(self, example: Union[torch.Tensor, Dict[str, torch.Tensor]],
+    def check_classes(self, examples: Iterable[Union[torch.Tensor, Dict[str, torch.Tensor]]],
                       configured: Optional[int]) -> None:
         """Refuse a graph that scores another number of classes than ``configured``, the
         config's head's (:func:`~hyperframes_mm.apis.inference.head_classes`; None: not
         checked): labels, alert classes and class names are checked against that head, and
-        would name other classes than the scores do. ``example``: a batch of one sample
-        (:func:`~hyperframes_mm.apis.example_inputs`), run once where the graph's output
-        shape leaves the count open.
+        would name other classes than the scores do. Where the graph's output shape leaves the
+        count open (a dynamic export), the first of ``examples`` (batches of one sample,
+        :func:`~hyperframes_mm.apis.example_inputs`) that fits the graph is run once: a graph
+        whose frame size follows the video fits samples of its own frame shape only. None
+        fitting leaves the count unchecked.
 
         Raises:
             ValueError: naming the file and both counts.
@@ -164,9 +166,17 @@ class OnnxRecognizer:
         if configured is None:
             return
         if self.num_classes is None:
-            sample = ({name: part[0] for name, part in example.items()}
-                      if isinstance(example, dict) else example[0])
-            self.num_classes = int(self.scores([sample]).shape[-1])
+            for example in examples:
+                sample = ({name: part[0] for name, part in example.items()}
+                          if isinstance(example, dict) else example[0])
+                try:
+                    self.check_sample(sample)
+                except ValueError:
+                    continue
+                self.num_classes = int(self.scores([sample]).shape[-1])
+                break
+            else:
+                return
         if self.num_classes != configured:
             raise ValueError(f'{self.path}: the graph scores {self.num_classes} classes and '
                              f'the config\'s head {configured} (model.cls_head.num_classes): '

@@ -29,7 +29,7 @@ from ..models.backbones import reinflate_backbone
 from ..models.backbones.hyperframe_backbone import HyperframeBackboneMixin
 from ..apis.inference import WindowPipeline, predict_scores
 from ..datasets.transforms.pipeline_info import fuses_streams, stacked_segments
-from .stages import ModelStage
+from .stages import ModelStage, shape_key
 
 #: Default thresholds (grey levels, 0-255) between T'=3, the trained T, and T'=7: the motion
 #: score tertiles of the synthetic benchmark's 150 validation clips (default preset, generator
@@ -225,7 +225,12 @@ class DynamicFrameStage(ModelStage):
         pipeline = self.pipelines[num_frames]
         own = frames[-pipeline.default_window(fps):] if self.window is None else frames
         picks = [own[index] for index in pipeline.frame_indices(len(own), fps)]
-        return num_frames, pipeline(picks, len(own), fps, filename)
+        packed = pipeline(picks, len(own), fps, filename)
+        # by T and by shape: streams of two frame sizes share a T (see shape_key)
+        return (num_frames, shape_key(packed)), packed
+
+    def key_fields(self, key: Hashable) -> Dict:
+        return dict(num_frames=key[0])  # the T the window's motion chose
 
     def predict(self, key: Hashable, packed: Sequence[Dict]) -> torch.Tensor:
-        return predict_scores(self.models[key], packed)
+        return predict_scores(self.models[key[0]], packed)

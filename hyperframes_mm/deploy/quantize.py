@@ -152,10 +152,10 @@ def pipeline_samples(cfg, pairs: Sequence[Tuple[Path, int]]) -> Iterator[Tuple[S
 class ClipCalibration:
     """onnxruntime's ``CalibrationDataReader`` over pipeline samples (duck-typed: the quantiser
     only calls ``get_next``), counting the clips the quantiser has run on a progress bar on
-    stderr unless ``progress`` is False."""
+    stderr with ``progress``."""
 
     def __init__(self, inputs: Sequence, samples: Sequence[Sample],
-                 progress: bool = True) -> None:
+                 progress: bool = False) -> None:
         from tqdm import tqdm
         self.feeds = iter([onnx_feeds(inputs, [sample]) for sample in samples])
         self.bar = tqdm(total=len(samples), desc='calibrating', unit='clip', file=sys.stderr,
@@ -337,7 +337,7 @@ def head_tail(path: Union[str, Path]) -> Tuple[Optional[str], List[str]]:
 
 def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                   calibration: Sequence[Sample], quant_format: str = 'QDQ',
-                  exclude_nodes: Sequence[str] = (), progress: bool = True
+                  exclude_nodes: Sequence[str] = (), progress: bool = False
                   ) -> Dict[str, object]:
     """Write the int8 model of the float ONNX graph ``float_path`` to ``out_path``.
 
@@ -348,7 +348,7 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
         quant_format (str): ``'QDQ'`` or ``'QOperator'``. Defaults to ``'QDQ'``.
         exclude_nodes (Sequence[str]): node names to keep in float. Defaults to none.
         progress (bool): count the calibration clips run on a tqdm progress bar (stderr).
-            Defaults to True.
+            Defaults to False (a tool's choice).
 
     Returns:
         dict: ``float_operators`` (operator types kept in float, each with its node names),
@@ -405,17 +405,24 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
                 # node of its type (a transformer's every MatMul would lose its 8-bit output).
                 # QDQ only: a QOperator file's linear layers write 8-bit outputs
                 extra['OpTypesToExcludeOutputQuantization'] = [classifier]
-            quantize_static(
-                str(prepared), str(partial), ClipCalibration(inputs, calibration, progress),
-                quant_format=QuantFormat.QDQ if quant_format == 'QDQ' else QuantFormat.QOperator,
-                per_channel=True, weight_type=QuantType.QInt8, activation_type=QuantType.QUInt8,
-                # 7-bit weights: x86 CPUs without VNNI (AVX2 only) multiply uint8 x int8 with
-                # VPMADDUBSW, whose int16 pair sums saturate on full-range weights; the same file
-                # then scores far below its float model there and not on a VNNI CPU. With reduced
-                # range no sum can saturate, so the file computes the same on every x86 CPU.
-                reduce_range=True,
-                calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
-                extra_options=extra)
+            reader = ClipCalibration(inputs, calibration, progress)
+            try:
+                quantize_static(
+                    str(prepared), str(partial), reader,
+                    quant_format=QuantFormat.QDQ if quant_format == 'QDQ'
+                    else QuantFormat.QOperator,
+                    per_channel=True, weight_type=QuantType.QInt8,
+                    activation_type=QuantType.QUInt8,
+                    # 7-bit weights: x86 CPUs without VNNI (AVX2 only) multiply uint8 x int8
+                    # with VPMADDUBSW, whose int16 pair sums saturate on full-range weights;
+                    # the same file then scores far below its float model there and not on a
+                    # VNNI CPU. With reduced range no sum can saturate, so the file computes
+                    # the same on every x86 CPU.
+                    reduce_range=True,
+                    calibrate_method=CalibrationMethod.MinMax, nodes_to_exclude=exclude_nodes,
+                    extra_options=extra)
+            finally:
+                reader.bar.close()  # a failed calibration leaves no bar drawn over the error
             quantized = onnx.load(str(partial))
             removed = feed_uint8_pixels(quantized)
             if removed:
@@ -439,14 +446,14 @@ def quantize_int8(float_path: Union[str, Path], out_path: Union[str, Path],
 
 
 def parity_report(float_model, int8_model, samples: Sequence[Tuple[Sample, int]],
-                  progress: bool = True) -> Dict[str, float]:
+                  progress: bool = False) -> Dict[str, float]:
     """Top-1 of the float and int8 models on labelled samples, and how often they agree.
 
     Args:
         float_model, int8_model: recognizers with ``scores(inputs)`` (``OnnxRecognizer``).
         samples (Sequence): ``(inputs, label)`` pairs (:func:`pipeline_samples`).
         progress (bool): count the samples scored on a tqdm progress bar (stderr). Defaults to
-            True.
+            False (a tool's choice).
     """
     from tqdm import tqdm
     if not samples:

@@ -16,6 +16,16 @@ from torch import nn
 from ..apis.inference import ConfigLike, WindowPipeline, init_recognizer, predict_scores
 
 
+def shape_key(packed: Dict) -> Hashable:
+    """The input shape(s) of a packed sample, as a batch key: samples of two shapes are never
+    stacked into one batch (mmaction2's data preprocessor would pad the smaller to the larger,
+    and score it so, silently; a graph would refuse the batch)."""
+    inputs = packed['inputs']
+    if isinstance(inputs, dict):
+        return tuple((name, tuple(part.shape)) for name, part in sorted(inputs.items()))
+    return tuple(inputs.shape)
+
+
 class ModelStage:
     """A recognizer and the pipeline that feeds it windows.
 
@@ -75,13 +85,14 @@ class ModelStage:
         checks its samples (an exported graph of fixed sizes) refuses one here, in the stream's
         reader, so that stream fails alone."""
         packed = self.pipeline(self.select(frames, fps), len(frames), fps, filename)
-        inputs = packed['inputs']
         check = getattr(self.model, 'check_sample', None)
         if check is not None:
-            check(inputs)
-        key = (tuple((name, tuple(part.shape)) for name, part in sorted(inputs.items()))
-               if isinstance(inputs, dict) else tuple(inputs.shape))
-        return key, packed
+            check(packed['inputs'])
+        return shape_key(packed), packed
+
+    def key_fields(self, key: Hashable) -> Dict:
+        """What a window's record says of its batch key (nothing: it is the input shape)."""
+        return {}
 
     def predict(self, key: Hashable, packed: Sequence[Dict]) -> torch.Tensor:
         """Scores ``[N, num_classes]`` (on the CPU) of samples that share ``key``."""

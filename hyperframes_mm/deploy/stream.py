@@ -256,6 +256,7 @@ class StreamEngine:
                     for index, source in enumerate(sources)]
         report = StreamReport([StreamStats(source.name, source.uri) for source in resolved])
         self._queue: queue.Queue = queue.Queue(self.queue_size)
+        self._confirm_fits: set = set()  # streams whose frames the confirming graph takes
         self._stop = threading.Event()
         self._lock = threading.Lock()
         self._report = report
@@ -419,6 +420,12 @@ class StreamEngine:
         if self.confirm is not None:
             own = self.confirm.window_length(fps) if self.window is None else window
             item.confirm_frames = frames[-own:]
+            if stream not in self._confirm_fits and hasattr(self.confirm.model, 'check_sample'):
+                # the confirmer prepares flagged windows in the model thread, where a graph's
+                # refusal of this stream's frame size would end every stream: its first
+                # window is prepared here, once, so that this stream alone fails
+                self.confirm.prepare(item.confirm_frames, fps, name)
+                self._confirm_fits.add(stream)
         return item
 
     def _drain(self) -> None:
@@ -544,8 +551,7 @@ class StreamEngine:
                       end_frame=window.end_frame, t_start=round(window.t_start, 6),
                       t_end=round(window.t_end, 6), label=int(final.argmax()),
                       score=float(final.max()), scores=[float(v) for v in scores])
-        if isinstance(window.key, int):
-            record['num_frames'] = window.key
+        record.update(self.stage.key_fields(window.key))
         if self.confirm is not None:
             record['flagged'] = confirm is not None
             record['confirm_scores'] = (None if confirm is None else

@@ -562,3 +562,64 @@ def test_dynamic_frames_score_the_window_given(api_models, api_videos, tmp_path)
     key, packed = stage.prepare(frames, 25.0, 'a')
     expected = stage.predict(key, [packed])[0].numpy()
     np.testing.assert_allclose(record['scores'], expected, rtol=1e-5, atol=1e-6)
+
+
+def test_dynamic_frames_never_batch_two_frame_sizes(api_models, api_videos, tmp_path):
+    """Keyed by T alone, windows of two streams' frame sizes were batched together, and the
+    data preprocessor padded the smaller: a stream's scores depended on its neighbour."""
+    from hyperframes_mm.datasets.video_io import write_video
+    from hyperframes_mm.deploy import DynamicFrameStage
+
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    model.cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize'
+                               else step for step in model.cfg.test_pipeline
+                               if step['type'] != 'CenterCrop']
+    # one T for every window (no motion score reaches the thresholds): only the frame sizes
+    # differ
+    stage = DynamicFrameStage(model, (2, 3, 4), (1e9, 1e9), window=20)
+    wide = tmp_path / 'wide.mp4'
+    write_video(wide, np.full((40, 64, 96, 3), 200, np.uint8), fps=25)
+
+    def scores(sources, names):
+        report = StreamEngine(stage, stride=4, window=20, batch_size=4, keep_records=True,
+                              progress=False).run([str(s) for s in sources], names=names)
+        return {(r['stream'], r['window']): (r['num_frames'], r['scores'])
+                for r in _windows(report.records)}
+
+    alone = scores([api_videos['a']], ['square'])
+    together = scores([api_videos['a'], wide], ['square', 'wide'])
+    assert len(alone) == 6 and len(together) == 12
+    for window, (num_frames, reference) in alone.items():
+        assert together[window][0] == num_frames == 2
+        np.testing.assert_allclose(together[window][1], reference, rtol=1e-5, atol=1e-6)
+
+
+def test_a_stream_a_fixed_size_confirmer_cannot_take_fails_alone(api_models, api_videos,
+                                                                 tmp_path):
+    """The confirmer prepares flagged windows in the model thread: a stream whose frames make
+    another size than its graph's ended every stream there."""
+    from mmengine.config import Config
+
+    from hyperframes_mm.apis import example_inputs
+    from hyperframes_mm.datasets.video_io import write_video
+    from hyperframes_mm.deploy.export import export_onnx
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    cfg = Config(model.cfg.to_dict())
+    cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize' else step
+                         for step in cfg.test_pipeline if step['type'] != 'CenterCrop']
+    graph = tmp_path / 'square.onnx'
+    export_onnx(model, graph, example_inputs(cfg, (64, 64)).float(), dynamic_batch=False)
+    wide = tmp_path / 'wide.mp4'
+    write_video(wide, np.zeros((40, 64, 96, 3), np.uint8), fps=25)
+    confirm = ModelStage(init_recognizer(cfg, str(graph), 'cpu'), name='confirm')
+    # every window flagged: the confirmer scores them all
+    report = StreamEngine(_stage(api_models), stride=4, alert=AlertRule(0.5, classes=[0, 1, 2, 3]),
+                          confirm=confirm,
+                          screen_threshold=0.0, keep_records=True, progress=False).run(
+        [str(api_videos['a']), str(wide)], names=['square', 'wide'])
+    stats = {s.name: s for s in report.streams}
+    assert (stats['square'].status, stats['square'].windows) == ('ended', 8)
+    assert all(record['flagged'] for record in _windows(report.records, 'square'))
+    assert (stats['wide'].status, stats['wide'].windows) == ('failed', 0)
+    assert stats['wide'].message.startswith("wide: ValueError('graph input imgs takes samples "
+                                            'of 2 x 9 x 32 x 32 and this one is 2 x 9 x 32 x 48')
