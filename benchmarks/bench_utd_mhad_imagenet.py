@@ -544,8 +544,8 @@ def subjects_text(subjects: Sequence[int]) -> str:
 def validation_report(args) -> str:
     """The validation table of every fold recorded: per row and fold, the held-out subject's
     top-1 (the test views, last checkpoint) over seeds, and its mean over the folds run;
-    written to :data:`VALIDATION_RESULTS`, or beside a ``--record`` given elsewhere (runs kept
-    out of the repository's record keep their table out of its page too)."""
+    written beside the record (:data:`VALIDATION_RESULTS` for the repository's): runs kept out
+    of the repository's record keep their table out of its page too."""
     record = runner.Record(args.record).data.get('results', {})
     means = {name: sum(scores.values()) / len(scores)
              for name, scores in validation_folds(Path(args.record)).items()}
@@ -573,8 +573,10 @@ def validation_report(args) -> str:
         f'Reproduce: `python benchmarks/bench_utd_mhad_imagenet.py --validate-on S` for S in '
         f'{", ".join(map(str, VALIDATION_SUBJECTS))}.', '']
     text += markdown_table(header, 'l' + 'r' * (len(header) - 1), body)
-    page = (VALIDATION_RESULTS if Path(args.record) == VALIDATION_RECORD
-            else Path(args.record).with_suffix('.md'))
+    page = Path(args.record).with_suffix('.md')  # the repository's record: its page
+    if page == Path(args.record):
+        raise SystemExit(f'--record {args.record}: the validation table would be written over '
+                         'it; give the record a .json name')
     page.write_text('\n'.join(text) + '\n')
     return '\n'.join(text)
 

@@ -525,12 +525,15 @@ def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
     Where a checkpoint gives the weights (``load_from``, or the one ``resume`` continues from),
     the runner builds the backbone without the file, so its absence is only a note.
     """
-    from ..engine.checkpoint import timm_pretrained_nodes
+    from ..engine.checkpoint import CheckpointRefusedError, timm_pretrained_nodes
     from ..engine.runner import weights_checkpoint
     findings, offline = [], copy.deepcopy(cfg)
     nodes = timm_pretrained_nodes(offline.model)
-    source = weights_checkpoint(cfg.get('load_from'), bool(cfg.get('resume')),
-                                default_work_dir(cfg)) if nodes else None
+    try:
+        source = weights_checkpoint(cfg.get('load_from'), bool(cfg.get('resume')),
+                                    default_work_dir(cfg)) if nodes else None
+    except CheckpointRefusedError:
+        source = None  # the load-from check reports the damaged checkpoints by name
     for where, node in nodes:
         file = (node.get('pretrained_cfg_overlay') or {}).get('file')
         if file is None:

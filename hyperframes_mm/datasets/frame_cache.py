@@ -660,6 +660,14 @@ class BuildSummary:
                 f'written) in {self.seconds:.1f} s')
 
 
+def rebuilt_because(problem: str, entry: PathLike) -> str:
+    """Why an entry was written again, from the reader's refusal of it: without the entry's
+    path (the log line names the video) and without the advice to rebuild it, which the
+    builder has just followed."""
+    reason = problem[len(f'{entry}: '):] if problem.startswith(f'{entry}: ') else problem
+    return reason.split('; rebuild', 1)[0]
+
+
 def _build_one(task: Tuple[str, str, str, Optional[int], bool]) -> Dict:
     relative, video_root, cache_root, short_side, verify = task
     entry = entry_path(cache_root, relative)
@@ -670,7 +678,7 @@ def _build_one(task: Tuple[str, str, str, Optional[int], bool]) -> Dict:
         if problem is not None:
             header = write_entry(source, entry, relative, short_side)
             result.update(status='built' if problem == 'missing' else 'rebuilt',
-                          written=header.file_size, problem=problem)
+                          written=header.file_size, problem=rebuilt_because(problem, entry))
         else:
             header = read_header(entry)
     except (FrameCacheError, OSError, ValueError) as error:

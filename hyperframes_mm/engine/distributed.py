@@ -43,9 +43,11 @@ def init_cpu_process_group(backend: str = 'gloo', **kwargs) -> None:
     from torch import distributed as torch_dist
     timeout = kwargs.get('timeout')
     if timeout is not None and not isinstance(timeout, datetime.timedelta):
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise TypeError(f'env_cfg.dist_cfg.timeout: {timeout!r} is not a number of seconds '
-                            '> 0 (e.g. dist_cfg=dict(backend=\'gloo\', timeout=7200))')
+                            '(e.g. dist_cfg=dict(backend=\'gloo\', timeout=7200))')
+        if timeout <= 0:
+            raise ValueError(f'env_cfg.dist_cfg.timeout: {timeout!r} seconds; it must be > 0')
         kwargs['timeout'] = datetime.timedelta(seconds=timeout)
     if backend == 'nccl':
         print_log('no GPU: the process group uses the gloo backend instead of nccl',

@@ -91,20 +91,25 @@ class LastBatchHook(Hook):
             where = f' on rank {empty}' if world > 1 else ''
             # mmengine's loop runs such an epoch without a word, validates the untrained model
             # and saves it as each epoch's checkpoint, exit 0
+            if not samples:
+                raise ValueError(f'the training list gives no sample an epoch (per '
+                                 f'process){where}: every epoch would train no step and save '
+                                 'the untrained model. Give the training list samples.')
             raise ValueError(
                 f'the training list gives {samples} samples an epoch (per process){where}, '
                 f'fewer than one batch of {size}, and drop_last=True drops them: every epoch '
-                'would train no step and save the untrained model. '
-                + (f'Set a batch size of at most {samples}, or drop_last=False.' if samples
-                   else 'Give the training list samples.'))
+                f'would train no step and save the untrained model. Set a batch size of at most '
+                f'{samples}, or drop_last=False.')
         single = [rank for rank, each in enumerate(shares) if holds_one(each)]
         if not single:
             return
         # every rank tries the sample, where only one rank's last batch holds one: a
         # synchronised norm's all-reduce in the forward pass is then met on every rank. The
         # sample is read first and every rank hears whether all read theirs, so a rank whose
-        # read fails does not leave the others waiting in that all-reduce (a forward pass that
-        # fails on one rank alone, out of memory say, still can)
+        # read fails does not leave the others waiting in that all-reduce; a forward pass that
+        # fails otherwise on one rank (out of memory, say) is heard the same way after it, so
+        # the others do not wait in the gather of the results (inside a synchronised norm they
+        # still can: its all-reduce comes before any word)
         model = runner.model.module if is_model_wrapper(runner.model) else runner.model
         with kept_state(model):
             try:
@@ -119,8 +124,19 @@ class LastBatchHook(Hook):
             if failed is not None:
                 raise RuntimeError(f'the one-sample check before training could not read its '
                                    f'sample on rank {failed} ({reads[failed]})')
-            error = one_sample_error(model, batch)
-        errors = all_gather_object(error) if world > 1 else [error]
+            try:
+                error, crashed = one_sample_error(model, batch), None
+            except Exception as failure:  # not the norm's want of values: out of memory, say
+                error, crashed = None, failure
+        gathered = all_gather_object((error, repr(crashed) if crashed else None)) \
+            if world > 1 else [(error, None)]
+        if crashed is not None:
+            raise crashed
+        failed = next((rank for rank, (_, text) in enumerate(gathered) if text), None)
+        if failed is not None:
+            raise RuntimeError(f'the one-sample check before training failed on rank {failed} '
+                               f'({gathered[failed][1]})')
+        errors = [each for each, _ in gathered]
         rank = next((rank for rank in single if errors[rank] is not None), None)
         if rank is None:
             return

@@ -143,32 +143,54 @@ class HyperframeRunner(Runner):
                                                                                   name)):
             return
         meta = dict(epoch=self.epoch, iter=self.iter)
-        if is_main_process():
-            hook._save_checkpoint_with_step(self, self.epoch, meta)
-        elif not self._save_from_this_rank(hook, name, meta):
+        try:
+            if is_main_process():
+                hook._save_checkpoint_with_step(self, self.epoch, meta)
+            elif not self._save_from_this_rank(hook, name, meta):
+                return
+        except Exception as error:  # the validation's error, raised next, is the one to read
+            self.logger.error(f'validation after epoch {self.epoch} failed (below), and saving '
+                              f'the epochs trained in {name} failed too: {error!r}')
             return
-        self.logger.warning(f'validation after epoch {self.epoch} failed (below); the epochs '
-                            f'trained are saved in {name}: fix the validation data and train '
-                            'again with --resume to continue from them')
+        # mmengine's console shows only errors from a rank other than 0
+        say = self.logger.warning if is_main_process() else self.logger.error
+        say(f'validation after epoch {self.epoch} failed (below); the epochs trained are saved '
+            f'in {name}: fix the validation data and train again with --resume to continue '
+            'from them')
 
     def _save_from_this_rank(self, hook: CheckpointHook, name: str, meta: dict) -> bool:
         """Save the epochs from a rank other than 0 whose validation failed: mmengine saves
         from rank 0 alone (``Runner.save_checkpoint`` is ``master_only``), and rank 0 waits in
         the validation's gather that this rank never reaches until torchrun ends it, so nothing
-        was saved. Every rank holds the same weights and optimizer state (DDP all-reduces the
-        gradients). The file is written under a name of this rank's and renamed into place,
+        was saved. The weights and the optimizer state are every rank's (DDP all-reduces the
+        gradients); the norms' running statistics are this rank's, as rank 0's would be its own
+        (``broadcast_buffers=False``). The checkpoint hook's bookkeeping is done first, as rank
+        0 does it, so that the file records itself among the kept ones and a resumed run prunes
+        it in its turn. The file is written under a name of this rank's and renamed into place,
         since rank 0 may be saving the same epoch, its own validation failed too. False where
         the checkpoints go to a remote store, which has no rename."""
         if not isinstance(hook.file_backend, LocalBackend):
             return False
-        partial = f'{name}.rank{get_rank()}.part'
-        Runner.save_checkpoint.__wrapped__(
-            self, hook.out_dir, partial, hook.file_client_args,
-            save_optimizer=hook.save_optimizer, save_param_scheduler=hook.save_param_scheduler,
-            meta=meta, by_epoch=hook.by_epoch, backend_args=hook.backend_args, **hook.args)
         saved = osp.join(hook.out_dir, name)
-        os.replace(osp.join(hook.out_dir, partial), saved)
+        hook.last_ckpt = saved
+        self.message_hub.update_info('last_ckpt', saved)
+        keep = getattr(hook, '_keep', None)  # SafeCheckpointHook's: the stock hook's is inline
+        oldest = keep(self, self.epoch) if keep is not None else None
+        partial = osp.join(hook.out_dir, f'{name}.rank{get_rank()}.part')
+        try:
+            # master_only's wrapped function: the same save, on this rank
+            Runner.save_checkpoint.__wrapped__(
+                self, hook.out_dir, osp.basename(partial), hook.file_client_args,
+                save_optimizer=hook.save_optimizer,
+                save_param_scheduler=hook.save_param_scheduler, meta=meta,
+                by_epoch=hook.by_epoch, backend_args=hook.backend_args, **hook.args)
+            os.replace(partial, saved)
+        finally:
+            if osp.exists(partial):
+                os.remove(partial)
         write_text_atomically(saved, osp.join(self.work_dir, 'last_checkpoint'))
+        if oldest is not None:
+            hook._remove(oldest)
         return True
 
     def test(self) -> dict:
@@ -599,13 +621,15 @@ def weights_checkpoint(load_from: Optional[str], resume: bool,
                        work_dir: str) -> Optional[str]:
     """The checkpoint whose weights replace the model's initial ones when the run loads:
     ``load_from``, else with ``resume`` the one :func:`latest_intact_checkpoint` finds in
-    ``work_dir`` (quietly: the load says why it skips a file), else None."""
+    ``work_dir`` (quietly: the load says why it skips a file), else None.
+
+    Raises:
+        CheckpointRefusedError: with ``resume``, every checkpoint of ``work_dir`` is damaged
+            (a training started over them would write over what is left of the run).
+    """
     if load_from or not resume:
         return load_from or None
-    try:
-        return latest_intact_checkpoint(work_dir, lambda _: None)
-    except CheckpointRefusedError:
-        return None  # the resume itself refuses it, with the file's name
+    return latest_intact_checkpoint(work_dir, lambda _: None)
 
 
 def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print):

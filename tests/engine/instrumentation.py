@@ -63,3 +63,15 @@ class Float64Recognizer2D(Recognizer2D):
     def forward(self, inputs: torch.Tensor, data_samples=None, mode: str = 'tensor'):
         # The data preprocessor normalises in float32.
         return super().forward(inputs.double(), data_samples, mode)
+
+
+@MODELS.register_module()
+class FailsOnOneSampleOnRankOne(Recognizer2D):
+    """``Recognizer2D`` whose training forward pass of a single sample fails on rank 1 alone,
+    as running out of memory there would."""
+
+    def forward(self, inputs: torch.Tensor, data_samples=None, mode: str = 'tensor'):
+        from mmengine.dist import get_rank
+        if mode == 'loss' and self.training and inputs.shape[0] == 1 and get_rank() == 1:
+            raise RuntimeError('rank 1 ran out of memory')
+        return super().forward(inputs, data_samples, mode)

@@ -644,6 +644,10 @@ def test_a_timm_backbones_pretrained_file_is_checked_before_timm_reads_it(tmp_pa
     resumed.resume = True
     with pytest.raises(FileNotFoundError, match='its pretrained file'):
         RUNNERS.build(copy.deepcopy(resumed))
+    # every checkpoint there damaged: refused by name, not sent to train from scratch over them
+    (tmp_path / 'work' / 'epoch_2.pth').write_bytes(b'not a checkpoint')
+    with pytest.raises(checkpoint.CheckpointRefusedError, match='epoch_2.pth'):
+        RUNNERS.build(copy.deepcopy(resumed))
     torch.save(dict(state_dict={}), tmp_path / 'work' / 'epoch_3.pth')
     assert type(RUNNERS.build(resumed).model.backbone).__name__ == 'EfficientNet'
 

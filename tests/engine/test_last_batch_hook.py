@@ -90,7 +90,6 @@ def test_a_batch_size_of_one_the_model_cannot_train_on_is_named(runner_of):
     LastBatchHook().before_train(_runner(runner_of, batch_size=1, side=56))  # it trains there
 
 
-
 def test_an_epoch_of_no_training_step_is_refused(runner_of):
     """16 clips in batches of 20 with drop_last=True: mmengine's loop ran each epoch without a
     step or a word, and saved the untrained model as its checkpoints, exit 0."""
