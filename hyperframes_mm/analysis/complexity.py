@@ -157,6 +157,10 @@ def _onnx_call(model: OnnxRecognizer, pixels, batch: int, alone: bool) -> Callab
     timed; its pool threads spin only when it is timed alone (see :func:`onnx_session`: beside
     other models they would hold the cores into their calls).
     """
+    if model.batch is not None and model.batch != batch:
+        # it would run padded chunks of its own batch, and the time per sample be wrong
+        raise ValueError(f'{model.path}: the graph takes batches of {model.batch} (a static '
+                         f'batch export); time it at that batch, not {batch}')
     model.session = onnx_session(model.path, torch.get_num_threads(), spin=alone)
     if isinstance(pixels, dict):
         samples = [{key: value[index].to(torch.uint8) for key, value in pixels.items()}

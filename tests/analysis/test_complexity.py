@@ -110,6 +110,13 @@ def test_an_onnx_checkpoint_is_timed_as_deployment_runs_it(api_models, tmp_path,
     assert (result['runtime'], result['device']) == ('onnxruntime', 'cpu')
     assert result['inputs'] == {'imgs_fast': shape, 'imgs_slow': shape}
     assert calls[-1] == (tmp_path / 'fs.onnx', 1, {torch.uint8}, torch.get_num_threads())
+    # a static-batch graph is timed at its own batch: another would time padded chunks
+    export_onnx(model, tmp_path / 'fixed.onnx', random_pixels((1, 2, 9, 32, 32), 2),
+                dynamic_batch=False)
+    with pytest.raises(ValueError, match=r"fixed\.onnx: the graph takes batches of 2 \(a static "
+                       r"batch export\); time it at that batch, not 3"):
+        measure_latency(api_models['single'], str(tmp_path / 'fixed.onnx'), batch=3, repeats=1,
+                        warmup=0, video_size=(48, 64))
 
 
 def _no_gpu(monkeypatch, count=0):
