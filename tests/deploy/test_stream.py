@@ -469,10 +469,16 @@ def test_a_width_decord_decodes_to_garbage_fails_its_stream_alone(api_models, ap
     assert (pyav.streams[0].status, pyav.streams[0].windows) == ('ended', 3)
 
 
-def test_streams_of_other_frame_sizes_fail_alone_on_a_fixed_size_graph(api_models, api_videos,
-                                                                        tmp_path):
-    """A test pipeline without a crop sizes samples by each video: one batch stacked two
-    streams' samples of two sizes, and the whole run died with every record lost."""
+def _without_crop(pipeline):
+    """``pipeline`` resizing to a short side of 32 with no crop: its samples are as wide as
+    each video is."""
+    return [dict(step, scale=(-1, 32)) if step['type'] == 'Resize' else step
+            for step in pipeline if step['type'] != 'CenterCrop']
+
+
+def _square_graph_and_wide_video(api_models, tmp_path):
+    """The single model exported behind :func:`_without_crop` at 64x64 frames (fixed 32x32
+    samples), loaded as a graph, and a 64x96 video whose samples it cannot take."""
     from mmengine.config import Config
 
     from hyperframes_mm.apis import example_inputs
@@ -480,13 +486,20 @@ def test_streams_of_other_frame_sizes_fail_alone_on_a_fixed_size_graph(api_model
     from hyperframes_mm.deploy.export import export_onnx
     model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
     cfg = Config(model.cfg.to_dict())
-    cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize' else step
-                         for step in cfg.test_pipeline if step['type'] != 'CenterCrop']
+    cfg.test_pipeline = _without_crop(cfg.test_pipeline)
     graph = tmp_path / 'square.onnx'
     export_onnx(model, graph, example_inputs(cfg, (64, 64)).float(), dynamic_batch=False)
     wide = tmp_path / 'wide.mp4'
     write_video(wide, np.zeros((40, 64, 96, 3), np.uint8), fps=25)
-    stage = ModelStage(init_recognizer(cfg, str(graph), 'cpu'))
+    return init_recognizer(cfg, str(graph), 'cpu'), wide
+
+
+def test_streams_of_other_frame_sizes_fail_alone_on_a_fixed_size_graph(api_models, api_videos,
+                                                                        tmp_path):
+    """A test pipeline without a crop sizes samples by each video: one batch stacked two
+    streams' samples of two sizes, and the whole run died with every record lost."""
+    graph, wide = _square_graph_and_wide_video(api_models, tmp_path)
+    stage = ModelStage(graph)
     report = StreamEngine(stage, stride=4, batch_size=4, keep_records=True,
                           progress=False).run([str(api_videos['a']), str(wide)],
                                               names=['square', 'wide'])
@@ -571,9 +584,7 @@ def test_dynamic_frames_never_batch_two_frame_sizes(api_models, api_videos, tmp_
     from hyperframes_mm.deploy import DynamicFrameStage
 
     model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
-    model.cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize'
-                               else step for step in model.cfg.test_pipeline
-                               if step['type'] != 'CenterCrop']
+    model.cfg.test_pipeline = _without_crop(model.cfg.test_pipeline)
     # one T for every window (no motion score reaches the thresholds): only the frame sizes
     # differ
     stage = DynamicFrameStage(model, (2, 3, 4), (1e9, 1e9), window=20)
@@ -598,24 +609,12 @@ def test_a_stream_a_fixed_size_confirmer_cannot_take_fails_alone(api_models, api
                                                                  tmp_path):
     """The confirmer prepares flagged windows in the model thread: a stream whose frames make
     another size than its graph's ended every stream there."""
-    from mmengine.config import Config
-
-    from hyperframes_mm.apis import example_inputs
-    from hyperframes_mm.datasets.video_io import write_video
-    from hyperframes_mm.deploy.export import export_onnx
-    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
-    cfg = Config(model.cfg.to_dict())
-    cfg.test_pipeline = [dict(step, scale=(-1, 32)) if step['type'] == 'Resize' else step
-                         for step in cfg.test_pipeline if step['type'] != 'CenterCrop']
-    graph = tmp_path / 'square.onnx'
-    export_onnx(model, graph, example_inputs(cfg, (64, 64)).float(), dynamic_batch=False)
-    wide = tmp_path / 'wide.mp4'
-    write_video(wide, np.zeros((40, 64, 96, 3), np.uint8), fps=25)
-    confirm = ModelStage(init_recognizer(cfg, str(graph), 'cpu'), name='confirm')
+    graph, wide = _square_graph_and_wide_video(api_models, tmp_path)
+    confirm = ModelStage(graph, name='confirm')
     # every window flagged: the confirmer scores them all
     report = StreamEngine(_stage(api_models), stride=4, alert=AlertRule(0.5, classes=[0, 1, 2, 3]),
-                          confirm=confirm,
-                          screen_threshold=0.0, keep_records=True, progress=False).run(
+                          confirm=confirm, screen_threshold=0.0, keep_records=True,
+                          progress=False).run(
         [str(api_videos['a']), str(wide)], names=['square', 'wide'])
     stats = {s.name: s for s in report.streams}
     assert (stats['square'].status, stats['square'].windows) == ('ended', 8)
