@@ -133,12 +133,11 @@ def build_engine(args: argparse.Namespace, sink):
         # a sampler that spreads its picks over the whole video has no window of its own;
         # each stream would fail at its first window
         for each in filter(None, (stage, confirm)):
-            # a dynamic-frame stage has one pipeline a frame count
-            for pipeline in list(getattr(each, 'pipelines', {}).values()) or [each.pipeline]:
-                if pipeline.spreads_over_video():
-                    raise ValueError(f'--window: the sampler of stage {each.name!r} '
-                                     f'({pipeline.sampler_cfg}) spreads its picks over the '
-                                     'whole video; give the window length in frames')
+            spread = each.spreading_pipeline()
+            if spread is not None:
+                raise ValueError(f'--window: the sampler of stage {each.name!r} '
+                                 f'({spread.sampler_cfg}) spreads its picks over the whole '
+                                 'video; give the window length in frames')
     alert = None if args.threshold is None else AlertRule(args.threshold, args.release,
                                                           args.alert_classes)
     return StreamEngine(stage, stride=args.stride, window=args.window,

@@ -212,6 +212,11 @@ class DynamicFrameStage(ModelStage):
         return self.window or max(pipeline.default_window(fps)
                                   for pipeline in self.pipelines.values())
 
+    def spreading_pipeline(self) -> Optional[WindowPipeline]:
+        # one pipeline a frame count
+        return next((pipeline for pipeline in self.pipelines.values()
+                     if self.window is None and pipeline.spreads_over_video()), None)
+
     def score_window(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> float:
         """The window's motion score (:func:`window_motion_score` with the trained T)."""
         pipeline = self.pipelines[self.base_num_frames]

@@ -72,6 +72,14 @@ class ModelStage:
         """Frames this stage's windows span at ``fps``."""
         return self.window or self.pipeline.default_window(fps)
 
+    def spreading_pipeline(self) -> Optional[WindowPipeline]:
+        """The pipeline whose sampler spreads its picks over the whole video
+        (:meth:`WindowPipeline.spreads_over_video`) where the stage has no window of its own:
+        its windows then have no length unless the engine gives one. None otherwise."""
+        if self.window is None and self.pipeline.spreads_over_video():
+            return self.pipeline
+        return None
+
     def select(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> list:
         """The frames the sampler picks from a window (``frames``: oldest first)."""
         indices = self.pipeline.frame_indices(len(frames), fps)
