@@ -1,6 +1,7 @@
 """Hooks that make training reproducible across a kill and ``--resume``, and checkpoints that a
 kill cannot break."""
 import logging
+import os
 import os.path as osp
 import random
 from functools import partial
@@ -95,8 +96,14 @@ class SafeCheckpointHook(CheckpointHook):
     ``CheckpointHook``'s.
     """
 
-    def _save_checkpoint_with_step(self, runner, step, meta):
-        from mmengine.dist import is_main_process
+    def _save_checkpoint_with_step(self, runner, step, meta, this_rank: bool = False):
+        """mmengine's save from rank 0, or with ``this_rank`` from this rank whatever it is
+        (a rank whose validation failed while rank 0 waits in the gather,
+        :class:`~hyperframes_mm.engine.runner.HyperframeRunner`): through the save
+        ``Runner.save_checkpoint`` wraps in ``master_only``, to a name of this rank's renamed
+        into place, since rank 0 may be saving the same step (a local ``out_dir`` only)."""
+        from mmengine.dist import get_rank, is_main_process
+        from mmengine.runner import Runner
         from .checkpoint import write_text_atomically
         ckpt_filename = self.filename_tmpl.format(step)
         self.last_ckpt = self.file_backend.join_path(self.out_dir, ckpt_filename)
@@ -105,12 +112,22 @@ class SafeCheckpointHook(CheckpointHook):
         # among them (as the stock hook's do: a run resumed from it prunes it in its turn);
         # the file they push out goes only after the new one is complete
         oldest = self._keep(runner, step)
-        runner.save_checkpoint(
-            self.out_dir, ckpt_filename, self.file_client_args,
-            save_optimizer=self.save_optimizer,
-            save_param_scheduler=self.save_param_scheduler, meta=meta,
-            by_epoch=self.by_epoch, backend_args=self.backend_args, **self.args)
-        if is_main_process():
+        options = dict(save_optimizer=self.save_optimizer,
+                       save_param_scheduler=self.save_param_scheduler, meta=meta,
+                       by_epoch=self.by_epoch, backend_args=self.backend_args, **self.args)
+        if this_rank:
+            partial = osp.join(self.out_dir, f'{ckpt_filename}.rank{get_rank()}.part')
+            try:
+                Runner.save_checkpoint.__wrapped__(runner, self.out_dir, osp.basename(partial),
+                                                   self.file_client_args, **options)
+                os.replace(partial, self.last_ckpt)
+            finally:
+                if osp.exists(partial):
+                    os.remove(partial)
+        else:
+            runner.save_checkpoint(self.out_dir, ckpt_filename, self.file_client_args,
+                                   **options)
+        if this_rank or is_main_process():
             write_text_atomically(self.last_ckpt, osp.join(runner.work_dir, 'last_checkpoint'))
             if oldest is not None:
                 self._remove(oldest)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Tuple, Union
 
 from mmengine.hooks import CheckpointHook, Hook
-from mmengine.dist import get_rank, is_main_process, master_only
+from mmengine.dist import is_main_process, master_only
 from mmengine.fileio import LocalBackend
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
@@ -26,10 +26,11 @@ from mmaction.registry import RUNNERS
 from .checkpoint import (CHECKPOINT_PATTERN, CheckpointMismatchError, CheckpointRefusedError,
                          check_input_basis, check_pretrained_inits, first_names, load_verified,
                          mismatch_error, newest_intact_checkpoint, timm_pretrained_nodes,
-                         verify_checkpoint_file, write_text_atomically)
+                         verify_checkpoint_file)
 from .cache_hook import MissingVideosHook
 from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
+from .hooks import SafeCheckpointHook
 from .last_batch_hook import LastBatchHook
 from .segments_hook import SegmentsHook
 
@@ -146,8 +147,15 @@ class HyperframeRunner(Runner):
         try:
             if is_main_process():
                 hook._save_checkpoint_with_step(self, self.epoch, meta)
-            elif not self._save_from_this_rank(hook, name, meta):
-                return
+            elif isinstance(hook, SafeCheckpointHook) and \
+                    isinstance(hook.file_backend, LocalBackend):
+                # mmengine saves from rank 0 alone, which waits in the validation's gather
+                # that this rank never reaches until torchrun ends it: this rank saves. The
+                # weights and optimizer state are every rank's (DDP all-reduces gradients);
+                # the norms' running statistics are this rank's, as rank 0's would be its own
+                hook._save_checkpoint_with_step(self, self.epoch, meta, this_rank=True)
+            else:
+                return  # the stock hook saves from rank 0 only; a remote store has no rename
         except Exception as error:  # the validation's error, raised next, is the one to read
             self.logger.error(f'validation after epoch {self.epoch} failed (below), and saving '
                               f'the epochs trained in {name} failed too: {error!r}')
@@ -157,41 +165,6 @@ class HyperframeRunner(Runner):
         say(f'validation after epoch {self.epoch} failed (below); the epochs trained are saved '
             f'in {name}: fix the validation data and train again with --resume to continue '
             'from them')
-
-    def _save_from_this_rank(self, hook: CheckpointHook, name: str, meta: dict) -> bool:
-        """Save the epochs from a rank other than 0 whose validation failed: mmengine saves
-        from rank 0 alone (``Runner.save_checkpoint`` is ``master_only``), and rank 0 waits in
-        the validation's gather that this rank never reaches until torchrun ends it, so nothing
-        was saved. The weights and the optimizer state are every rank's (DDP all-reduces the
-        gradients); the norms' running statistics are this rank's, as rank 0's would be its own
-        (``broadcast_buffers=False``). The checkpoint hook's bookkeeping is done first, as rank
-        0 does it, so that the file records itself among the kept ones and a resumed run prunes
-        it in its turn. The file is written under a name of this rank's and renamed into place,
-        since rank 0 may be saving the same epoch, its own validation failed too. False where
-        the checkpoints go to a remote store, which has no rename."""
-        if not isinstance(hook.file_backend, LocalBackend):
-            return False
-        saved = osp.join(hook.out_dir, name)
-        hook.last_ckpt = saved
-        self.message_hub.update_info('last_ckpt', saved)
-        keep = getattr(hook, '_keep', None)  # SafeCheckpointHook's: the stock hook's is inline
-        oldest = keep(self, self.epoch) if keep is not None else None
-        partial = osp.join(hook.out_dir, f'{name}.rank{get_rank()}.part')
-        try:
-            # master_only's wrapped function: the same save, on this rank
-            Runner.save_checkpoint.__wrapped__(
-                self, hook.out_dir, osp.basename(partial), hook.file_client_args,
-                save_optimizer=hook.save_optimizer,
-                save_param_scheduler=hook.save_param_scheduler, meta=meta,
-                by_epoch=hook.by_epoch, backend_args=hook.backend_args, **hook.args)
-            os.replace(partial, saved)
-        finally:
-            if osp.exists(partial):
-                os.remove(partial)
-        write_text_atomically(saved, osp.join(self.work_dir, 'last_checkpoint'))
-        if oldest is not None:
-            hook._remove(oldest)
-        return True
 
     def test(self) -> dict:
         return self._evaluate(super().test)
