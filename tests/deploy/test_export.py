@@ -61,7 +61,7 @@ def test_export_tool_verifies(api_models, tmp_path, capsys):
     printed = capsys.readouterr().out
     assert 'parity at batch 1' in printed and 'parity at batch 3' in printed
     assert f'wrote {out}: inputs imgs_fast [batch, 1, 9, 32, 32], imgs_slow [batch, 1, 9, 32, ' \
-        '32] (dynamic batch), float32 pixels 0..255; output scores [batch, num_classes]\n' \
+        '32] (dynamic batch), float32 pixels 0..255; output scores [batch, 4]\n' \
         in printed
     assert [meta.shape for meta in onnx_session(out).get_inputs()] == [['batch', 1, 9, 32, 32]] * 2
 
@@ -77,7 +77,7 @@ def test_a_static_batch_export_reports_its_fixed_batch(api_models, tmp_path, cap
                       '--input-dtype', 'uint8', '--verify']) == 0
     *_, wrote, parity = capsys.readouterr().out.splitlines()
     assert wrote == (f'wrote {out}: inputs imgs [4, 2, 9, 32, 32] (fixed batch), uint8 pixels '
-                     '0..255; output scores [4, num_classes]')
+                     '0..255; output scores [4, 4]')
     assert parity.startswith('parity at batch 4: ')
     session = onnx_session(out)
     assert [(meta.name, meta.shape) for meta in session.get_inputs()] == [

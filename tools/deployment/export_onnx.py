@@ -48,6 +48,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     from hyperframes_mm.apis import example_inputs, init_recognizer
     from hyperframes_mm.deploy.export import check_parity, export_onnx, random_pixels
     from hyperframes_mm.engine import CheckpointRefusedError
+    from hyperframes_mm.engine.class_count import head_classes
     from hyperframes_mm.utils import check_output_folder, refuse_overwrite
     try:
         refuse_overwrite({'--out': args.out},
@@ -85,9 +86,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     graph_batch = args.batch if args.static_batch else 'batch'
     inputs = {key: (graph_batch, ) + shape[1:] for key, shape in
               (shapes.items() if isinstance(shapes, dict) else [('imgs', shapes)])}
+    # the class count the head scores: a graph that averages clips leaves its width unnamed
+    classes = head_classes(model)
     print(f'wrote {out}: inputs {describe_inputs(inputs)} '
           f'({"fixed" if args.static_batch else "dynamic"} batch), {args.input_dtype} pixels '
-          f'0..255; output scores [{graph_batch}, num_classes]')
+          f'0..255; output scores [{graph_batch}, {classes or "classes"}]')
     for batch, diff in diffs.items():
         print(f'parity at batch {batch}: max |onnxruntime - pytorch| = {diff:.2e} (<= 1e-4)')
     return 0
