@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Optional, Tuple, Union
 
 from mmengine.hooks import CheckpointHook, Hook
-from mmengine.dist import is_main_process, master_only
+from mmengine.dist import get_rank, is_main_process, master_only
 from mmengine.fileio import LocalBackend
 from mmengine.model import is_model_wrapper
 from mmengine.optim import OptimWrapper, OptimWrapperDict
@@ -155,7 +155,16 @@ class HyperframeRunner(Runner):
                 # the norms' running statistics are this rank's, as rank 0's would be its own
                 hook._save_checkpoint_with_step(self, self.epoch, meta, this_rank=True)
             else:
-                return  # the stock hook saves from rank 0 only; a remote store has no rename
+                # the stock hook saves from rank 0 alone; a remote store has no rename
+                how = ('SafeCheckpointHook saves them from this rank to a local out_dir'
+                       if isinstance(hook, SafeCheckpointHook) else
+                       f'{type(hook).__name__} saves from rank 0 alone; SafeCheckpointHook '
+                       'saves them from this rank')
+                self.logger.error(f'validation after epoch {self.epoch} failed (below) on rank '
+                                  f'{get_rank()}, and the epochs trained since the last saved '
+                                  f'checkpoint are not saved in {name}: rank 0 waits for this '
+                                  f'rank in the validation; {how}')
+                return
         except Exception as error:  # the validation's error, raised next, is the one to read
             self.logger.error(f'validation after epoch {self.epoch} failed (below), and saving '
                               f'the epochs trained in {name} failed too: {error!r}')

@@ -306,3 +306,14 @@ def test_a_validation_failing_on_rank_one_saves_the_epochs_trained(tiny_dataset,
     # rank 1's console shows it
     assert state['message_hub']['runtime_info']['keep_ckpt_ids'] == [1]
     assert 'the epochs trained are saved in epoch_1.pth' in failed.stdout + failed.stderr
+    # mmengine's own hook saves from rank 0 alone: rank 1 says the epoch is lost, and why
+    stock = train(config, tmp_path / 'stock', data,
+                  ['train_cfg.max_epochs=2', 'train_dataloader.batch_size=2',
+                   'default_hooks.checkpoint.interval=2', 'val_dataloader.sampler.shuffle=False',
+                   'default_hooks.checkpoint.type=CheckpointHook'], nproc=2, check=False)
+    assert stock.returncode != 0
+    assert not list((tmp_path / 'stock').glob('*.pth*'))
+    assert ('validation after epoch 1 failed (below) on rank 1, and the epochs trained since '
+            'the last saved checkpoint are not saved in epoch_1.pth: rank 0 waits for this rank '
+            'in the validation; CheckpointHook saves from rank 0 alone; SafeCheckpointHook saves '
+            'them from this rank') in stock.stdout + stock.stderr
