@@ -124,6 +124,9 @@ class DataMeta(NamedTuple):
     from_root: bool = False
 
 
+#: a run folder's record of the lists it trains on (:meth:`RowBenchmark.list_digests`)
+LIST_DIGESTS = 'list_digests.json'
+
 CONVERTED = DataMeta('convert_meta.json', converted, ('version', 'mapping'))
 SYNTHETIC = DataMeta('meta.json', synthetic, ('generator', ), frame_labels)
 
@@ -213,6 +216,8 @@ class RowBenchmark:
         self.cost_edits = cost_edits
         #: run keys by (row, seed, data root): building a config for each is slow
         self.run_keys: Dict[Tuple[Row, int, str], str] = {}
+        #: the digests of the lists a run reads (:meth:`list_digests`), by the same
+        self.digests: Dict[Tuple[Row, int, str], Dict[str, str]] = {}
 
     def log(self, message: str) -> None:
         print(f'[{self.name}] {message}', flush=True)
@@ -298,9 +303,35 @@ class RowBenchmark:
         stale = any((path := Path(args.data) / name).is_file() and result.is_file()
                     and result.stat().st_mtime <= path.stat().st_mtime for name in written)
         if result.is_file() and not stale and self.same_config(folder, row, seed, args):
-            return json.loads(result.read_text())
+            done = json.loads(result.read_text())
+            if self.same_lists(done.get('list_digests'), row, seed, args):
+                return done
         run = runner.Record(args.record).runs().get(self.run_key(row, seed, args))
-        return None if run is None else dict(run, row=row.name)
+        if run is None or not self.same_lists(run.get('list_digests'), row, seed, args):
+            return None
+        return dict(run, row=row.name)
+
+    def list_digests(self, row: Row, seed: int, args) -> Dict[str, str]:
+        """:func:`benchmarks.lib.runner.list_digests` of the run's config: the lists it reads,
+        here."""
+        cache = (row, seed, str(Path(args.data).resolve()))
+        if cache not in self.digests:
+            with tempfile.TemporaryDirectory() as tmp:
+                self.digests[cache] = runner.list_digests(
+                    self.run_config(row, seed, args, Path(tmp)), Path(args.data))
+        return self.digests[cache]
+
+    def same_lists(self, recorded: Optional[Dict[str, str]], row: Row, seed: int,
+                   args) -> bool:
+        """Whether a run that read lists of the ``recorded`` digests read the lists here: a
+        data set made again into the same folder (other sequences converted, other subjects)
+        keeps its run keys, and its runs were reported, or resumed with no epoch left, as runs
+        on it. A run recorded without digests (before they were kept) and a list not here (a
+        fresh clone without the data) are taken as they are."""
+        if not recorded:
+            return True
+        return all(recorded.get(name, digest) == digest
+                   for name, digest in self.list_digests(row, seed, args).items())
 
     def run_key(self, row: Row, seed: int, args) -> str:
         """:func:`benchmarks.lib.runner.run_key` of the config :meth:`run_config` makes, with
@@ -324,7 +355,16 @@ class RowBenchmark:
                                       self.run_config(row, seed, args, Path(tmp)))
 
     def resumable(self, folder: Path, row: Row, seed: int, args) -> bool:
-        """Whether a stopped run of this very config left a checkpoint to resume from."""
+        """Whether a stopped run of this very config, on these very lists, left a checkpoint
+        to resume from (a run folder from before the lists' digests were written beside its
+        config is not)."""
+        digests = folder / LIST_DIGESTS
+        try:
+            recorded = json.loads(digests.read_text()) if digests.is_file() else None
+        except ValueError:
+            recorded = None  # cut short by a kill: resuming would trust lists it cannot name
+        if recorded is None or not self.same_lists(recorded, row, seed, args):
+            return False
         with tempfile.TemporaryDirectory() as tmp:
             return runner.resumable(folder, self.run_config(row, seed, args, Path(tmp)))
 
@@ -422,10 +462,13 @@ class RowBenchmark:
         moved = runner.set_aside(work_dir)
         if moved is not None:
             self.log(f'{row.name} seed {seed}: the earlier run there cannot be resumed '
-                     f'(another config\'s, or stopped before its first checkpoint); moved to '
-                     f'{moved}')
+                     f'(another config\'s or other lists\', or stopped before its first '
+                     f'checkpoint); moved to {moved}')
         work_dir.mkdir(parents=True)
-        return self.run_config(row, seed, args, work_dir)
+        config = self.run_config(row, seed, args, work_dir)
+        (work_dir / LIST_DIGESTS).write_text(json.dumps(self.list_digests(row, seed, args),
+                                                        indent=1))
+        return config
 
     def tested(self, row: Row, seed: int, args, config: Path, checkpoint: str,
                training: Dict) -> Dict:
@@ -447,7 +490,7 @@ class RowBenchmark:
         result = dict(row=row.name, seed=seed, key=self.run_key(row, seed, args),
                       top1=test['acc/top1'], top5=test['acc/top5'], mean_class=test['acc/mean1'],
                       train_top1=fit['acc/top1'], config=str(config), checkpoint=checkpoint,
-                      **training)
+                      list_digests=self.list_digests(row, seed, args), **training)
         if groups:  # the top-1 of each group of classes of the test list
             from hyperframes_mm.evaluation import accuracy_by_group
             result.update({group: value for group, value in

@@ -183,6 +183,38 @@ def same_training(config: Path, other: Path) -> bool:
                for key in RUN_KEYS if key not in TEST_KEYS)
 
 
+#: the loops whose lists a run reads
+DATALOADERS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
+
+
+def list_digests(config, data_root: Path) -> Dict[str, str]:
+    """The SHA-256 of every list a run of ``config`` reads (each ``ann_file`` of its loops,
+    named relative to ``data_root`` where it lies inside): what its clips are, which a run key
+    does not hold for a data set its builder describes by how it was made (a conversion's
+    mapping says nothing of which sequences it converted). A list that is not there is left
+    out (a fresh clone without the data)."""
+    cfg = _loaded(config)
+    root = Path(data_root).resolve()
+
+    def found(value) -> Iterator[str]:
+        if isinstance(value, dict):
+            if isinstance(value.get('ann_file'), str) and value['ann_file']:
+                yield value['ann_file']
+            for item in value.values():
+                yield from found(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                yield from found(item)
+
+    digests = {}
+    for path in sorted({Path(name).resolve() for key in DATALOADERS
+                        for name in found(cfg.get(key))}):
+        if path.is_file():
+            name = str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+            digests[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digests
+
+
 def resumable(work_dir: Path, expected: Path) -> bool:
     """Whether a stopped run of the config ``expected`` left a checkpoint to resume from."""
     pointer = Path(work_dir) / 'last_checkpoint'

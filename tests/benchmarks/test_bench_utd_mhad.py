@@ -1,6 +1,7 @@
 """benchmarks/bench_utd_mhad.py: each ablation row's config differs from the recipe by its
 listed change only; runs count from the record by key; tables and targets are computed from
 the numbers given; the committed record alone rewrites the tables."""
+import hashlib
 import json
 
 import pytest
@@ -217,6 +218,7 @@ def test_only_a_stopped_run_of_the_same_config_resumes(written, tmp_path):
     folder = tmp_path / 'run'
     folder.mkdir()
     bench.run_config(row, 0, args, folder)
+    (folder / lib.LIST_DIGESTS).write_text(json.dumps(bench.BENCH.list_digests(row, 0, args)))
     assert not bench.resumable(folder, row, 0, args)  # no checkpoint saved
     checkpoint = folder / 'epoch_5.pth'
     (folder / 'last_checkpoint').write_text(str(checkpoint))
@@ -235,10 +237,46 @@ def test_stopped_runs_are_named_with_their_epoch(written, tmp_path):
     folder = bench.run_dir(args, row, 0)
     folder.mkdir(parents=True)
     bench.run_config(row, 0, args, folder)
+    (folder / lib.LIST_DIGESTS).write_text(json.dumps(bench.BENCH.list_digests(row, 0, args)))
     assert bench.stopped_runs([row], args) == []
     (folder / 'epoch_35.pth').write_bytes(b'')
     (folder / 'last_checkpoint').write_text(str(folder / 'epoch_35.pth'))
     assert bench.stopped_runs([row], args) == ['motion products on seed 0 at epoch 35 of 60']
+
+
+def test_a_data_set_made_again_in_its_folder_is_trained_again(tmp_path):
+    """A conversion's run key holds its version and mapping, not which sequences it converted:
+    converting other subjects into the same folder resumed the stopped run with no epoch left,
+    and reported the record's runs of the first set as runs on the second."""
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'convert_meta.json').write_text(json.dumps(dict(version=2, mapping={})))
+    for name in bench.BENCH.train_list, bench.BENCH.test_list:
+        (data / name).write_text('videos/a1_s1_t1_depth.mp4 0\n')
+    record = tmp_path / 'record.json'
+    args = bench.parse_args(['--data', str(data), '--work-dir', str(tmp_path / 'work'),
+                             '--record', str(record)])
+    row = ROWS['motion products on']
+    config = bench.BENCH.fresh_run_dir(row, 0, args)
+    assert json.loads((config.parent / lib.LIST_DIGESTS).read_text()) == {
+        name: hashlib.sha256(b'videos/a1_s1_t1_depth.mp4 0\n').hexdigest()
+        for name in (bench.BENCH.train_list, bench.BENCH.test_list)}
+    (config.parent / 'epoch_30.pth').write_bytes(b'')
+    (config.parent / 'last_checkpoint').write_text(str(config.parent / 'epoch_30.pth'))
+    run = dict(key=bench.run_key(row, 0, args), top1=1.0,
+               list_digests=bench.BENCH.list_digests(row, 0, args))
+    record.write_text(json.dumps(dict(results={row.name: [run]})))
+    assert bench.resumable(config.parent, row, 0, args)
+    assert bench.finished(args, row, 0) == dict(run, row=row.name)
+    # the same folder, another set: two subjects' sequences in the training list
+    (data / bench.BENCH.train_list).write_text('videos/a1_s1_t1_depth.mp4 0\n'
+                                              'videos/a1_s3_t1_depth.mp4 0\n')
+    bench.BENCH.digests.clear()  # a new command reads the lists anew
+    assert not bench.resumable(config.parent, row, 0, args)
+    assert bench.finished(args, row, 0) is None
+    # a run recorded before digests were kept is taken as it is
+    record.write_text(json.dumps(dict(results={row.name: [dict(run, list_digests=None)]})))
+    assert bench.finished(args, row, 0)['top1'] == 1.0
 
 
 def test_the_tables_take_every_seed_a_row_has_a_run_folder_of(tmp_path):
