@@ -30,7 +30,6 @@ handed to training.
 import json
 import os
 import re
-import socket
 import struct
 import time
 import zlib
@@ -41,6 +40,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..utils.checks import positive_int
+from ..utils.paths import host_temp_name
+from ..utils.paths import remove_orphan_temps as remove_temps_in
 from ..utils.processes import map_unordered
 from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
@@ -425,39 +426,11 @@ def resize_short_side(frames: np.ndarray, short_side: int) -> np.ndarray:
                      for frame in frames])
 
 
-def _temp_name(entry: Path) -> Path:
-    return entry.with_name(f'.{entry.name}.{socket.gethostname()}.{os.getpid()}.tmp')
-
-
 def remove_orphan_temps(entry: PathLike) -> List[Path]:
-    """Delete temporary files of ``entry`` left by builds killed on this host.
-
-    A temporary file names its host and process; it is an orphan when that process is gone.
-    Files of live processes and of other hosts (a shared file system) are left alone.
-
-    Returns:
-        list[Path]: the files removed.
-    """
+    """Delete temporary files of ``entry`` left by builds killed on this host
+    (:func:`~hyperframes_mm.utils.paths.remove_orphan_temps`); returns the files removed."""
     entry = Path(entry)
-    removed = []
-    host = socket.gethostname()
-    for path in entry.parent.glob(f'.{entry.name}.*.tmp'):
-        owner, _, pid = path.name[len(entry.name) + 2:-len('.tmp')].rpartition('.')
-        if owner != host or not pid.isdigit() or _process_alive(int(pid)):
-            continue
-        path.unlink(missing_ok=True)
-        removed.append(path)
-    return removed
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return remove_temps_in(entry.parent, entry.name)
 
 
 def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = None,
@@ -502,7 +475,7 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
         raise UndecodableVideoError(f'{source}: cannot open the video: {detail}') from error
     entry.parent.mkdir(parents=True, exist_ok=True)
     remove_orphan_temps(entry)
-    temp = _temp_name(entry)
+    temp = host_temp_name(entry)
     stamp = dict(source=relative or str(source), source_size=size, source_mtime_ns=mtime_ns,
                  source_probe_crc32=probe)
     try:

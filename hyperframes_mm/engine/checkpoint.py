@@ -48,12 +48,13 @@ import os.path as osp
 import pickle
 import pickletools
 import re
-import secrets
 import zipfile
 from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from mmengine.fileio import LocalBackend, register_backend
 from torch import nn
+
+from ..utils.paths import host_temp_name
 
 logger = logging.getLogger(__name__)
 
@@ -204,8 +205,9 @@ def atomic_write_bytes(data: bytes, path: Union[str, os.PathLike]) -> None:
     The bytes go to a temporary file in the same directory (``os.replace`` is atomic only
     within one file system), which is fsynced, renamed over ``path``, and the directory entry
     fsynced, so neither a kill nor a power loss leaves a partial file under the final name.
-    A kill before the rename leaves the hidden ``.NAME.PID.RANDOM.tmp`` file, which is safe to
-    delete.
+    A kill before the rename leaves the hidden ``.NAME.HOST.PID.tmp`` file, which the next
+    training's :class:`~hyperframes_mm.engine.hooks.SafeCheckpointHook` removes
+    (:func:`~hyperframes_mm.utils.paths.remove_orphan_temps`).
 
     Args:
         data (bytes): the complete new content.
@@ -214,10 +216,10 @@ def atomic_write_bytes(data: bytes, path: Union[str, os.PathLike]) -> None:
     path = os.fspath(path)
     directory = osp.dirname(osp.abspath(path))
     os.makedirs(directory, exist_ok=True)
-    temporary = osp.join(directory,
-                         f'.{osp.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp')
-    # os.open with 0o666 lets the umask decide the mode, as the plain open() it replaces did.
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    temporary = str(host_temp_name(osp.join(directory, osp.basename(path))))
+    # os.open with 0o666 lets the umask decide the mode, as the plain open() it replaces did;
+    # a file of this name is this process's own or one a killed process of its number left
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         with os.fdopen(handle, 'wb') as stream:
             stream.write(data)

@@ -96,14 +96,30 @@ class SafeCheckpointHook(CheckpointHook):
     ``CheckpointHook``'s.
     """
 
+    def before_train(self, runner) -> None:
+        super().before_train(runner)
+        from mmengine.fileio import LocalBackend
+
+        from ..utils.paths import remove_orphan_temps
+        if not isinstance(self.file_backend, LocalBackend):
+            return
+        # a save killed before its rename leaves a hidden file as large as a checkpoint, which
+        # no later save replaces (the next one is another process's)
+        removed = [path for folder in sorted({self.out_dir, runner.work_dir})
+                   if osp.isdir(folder) for path in remove_orphan_temps(folder)]
+        if removed:
+            runner.logger.warning(f'removed {len(removed)} temporary file(s) that a killed save '
+                                  f'left: {", ".join(map(str, removed))}')
+
     def _save_checkpoint_with_step(self, runner, step, meta, this_rank: bool = False):
         """mmengine's save from rank 0, or with ``this_rank`` from this rank whatever it is
         (a rank whose validation failed while rank 0 waits in the gather,
         :class:`~hyperframes_mm.engine.runner.HyperframeRunner`): through the save
         ``Runner.save_checkpoint`` wraps in ``master_only``, to a name of this rank's renamed
         into place, since rank 0 may be saving the same step (a local ``out_dir`` only)."""
-        from mmengine.dist import get_rank, is_main_process
+        from mmengine.dist import is_main_process
         from mmengine.runner import Runner
+        from ..utils.paths import host_temp_name
         from .checkpoint import write_text_atomically
         ckpt_filename = self.filename_tmpl.format(step)
         self.last_ckpt = self.file_backend.join_path(self.out_dir, ckpt_filename)
@@ -116,7 +132,7 @@ class SafeCheckpointHook(CheckpointHook):
                        save_param_scheduler=self.save_param_scheduler, meta=meta,
                        by_epoch=self.by_epoch, backend_args=self.backend_args, **self.args)
         if this_rank:
-            partial = osp.join(self.out_dir, f'{ckpt_filename}.rank{get_rank()}.part')
+            partial = str(host_temp_name(self.last_ckpt))
             try:
                 Runner.save_checkpoint.__wrapped__(runner, self.out_dir, osp.basename(partial),
                                                    self.file_client_args, **options)

@@ -1,9 +1,11 @@
 """Where a tool may write: never over what it reads, never half a file where a finished one
 goes."""
 import os
+import re
+import socket
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, Union
+from typing import Dict, Iterator, List, Optional, Union
 
 PathLike = Union[str, 'os.PathLike[str]']
 
@@ -102,3 +104,49 @@ def written_beside(path: PathLike, suffix: str = '') -> Iterator[Path]:
         os.replace(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def host_temp_name(path: PathLike) -> Path:
+    """The temporary file beside ``path`` that this process writes it through
+    (``.NAME.HOST.PID.tmp``): named by host and process, so a file left by a killed writer is
+    told from a live one's, on a file system other hosts share too
+    (:func:`remove_orphan_temps`)."""
+    path = Path(path)
+    return path.with_name(f'.{path.name}.{socket.gethostname()}.{os.getpid()}.tmp')
+
+
+def remove_orphan_temps(folder: PathLike, name: Optional[str] = None) -> List[Path]:
+    """Delete the temporary files in ``folder`` (of the file ``name`` only, where given) that
+    writers killed on this host left (:func:`host_temp_name`): a killed process never removes
+    its own, and a checkpoint's is as large as the checkpoint. Files of live processes and of
+    other hosts are left alone.
+
+    Returns:
+        list[Path]: the files removed.
+    """
+    folder = Path(folder)
+    pattern = re.compile(rf'^\.{re.escape(name) if name else ".+"}\.'
+                         rf'{re.escape(socket.gethostname())}\.(\d+)\.tmp$')
+    removed = []
+    for path in sorted(folder.glob(f'.{glob_escape(name) if name else "*"}.*.tmp')):
+        match = pattern.match(path.name)
+        if match is None or _process_alive(int(match.group(1))):
+            continue
+        path.unlink(missing_ok=True)
+        removed.append(path)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    """``name`` as a glob pattern that matches only itself."""
+    return re.sub(r'([*?\[])', r'[\1]', name)
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -1,0 +1,78 @@
+"""A checkpoint save killed before its rename leaves its temporary file: the next training
+removes it and says so, where the file, as large as a checkpoint, stayed in the work dir for
+good."""
+import multiprocessing
+import os
+import signal
+import socket
+import subprocess
+import time
+
+from mmengine.config import Config
+from mmengine.registry import RUNNERS
+
+from hyperframes_mm.engine import SafeCheckpointHook
+from hyperframes_mm.engine.checkpoint import AtomicLocalBackend
+from hyperframes_mm.utils.paths import remove_orphan_temps
+from ..conftest import TINY_CONFIG
+
+
+def _rewrite_forever(target: str) -> None:
+    backend = AtomicLocalBackend()
+    for i in range(1, 1000):
+        backend.put(bytes([i % 256]) * (16 << 20), target)
+
+
+def _killed_save(folder) -> str:
+    """The temporary file a save of ``folder/epoch_1.pth`` killed mid-write leaves."""
+    writer = multiprocessing.get_context('fork').Process(
+        target=_rewrite_forever, args=(str(folder / 'epoch_1.pth'), ))
+    writer.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not list(folder.glob('.epoch_1.pth.*.tmp')):
+            assert writer.is_alive() and time.monotonic() < deadline, 'writer never wrote'
+            time.sleep(0.001)
+        writer.kill()
+    finally:
+        writer.join()
+    assert writer.exitcode == -signal.SIGKILL
+    return f'.epoch_1.pth.{socket.gethostname()}.{writer.pid}.tmp'
+
+
+def test_the_next_training_removes_what_a_killed_save_left(tmp_path, tiny_dataset, monkeypatch):
+    work = tmp_path / 'work'
+    work.mkdir()
+    left = _killed_save(work)
+    assert sorted(path.name for path in work.glob('.*.tmp')) == [left]
+    # a live writer's file (this process's) and another host's are not the killed save's
+    live = work / f'.epoch_2.pth.{socket.gethostname()}.{os.getpid()}.tmp'
+    foreign = work / '.epoch_2.pth.otherhost.1.tmp'
+    live.write_bytes(b'x')
+    foreign.write_bytes(b'x')
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    cfg.work_dir = str(work)
+    runner = RUNNERS.build(cfg)
+    warned = []
+    monkeypatch.setattr(runner.logger, 'warning', warned.append)
+    hook = next(hook for hook in runner.hooks if isinstance(hook, SafeCheckpointHook))
+    hook.before_train(runner)
+    assert sorted(path.name for path in work.glob('.*.tmp')) == sorted([live.name, foreign.name])
+    assert warned == [f'removed 1 temporary file(s) that a killed save left: {work / left}']
+    hook.before_train(runner)
+    assert len(warned) == 1  # nothing left to say
+
+
+def test_only_the_named_files_temporaries_go(tmp_path):
+    """A name with glob characters matches itself only (the frame cache's entries name
+    their videos)."""
+    dead = subprocess.Popen(['true'])
+    dead.wait()
+    host = socket.gethostname()
+    kept = tmp_path / f'.other[1].pth.{host}.{dead.pid}.tmp'
+    gone = tmp_path / f'.epoch[1].pth.{host}.{dead.pid}.tmp'
+    kept.write_bytes(b'x')
+    gone.write_bytes(b'x')
+    assert remove_orphan_temps(tmp_path, 'epoch[1].pth') == [gone]
+    assert kept.exists() and not gone.exists()
