@@ -1,5 +1,6 @@
-"""Show what a hyperframe model sees: the T augmented frames of each stream as a PNG grid, and
-optionally the per-class scores of a stream-inference run over time.
+"""Show what a hyperframe model sees: the T augmented frames of each stream as a PNG grid (of
+streams stacked into one hyperframe, its frames in stacking order, each column named by its
+stream), and optionally the per-class scores of a stream-inference run over time.
 
     python tools/visualize_hyperframe.py CONFIG VIDEO --out grid.png [--pipeline train|test] \\
         [--seed 0] [--scale 3]
@@ -64,7 +65,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 1
     title = f'{args.pipeline} pipeline, seed {args.seed}: ' + \
         (describe_augment(shown['augment_params']) or 'no random augmentation')
-    image, layout = frame_grid(shown['frames'], shown['frame_inds'], args.scale, title)
+    image, layout = frame_grid(shown['frames'], shown['frame_inds'], args.scale, title,
+                               column_streams=shown['column_streams'])
     write_png(args.out, image)
     shapes = ', '.join(f'{name} {list(frames.shape)}' for name, frames in shown['frames'].items())
     print(f'wrote {args.out}: {shapes} (hyperframes, T, H, W, 3) at x{layout["scale"]}')

@@ -4,11 +4,13 @@ reversed, shuffled or frozen, and at other sampling intervals.
 A hyperframe is frame-major (channels ``3t..3t+2`` are frame ``t``), so reversing, shuffling or
 freezing a clip is a permutation of the channel groups of the stacked input
 (:func:`frame_order`, :func:`reorder_frames`), applied to every stream before the model's data
-preprocessor, exactly as if the video had been played that way. All three keep the centre frame
-``T // 2`` in place for odd T (reversal moves it for even T), so a model that looks only at the
-centre frame - the single-frame model - gives exactly its original predictions, and any change
-comes from the other frames. Other sampling intervals rebuild the test dataloader with the
-frame sampler's interval scaled (:func:`scale_sampling_interval`).
+preprocessor, exactly as if the video had been played that way; streams stacked into one
+hyperframe (``HyperframeStack(fuse_streams=True)``) are reordered each within its own block of
+channels. All three keep the centre frame ``T // 2`` in place for odd T (reversal moves it for
+even T), so a model that looks only at the centre frame - the single-frame model - gives exactly
+its original predictions, and any change comes from the other frames. Other sampling intervals
+rebuild the test dataloader with the frame sampler's interval scaled
+(:func:`scale_sampling_interval`); a uniform stream has none and keeps its picks.
 
 :func:`run_temporal_probe` returns a :class:`ProbeReport`: accuracy, drop and agreement with the
 original predictions per condition, and a verdict in words; :func:`write_probe_outputs` writes it
@@ -27,7 +29,7 @@ from mmengine.config import Config
 from tqdm import tqdm
 
 from ..apis.inference import init_recognizer
-from ..datasets.transforms.pipeline_info import transform_type
+from ..datasets.transforms.pipeline_info import fuses_streams, stream_key, transform_type
 from .config_utils import sampler_spec
 
 ORDER_CONDITIONS = ('original', 'reversed', 'shuffled', 'static')
@@ -113,8 +115,9 @@ def _frames_of(tensor: torch.Tensor, key: str, channels_per_frame: int) -> int:
     return tensor.shape[-3] // channels_per_frame
 
 
-def perturb_inputs(inputs: Inputs, condition: str, seed: int = 0,
-                   channels_per_frame: int = 3) -> Tuple[Inputs, Dict[str, List[int]]]:
+def perturb_inputs(inputs: Inputs, condition: str, seed: int = 0, channels_per_frame: int = 3,
+                   fused: Optional[Sequence[Tuple[str, int]]] = None
+                   ) -> Tuple[Inputs, Dict[str, List[int]]]:
     """Apply ``condition``'s frame order to every hyperframe of a batch, stream by stream.
 
     Args:
@@ -124,16 +127,31 @@ def perturb_inputs(inputs: Inputs, condition: str, seed: int = 0,
         condition (str): one of :data:`ORDER_CONDITIONS`.
         seed (int): seed of the shuffle. Defaults to 0.
         channels_per_frame (int): C. Defaults to 3.
+        fused (Sequence[tuple[str, int]], optional): ``(name, T)`` of the streams stacked into
+            each tensor (``HyperframeStack(fuse_streams=True)``), in stacking order: each
+            stream's frames are reordered within its own block, as they would be for separate
+            streams (one order over all of them would swap the streams' places). Defaults to
+            None: a tensor is one stream.
 
     Returns:
         tuple: the perturbed inputs (same structure) and ``{stream: order}`` (``'imgs'`` for a
-        single-stream batch).
+        single-stream batch, ``imgs_<name>`` per stream, fused or not).
     """
     orders: Dict[str, List[int]] = {}
 
     def apply(tensor: torch.Tensor, key: str) -> torch.Tensor:
-        order = frame_order(condition, _frames_of(tensor, key, channels_per_frame), seed)
-        orders[key] = order.tolist()
+        total = _frames_of(tensor, key, channels_per_frame)
+        blocks = [(key, total)] if fused is None else \
+            [(stream_key(name), frames) for name, frames in fused]
+        if sum(frames for _, frames in blocks) != total:
+            raise ValueError(f'{key}: {total} frames a hyperframe, but the fused streams '
+                             f'{list(fused)} stack {sum(frames for _, frames in blocks)}; '
+                             'pass the (name, T) of the streams the hyperframes stack')
+        order, start = [], 0
+        for name, frames in blocks:
+            orders[name] = frame_order(condition, frames, seed).tolist()
+            order += [start + index for index in orders[name]]
+            start += frames
         return reorder_frames(tensor, order, channels_per_frame)
 
     def walk(value, key: str):
@@ -372,8 +390,10 @@ def _labels(outputs: Sequence) -> List[int]:
 
 
 def _evaluate(model: torch.nn.Module, loader_cfg: Dict, conditions: Sequence[str], seed: int,
-              desc: str, progress: bool) -> Tuple[np.ndarray, Dict[str, np.ndarray], Dict]:
-    """One pass over the dataloader; every batch is scored under each of ``conditions``."""
+              desc: str, progress: bool, fused: Optional[Sequence[Tuple[str, int]]] = None
+              ) -> Tuple[np.ndarray, Dict[str, np.ndarray], Dict]:
+    """One pass over the dataloader; every batch is scored under each of ``conditions``
+    (``fused``: :func:`perturb_inputs`)."""
     from mmengine.runner import Runner
     from mmengine.runner.utils import set_random_seed
     # The same seed before each pass: a test pipeline that draws anything draws it identically.
@@ -386,7 +406,8 @@ def _evaluate(model: torch.nn.Module, loader_cfg: Dict, conditions: Sequence[str
     with torch.no_grad():
         for data in tqdm(loader, desc=desc, unit='batch', disable=not progress):
             for name in conditions:
-                inputs, orders[name] = perturb_inputs(data['inputs'], name, seed)
+                inputs, orders[name] = perturb_inputs(data['inputs'], name, seed,
+                                                      fused=fused)
                 if name == 'static':
                     still += sum(_unchanged(data['inputs'], inputs))
                 outputs = model.test_step(dict(inputs=inputs, data_samples=data['data_samples']))
@@ -419,9 +440,28 @@ def _result(name: str, kind: str, description: str, scores: np.ndarray, labels: 
                            float(np.mean(predictions == reference.predictions)), detail, scores)
 
 
-def _intervals(pipeline: Sequence[Dict]) -> Dict[str, float]:
+def _intervals(pipeline: Sequence[Dict]) -> Dict[str, Optional[float]]:
+    """Stream -> interval of the pipeline's sampler (None: a uniform stream)."""
     spec = sampler_spec(pipeline)
     return {stream.name or 'imgs': stream.interval for stream in spec.streams}
+
+
+def describe_intervals(before: Dict[str, Optional[float]],
+                       after: Dict[str, Optional[float]]) -> str:
+    """The change of every stream's interval in words; a uniform stream (interval None: its
+    picks spread over the whole clip, nothing to scale) says so."""
+    return 'interval ' + ', '.join(
+        f'{key} uniform over the clip' if before[key] is None else
+        f'{key} {before[key]:g} -> {after[key]:g}' for key in before)
+
+
+def _fused_streams(pipeline: Optional[Sequence[Dict]]) -> Optional[List[Tuple[str, int]]]:
+    """``(name, T)`` per stream of a pipeline that stacks its streams into one hyperframe,
+    in stacking order; None for any other pipeline."""
+    spec = sampler_spec(pipeline) if pipeline is not None else None
+    if spec is None or spec.streams[0].name is None or not fuses_streams(pipeline):
+        return None
+    return [(stream.name, stream.num_frames) for stream in spec.streams]
 
 
 def run_temporal_probe(cfg: Config,
@@ -457,9 +497,11 @@ def run_temporal_probe(cfg: Config,
     if not 0 <= tolerance < 1:
         raise ValueError(f'temporal probe: tolerance must be in [0, 1), got {tolerance!r}')
     loader_cfg = _loader_cfg(cfg, split, batch_size, num_workers)
+    pipeline = loader_cfg['dataset'].get('pipeline')
     model = init_recognizer(cfg, checkpoint, device)
     labels, scores, orders, still = _evaluate(model, loader_cfg, ORDER_CONDITIONS, seed,
-                                              'probe: frame orders', progress)
+                                              'probe: frame orders', progress,
+                                              _fused_streams(pipeline))
     if len(labels) == 0:
         raise ValueError(f'temporal probe: the {split} set of the config is empty')
     original = _result('original', 'order', DESCRIPTIONS['original'], scores['original'], labels,
@@ -470,7 +512,6 @@ def run_temporal_probe(cfg: Config,
     num_frames = {key: len(order) for key, order in orders['original'].items()}
 
     skipped: Dict[str, str] = {}
-    pipeline = loader_cfg['dataset'].get('pipeline')
     for scale in scales:
         name = f'interval x{scale:g}'
         if pipeline is None:
@@ -485,6 +526,8 @@ def run_temporal_probe(cfg: Config,
         if after == before:
             skipped[name] = f'the intervals {before} stay the same after rounding to whole frames'
             continue
+        # described before the pass: a description that fails must not lose the passes' work
+        description = describe_intervals(before, after)
         scaled_cfg = copy.deepcopy(loader_cfg)
         scaled_cfg['dataset']['pipeline'] = scaled
         scaled_labels, scaled_scores, _, _ = _evaluate(model, scaled_cfg, ('original', ), seed,
@@ -492,8 +535,6 @@ def run_temporal_probe(cfg: Config,
         if not np.array_equal(scaled_labels, labels):
             raise RuntimeError('temporal probe: the dataloader visited the samples in another '
                                'order on the second pass; predictions cannot be compared')
-        description = 'interval ' + ', '.join(f'{key} {before[key]:g} -> {after[key]:g}'
-                                              for key in before)
         conditions.append(_result(name, 'interval', description, scaled_scores['original'],
                                   labels, original, after))
     uses_time, verdict = judge(conditions, num_frames, scores['original'].shape[1], tolerance,

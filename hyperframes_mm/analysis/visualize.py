@@ -3,7 +3,8 @@
 * :func:`augmented_frames` runs a config's train (or test) pipeline on a video up to
   ``HyperframeStack`` and splits the hyperframes back into frames: per stream,
   ``[hyperframes, T, H, W, 3]`` uint8, exactly the pixels the model is given (before
-  normalisation).
+  normalisation); streams stacked into one hyperframe (``fuse_streams=True``) stay one,
+  their frames in stacking order, each labelled by its stream.
 * :func:`frame_grid` lays them out as one image: a row per stream and hyperframe, a column per
   frame, each frame enlarged by a whole factor (nearest neighbour, so pixels stay exact). If the
   frames of a row are misaligned (a crop or flip drawn per frame), it shows at a glance.
@@ -21,7 +22,7 @@ from mmengine.dataset import Compose
 from mmengine.registry import init_default_scope
 
 from ..apis.inference import ConfigLike, load_config
-from ..datasets.transforms.pipeline_info import stream_key
+from ..datasets.transforms.pipeline_info import fuses_streams, stream_key
 from ..datasets.video_io import BadVideoError, _bad_video_errors, _first_line
 
 PIPELINES = ('train', 'test', 'val')
@@ -41,7 +42,12 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
 
     Returns:
         dict: ``frames`` (stream name -> ``[N, T, H, W, 3]`` uint8; ``'imgs'`` for a
-        single-stream config), ``frame_inds``, ``augment_params`` (or None).
+        single-stream config and for streams stacked into one hyperframe, whose T is then the
+        streams' total, in stacking order), ``frame_inds`` (the video frame of every frame, row
+        by row of :func:`frame_grid`: streams x hyperframes x T; of test clips before crops),
+        ``column_streams``
+        (the stream of each column of a stacked hyperframe; None unless streams are stacked),
+        ``augment_params`` (or None).
     """
     if pipeline not in PIPELINES:
         raise ValueError(f'pipeline must be one of {PIPELINES}, got {pipeline!r}')
@@ -73,14 +79,30 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
             np.random.set_state(state)
     streams = results.get('hyperframe_streams')
     names = [stream['name'] for stream in streams] if streams else [None]
+    frame_inds, column_streams = np.asarray(results['frame_inds']), None
+    if streams and fuses_streams(steps):
+        names, (frame_inds, column_streams) = [None], _fused_layout(streams, frame_inds)
     frames = {}
     for name in names:
         stacked = np.asarray(results[stream_key(name)])
         count, channels, height, width = stacked.shape
         split = stacked.reshape(count, channels // 3, 3, height, width).transpose(0, 1, 3, 4, 2)
         frames[name or 'imgs'] = np.clip(np.rint(split), 0, 255).astype(np.uint8)
-    return dict(frames=frames, frame_inds=np.asarray(results['frame_inds']),
+    return dict(frames=frames, frame_inds=frame_inds, column_streams=column_streams,
                 augment_params=results.get('augment_params'))
+
+
+def _fused_layout(streams: Sequence[Dict], frame_inds: np.ndarray) -> Tuple[np.ndarray, List]:
+    """The sampler's frame indices (stream-major, then clip) in the order of the frames of
+    stacked hyperframes (clip-major, then stream: ``HyperframeStack``'s ``fuse_streams``), and
+    the stream of each frame of one hyperframe."""
+    clips, start = [], 0
+    for stream in streams:
+        size = stream['clip_len'] * stream['num_clips']
+        clips.append(frame_inds[start:start + size].reshape(stream['num_clips'], -1))
+        start += size
+    return (np.concatenate(clips, axis=1).reshape(-1),
+            [stream['name'] for stream in streams for _ in range(stream['clip_len'])])
 
 
 def _text(image: np.ndarray, text: str, origin: Tuple[int, int]) -> None:
@@ -89,7 +111,8 @@ def _text(image: np.ndarray, text: str, origin: Tuple[int, int]) -> None:
 
 def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]] = None,
                scale: Optional[int] = None, title: str = '', gap: int = 4,
-               label_width: int = 96, header: int = 34) -> Tuple[np.ndarray, Dict]:
+               label_width: int = 96, header: int = 34,
+               column_streams: Optional[Sequence[str]] = None) -> Tuple[np.ndarray, Dict]:
     """One RGB image: a row per stream and hyperframe, a column per frame.
 
     Args:
@@ -102,6 +125,8 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
         gap (int): pixels between tiles. Defaults to 4.
         label_width (int): pixels left of the tiles for row names. Defaults to 96.
         header (int): pixels above the tiles for the title. Defaults to 34.
+        column_streams (Sequence[str], optional): the stream of each column (streams stacked
+            into one hyperframe), written above it. Defaults to None.
 
     Returns:
         tuple: the ``uint8`` image ``[height, width, 3]`` and ``layout``: ``scale``,
@@ -122,6 +147,8 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
     image = np.full((header + len(rows) * (tile_h + gap + caption),
                      label_width + columns * (tile_w + gap), 3), 255, np.uint8)
     _text(image, title, (4, 14))
+    for column, stream in enumerate(column_streams or []):
+        _text(image, stream, (label_width + column * (tile_w + gap), header - 6))
     tiles = {}
     inds = list(frame_inds) if frame_inds is not None else []
     position = 0

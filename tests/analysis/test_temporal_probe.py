@@ -353,3 +353,63 @@ def test_an_out_dir_that_is_a_file_is_refused_before_any_pass(tmp_path):
                        tmp_path / 'never_read.pth', '--out-dir', taken], tmp_path, check=False)
     assert result.returncode == 2
     assert result.stderr.rstrip().endswith(f'error: --out-dir {taken}: a file, not a folder')
+
+
+# ------------------------------------------------------- stacked streams and uniform streams
+def test_perturb_inputs_reorders_stacked_streams_each_in_its_own_block():
+    """Streams stacked into one hyperframe (fuse_streams) were reordered as one T=5 stream:
+    reversal swapped the fast and slow blocks and "static" froze every frame on a slow one."""
+    fused = torch.arange(15.).view(1, 15, 1, 1)
+    perturbed, orders = perturb_inputs([fused], 'reversed', fused=[('fast', 3), ('slow', 2)])
+    assert orders == dict(imgs_fast=[2, 1, 0], imgs_slow=[1, 0])
+    assert perturbed[0].flatten().tolist() == [6, 7, 8, 3, 4, 5, 0, 1, 2,
+                                               12, 13, 14, 9, 10, 11]
+    static, orders = perturb_inputs(fused, 'static', fused=[('fast', 3), ('slow', 2)])
+    assert orders == dict(imgs_fast=[1, 1, 1], imgs_slow=[1, 1])
+    assert static.flatten().tolist() == [3, 4, 5] * 3 + [12, 13, 14] * 2
+    with pytest.raises(ValueError, match=r"imgs: 5 frames a hyperframe, but the fused streams "
+                                         r"\[\('fast', 3\), \('slow', 3\)\] stack 6"):
+        perturb_inputs(fused, 'static', fused=[('fast', 3), ('slow', 3)])
+
+
+def test_a_uniform_stream_is_described_as_such():
+    from hyperframes_mm.analysis.temporal_probe import describe_intervals
+    assert describe_intervals(dict(fast=4 / 30, slow=None), dict(fast=8 / 30, slow=None)) == \
+        'interval fast 0.133333 -> 0.266667, slow uniform over the clip'
+    assert describe_intervals(dict(imgs=2), dict(imgs=4)) == 'interval imgs 2 -> 4'
+
+
+def _fused_uniform_config():
+    """The probe config as the synthetic family's main fast/slow model: a fast stream by
+    interval and a slow one spread over the clip, stacked into one T=10 hyperframe."""
+    cfg = probe_config()
+    cfg.model.backbone.num_frames = 10
+    test_pipeline = cfg.test_dataloader.dataset.pipeline
+    test_pipeline[1] = dict(type='HyperframeSampleFrames', num_frames=5, num_clips=2,
+                            test_mode=True,
+                            streams=dict(fast=dict(interval=1), slow=dict(mode='uniform')))
+    test_pipeline[3] = dict(type='HyperframeStack', fuse_streams=True)
+    return cfg
+
+
+def test_stacked_streams_with_a_uniform_one(moving_disc_dataset, tmp_path):
+    """tools/analysis/temporal_probe.py on the main job's fast/slow config ended in "TypeError:
+    unsupported format string passed to NoneType.__format__" after every pass, writing
+    nothing: the uniform stream has no interval to describe."""
+    from mmaction.registry import MODELS
+    cfg = _fused_uniform_config()
+    torch.manual_seed(0)
+    model = MODELS.build(cfg.model)
+    model.init_weights()
+    torch.save(dict(state_dict=model.state_dict()), tmp_path / 'fused.pth')
+    report = run_temporal_probe(cfg, str(tmp_path / 'fused.pth'), scales=(2.0, ),
+                                progress=False)
+    assert report.num_frames == dict(imgs_fast=5, imgs_slow=5)
+    assert report.condition('reversed').detail == dict(imgs_fast=[4, 3, 2, 1, 0],
+                                                       imgs_slow=[4, 3, 2, 1, 0])
+    assert report.condition('static').detail == dict(imgs_fast=[2] * 5, imgs_slow=[2] * 5)
+    scaled = report.condition('interval x2')
+    assert scaled.description == 'interval fast 1 -> 2, slow uniform over the clip'
+    assert scaled.detail == dict(fast=2, slow=None)
+    written = json.loads(write_probe_outputs(report, tmp_path)[0].read_text())
+    assert written['conditions'][-1]['detail'] == dict(fast=2, slow=None)

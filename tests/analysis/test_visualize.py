@@ -159,3 +159,59 @@ def test_an_image_name_without_png_is_an_option_error(tmp_path, capsys, option):
     for name in ('GRID.PNG', 'grid.jpg'):
         args[args.index(option) + 1] = str(tmp_path / name)
         assert tool.parse_args(args).config == 'config.py'
+
+
+def _stacked_configs(api_models, root):
+    """The api fast/slow config with a uniform slow stream and 2 test clips: ``fused`` stacks
+    its streams into one hyperframe (as the synthetic family's fast/slow configs do),
+    ``separate`` is the same sampling without stacking."""
+    sampler = ("dict(type='HyperframeSampleFrames', num_frames=3, num_clips={clips}, "
+               "streams=dict(fast=dict(interval=1), slow=dict(mode='uniform')){test})")
+    paths = {}
+    for name, fuse in (('fused', True), ('separate', False)):
+        paths[name] = root / f'{name}.py'
+        paths[name].write_text(
+            f"_base_ = [{str(api_models['fast_slow'])!r}]\n"
+            f"train_pipeline = [dict(type='SafeDecordInit'), {sampler.format(clips=1, test='')},"
+            " dict(type='DecordDecode'), dict(type='ConsistentClipAugment', size=32),"
+            f" dict(type='HyperframeStack', fuse_streams={fuse})]\n"
+            "test_pipeline = [dict(type='SafeDecordInit'), "
+            f"{sampler.format(clips=2, test=', test_mode=True')}, dict(type='DecordDecode'),"
+            " dict(type='Resize', scale=(32, 32), keep_ratio=False),"
+            f" dict(type='HyperframeStack', fuse_streams={fuse})]\n")
+    return paths
+
+
+def test_streams_stacked_into_one_hyperframe(api_models, api_videos, tmp_path):
+    """The synthetic family's fast/slow configs stack both streams into one input: the tool
+    failed on them with "error: 'imgs_fast'"."""
+    configs = _stacked_configs(api_models, tmp_path)
+    fused = augmented_frames(configs['fused'], api_videos['a'], 'test')
+    separate = augmented_frames(configs['separate'], api_videos['a'], 'test')
+    assert list(fused['frames']) == ['imgs']
+    assert fused['frames']['imgs'].shape == (2, 6, 32, 32, 3)
+    assert fused['column_streams'] == ['fast'] * 3 + ['slow'] * 3
+    # the sampler's picks are stream-major (fast clips 9-11 and 28-30, then the slow picks):
+    # a stacked hyperframe holds one clip's fast frames, then the same clip's slow ones
+    assert separate['frame_inds'].tolist() == [9, 10, 11, 28, 29, 30, 3, 16, 30, 10, 23, 36]
+    assert fused['frame_inds'].tolist() == [9, 10, 11, 3, 16, 30, 28, 29, 30, 10, 23, 36]
+    assert separate['column_streams'] is None
+    for clip in range(2):
+        assert np.array_equal(fused['frames']['imgs'][clip], np.concatenate(
+            [separate['frames']['fast'][clip], separate['frames']['slow'][clip]]))
+
+    tool = load_script('tools/visualize_hyperframe.py')
+    out = tmp_path / 'grid.png'
+    assert tool.main([str(configs['fused']), str(api_videos['a']), '--out', str(out)]) == 0
+    shown = augmented_frames(configs['fused'], api_videos['a'], 'train', seed=0)
+    image, layout = frame_grid(shown['frames'], shown['frame_inds'], title='x',
+                               column_streams=shown['column_streams'])
+    written = cv2.cvtColor(cv2.imread(str(out)), cv2.COLOR_BGR2RGB)
+    assert written.shape == image.shape and sorted(layout['tiles']) == [
+        (0, column) for column in range(6)]
+    for column in range(6):
+        top, left = layout['tiles'][0, column]
+        expected = np.repeat(np.repeat(shown['frames']['imgs'][0, column], 3, 0), 3, 1)
+        assert np.array_equal(written[top:top + 96, left:left + 96], expected)
+        # the stream's name is written above every column
+        assert (written[top - 14:top - 2, left:left + 40] < 128).any()

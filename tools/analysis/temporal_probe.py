@@ -38,10 +38,11 @@ def main(argv=None) -> None:
                                 device=args.device, split=args.split,
                                 batch_size=args.batch_size, num_workers=args.num_workers,
                                 tolerance=args.tolerance, progress=not args.no_progress)
-    print(format_report(report))
     meta = dict(config=args.config, checkpoint=args.checkpoint, split=args.split,
                 seed=args.seed, tolerance=args.tolerance)
+    # written before the table is formatted: an error there must not lose every pass's results
     json_path, png_path = write_probe_outputs(report, out_dir, meta)
+    print(format_report(report))
     print(f'wrote {json_path} and {png_path}')
 
 
