@@ -42,9 +42,9 @@ from mmengine.config import Config
 
 from ..apis.inference import init_recognizer
 from ..datasets.annotations import AnnotationError, ListLine, parse_label, read_list_lines
-from ..datasets.transforms.pipeline_info import (fuses_streams, stacked_segments,
-                                                  transform_type)
-from .config_utils import model_streams, sampler_spec, unique_pipelines
+from ..datasets.transforms.pipeline_info import transform_type
+from ..engine.num_frames_hook import frame_count_mismatches, model_streams
+from .config_utils import unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
 from .memory import check_memory
@@ -369,53 +369,12 @@ def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
 
 
 def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
-    """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline; for
-    a pipeline that stacks its streams into one hyperframe (``HyperframeStack(fuse_streams=True)``,
-    early fusion) their total against the one backbone's; for one that splits each clip into S
-    hyperframes (``HyperframeStack(segments=S)``) the sampled T over S."""
-    findings = []
-    for where, _, pipeline in unique_pipelines(cfg):
-        spec = sampler_spec(pipeline)
-        if spec is None:
-            continue
-        place = f'{where}.pipeline[{spec.index}]'
-        segments = stacked_segments(pipeline)
-        # a frame count S does not divide stays a fraction, which no backbone T equals
-        sampled = {stream.name: (stream.num_frames // segments if stream.num_frames % segments == 0
-                                 else stream.num_frames / segments) for stream in spec.streams}
-        fused = fuses_streams(pipeline) and None not in sampled
-        if fused and set(streams) == {None}:
-            total, expected = sum(sampled.values()), streams[None].num_frames
-            if total != expected:
-                parts = ' + '.join(f'{frames} ({name})' for name, frames in sampled.items())
-                findings.append(Finding(
-                    'error', 'num-frames',
-                    f'{place}: {spec.type} samples T={parts} = {total} frames, stacked into one '
-                    f'hyperframe (HyperframeStack(fuse_streams=True)), but the backbone takes '
-                    f'num_frames={expected} ({3 * expected} channels): it will refuse the '
-                    f'{3 * total}-channel input',
-                    f'set the backbone\'s num_frames to the streams\' total, {total}'))
-            continue
-        if set(sampled) != set(streams):
-            findings.append(Finding(
-                'error', 'num-frames',
-                f'{place}: {spec.type} samples streams {sorted(map(str, sampled))} but the model '
-                f'takes {sorted(map(str, streams))}',
-                'give the sampler streams=dict(...) named like the recognizer\'s streams (or '
-                'none for a single-stream model)'))
-            continue
-        for name, frames in sampled.items():
-            expected = streams[name].num_frames
-            if frames != expected:
-                label = f' for stream {name!r}' if name else ''
-                findings.append(Finding(
-                    'error', 'num-frames',
-                    f'{place}: {spec.type} samples T={frames} frames{label} but the backbone'
-                    f'{label} takes num_frames={expected} ({3 * expected} channels): it will '
-                    f'refuse the {3 * frames}-channel input',
-                    f'use one T in both: num_frames={expected} in the sampler{label}, or '
-                    f'num_frames={frames} in the backbone{label}'))
-    return findings
+    """The sampler's T per stream against the backbone's ``num_frames``, in every pipeline
+    (:func:`~hyperframes_mm.engine.num_frames_hook.frame_count_mismatches`, the check the
+    runner makes before a loop runs)."""
+    return [Finding('error', 'num-frames', problem, fix)
+            for where, _, pipeline in unique_pipelines(cfg)
+            for problem, fix in frame_count_mismatches(where, pipeline, streams)]
 
 
 def check_mean_std(cfg: Config, frames: Sequence[int]) -> List[Finding]:
@@ -526,12 +485,13 @@ def timm_pretrained_offline(cfg: Config) -> Tuple[Config, List[Finding]]:
     the runner builds the backbone without the file, so its absence is only a note.
     """
     from ..engine.checkpoint import CheckpointRefusedError, timm_pretrained_nodes
-    from ..engine.runner import weights_checkpoint
+    from ..engine.runner import checkpoint_out_dir, weights_checkpoint
     findings, offline = [], copy.deepcopy(cfg)
     nodes = timm_pretrained_nodes(offline.model)
     try:
         source = weights_checkpoint(cfg.get('load_from'), bool(cfg.get('resume')),
-                                    default_work_dir(cfg)) if nodes else None
+                                    default_work_dir(cfg), checkpoint_out_dir(cfg)) if nodes \
+            else None
     except CheckpointRefusedError:
         source = None  # the load-from check reports the damaged checkpoints by name
     for where, node in nodes:
@@ -595,8 +555,8 @@ def check_load_from(cfg: Config, model=None) -> List[Finding]:
     runner would (weights-only, then :func:`~hyperframes_mm.engine.runner.load_fitting` into
     the config's ``model``, strictly when resuming)."""
     from ..engine.checkpoint import CheckpointRefusedError, load_verified
-    from ..engine.runner import (check_training_checkpoint, latest_intact_checkpoint,
-                                 load_fitting)
+    from ..engine.runner import (check_training_checkpoint, checkpoint_out_dir,
+                                 latest_intact_checkpoint, load_fitting)
     findings, resume = [], bool(cfg.get('resume'))
     for key in ('load_from', 'resume'):
         path = cfg.get(key)
@@ -610,7 +570,7 @@ def check_load_from(cfg: Config, model=None) -> List[Finding]:
     if resume and not path:
         work_dir = default_work_dir(cfg)
         try:
-            path = latest_intact_checkpoint(work_dir, notes.append)
+            path = latest_intact_checkpoint(work_dir, notes.append, checkpoint_out_dir(cfg))
         except CheckpointRefusedError as error:
             return [Finding('error', 'load-from', f'resume: {error}',
                             'restore the checkpoint, or train in another --work-dir')]

@@ -32,6 +32,7 @@ from .class_count import ClassCountHook
 from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu_model
 from .hooks import SafeCheckpointHook
 from .last_batch_hook import LastBatchHook
+from .num_frames_hook import HYPERFRAME_STEM, NumFramesHook
 from .segments_hook import SegmentsHook
 
 
@@ -52,7 +53,9 @@ class HyperframeRunner(Runner):
       weights, with no more than a warning in the log.
     - ``--resume`` without a path resumes from the file ``last_checkpoint`` names, or, when that
       file is missing or damaged (a run killed while saving), from the newest intact checkpoint
-      of the work dir, saying so in the log.
+      of the work dir, saying so in the log; a file it names outside the work dir and outside
+      the checkpoint hook's ``out_dir`` (a copied work dir) gives way to the work dir's own
+      newest intact checkpoint, with a warning naming both (:func:`latest_intact_checkpoint`).
     - ``--resume`` takes only a training checkpoint of the config's model: mmengine reads the
       epoch and optimizer state by key after loading the weights non-strictly, so a bare state
       dict failed with ``KeyError: 'meta'`` and another model's checkpoint resumed with part of
@@ -64,7 +67,8 @@ class HyperframeRunner(Runner):
       shares no key with the model (another network, or keys under another prefix), or whose
       weights outside the head have other shapes (a conv1 of another T, a 2D network's), raises
       :class:`~hyperframes_mm.engine.checkpoint.CheckpointMismatchError` rather than training
-      those weights from their initial values.
+      those weights from their initial values; a 2D network's file (the backbone's weights
+      alone) is told to go in ``model.backbone.pretrained``.
     - Every load refuses a hyperframe checkpoint whose config (``meta['cfg']``) says its
       backbone read another input encoding than the model's (``ValueError``,
       :func:`~hyperframes_mm.engine.checkpoint.check_input_basis`).
@@ -88,9 +92,12 @@ class HyperframeRunner(Runner):
       ``tools/train.py`` before its first epoch, not at its first validation; and each
       loop's ``HyperframeStack(segments)`` must be the shifted backbone's ``num_segments``
       (:class:`~hyperframes_mm.engine.segments_hook.SegmentsHook`), which otherwise mixes
-      hyperframes of other samples without an error; and a training list whose last batch
-      holds one sample the model cannot train on stops before the first epoch, not at its
-      last step (:class:`~hyperframes_mm.engine.last_batch_hook.LastBatchHook`).
+      hyperframes of other samples without an error; and each loop's sampled T must be the
+      hyperframe backbone's ``num_frames`` (:class:`~hyperframes_mm.engine.num_frames_hook.
+      NumFramesHook`, naming the pipeline's key): a validation pipeline of another T failed
+      only at its first batch, after the training epochs before it; and a training list whose
+      last batch holds one sample the model cannot train on stops before the first epoch, not
+      at its last step (:class:`~hyperframes_mm.engine.last_batch_hook.LastBatchHook`).
     - The work dir's copy of the config is written once the run's checkpoint is loaded, and
       only by a training: mmengine wrote it while building the runner, so a ``tools/test.py``
       run in the work dir, or a run its checkpoint then refused, replaced the config its
@@ -120,6 +127,7 @@ class HyperframeRunner(Runner):
         self.register_hook(ClassCountHook(), priority=ClassCountHook.priority)
         self.register_hook(MissingVideosHook(), priority=MissingVideosHook.priority)
         self.register_hook(SegmentsHook(), priority=SegmentsHook.priority)
+        self.register_hook(NumFramesHook(), priority=NumFramesHook.priority)
         self.register_hook(LastBatchHook(), priority=LastBatchHook.priority)
         self.register_hook(ValidationTracker(), priority='VERY_HIGH')
 
@@ -216,8 +224,8 @@ class HyperframeRunner(Runner):
         the backbone is built without it, since what it would load is overwritten, and the
         check of that load (every backbone weight present) stands."""
         nodes = timm_pretrained_nodes(model)
-        source = weights_checkpoint(self._load_from, self._resume, self._work_dir) if nodes \
-            else None
+        source = weights_checkpoint(self._load_from, self._resume, self._work_dir,
+                                    checkpoint_out_dir(self.cfg)) if nodes else None
         for where, node in nodes:
             file = (node.get('pretrained_cfg_overlay') or {}).get('file')
             if file is None:
@@ -270,7 +278,8 @@ class HyperframeRunner(Runner):
             self._warn_of_earlier_checkpoints()
         if self._has_loaded or not (self._resume and self._load_from is None):
             return super().load_or_resume()
-        resume_from = latest_intact_checkpoint(self.work_dir, self.logger.warning)
+        resume_from = latest_intact_checkpoint(self.work_dir, self.logger.warning,
+                                               checkpoint_out_dir(self.cfg))
         if resume_from is not None:
             self.logger.info(f'Auto resumed from the latest checkpoint {resume_from}.')
             self.resume(resume_from)
@@ -497,7 +506,10 @@ def check_training_checkpoint(checkpoint, filename: str) -> None:
 def check_shares_keys(model, checkpoint, filename: str, revise_keys: list) -> None:
     """Refuse a checkpoint none of whose weights is the model's: a non-strict load of it
     changes nothing and only prints the mismatch, so training would silently start from
-    scratch. Keys are revised as ``_load_checkpoint_to_model`` revises them.
+    scratch. Keys are revised as ``_load_checkpoint_to_model`` revises them. A file that holds
+    the hyperframe backbone's weights alone (:func:`holds_backbone_weights`: a torchvision
+    ImageNet ResNet's) is named as such, with where it goes: the user gave a 2D network's file
+    as ``load_from``, and only the backbone's ``pretrained`` reads its layout and inflates it.
 
     Raises:
         CheckpointMismatchError: naming ``filename`` and a few keys of each side.
@@ -512,10 +524,31 @@ def check_shares_keys(model, checkpoint, filename: str, revise_keys: list) -> No
         keys = [re.sub(pattern, replacement, key) for key in keys]
     expected = list(model.state_dict())
     if expected and not set(keys) & set(expected):
+        hint = (' Its weights are a backbone\'s alone, as a 2D network\'s file (an ImageNet '
+                'ResNet\'s) holds them: such a file goes in `model.backbone.pretrained` (the '
+                'backbone reads its layout and inflates its first conv), not in load_from.'
+                if holds_backbone_weights(model, dict(zip(keys, state_dict.values())), expected)
+                else '')
         raise CheckpointMismatchError(
             f'{filename}: no weight of the checkpoint is one of the model of the config, so '
             f'loading it would change nothing. It holds {first_names(keys) or "no keys"}; the '
-            f'model has {first_names(expected)}.')
+            f'model has {first_names(expected)}.{hint}')
+
+
+def holds_backbone_weights(model, state_dict: dict, expected: list) -> bool:
+    """Whether most weights of ``state_dict`` are those of the model's hyperframe backbone (the
+    model's keys: ``expected``) once read in that backbone's key layout, through the
+    ``convert_checkpoint`` its ``pretrained`` reads files with (torchvision's ResNet layout, a
+    timm network's): a 2D network's file, without the recognizer's ``backbone.`` and head."""
+    convert = getattr(getattr(model, 'backbone', None), 'convert_checkpoint', None)
+    if not callable(convert) or not state_dict:
+        return False
+    try:
+        converted = convert(dict(state_dict))
+    except Exception:  # a layout the backbone cannot read: the refusal stands without a hint
+        return False
+    own = set(expected)
+    return 2 * sum(f'backbone.{key}' in own for key in converted) >= len(state_dict)
 
 
 #: weights whose shape a fine-tuning ``load_from`` may change: the classifier's (another data
@@ -564,7 +597,7 @@ def check_shapes(model, checkpoint, filename: str, revise_keys: list) -> None:
 
 #: where a recognizer keeps a neck, and the hyperframe stem's optional parts (frame attention,
 #: extra_bn, motion products: models.backbones.stem.STEM_NAME): what a fine-tuning adds
-NECK_PREFIX, STEM_PARTS = 'neck.', '.hyperframe_stem.'
+NECK_PREFIX, STEM_PARTS = 'neck.', f'.{HYPERFRAME_STEM}.'
 
 
 def _new_in_fine_tuning(key: str) -> bool:
@@ -599,11 +632,12 @@ def check_optimizer_groups(optim_wrapper, filename: str) -> None:
                     'load_from.')
 
 
-def weights_checkpoint(load_from: Optional[str], resume: bool,
-                       work_dir: str) -> Optional[str]:
+def weights_checkpoint(load_from: Optional[str], resume: bool, work_dir: str,
+                       out_dir: Optional[str] = None) -> Optional[str]:
     """The checkpoint whose weights replace the model's initial ones when the run loads:
     ``load_from``, else with ``resume`` the one :func:`latest_intact_checkpoint` finds in
-    ``work_dir`` (quietly: the load says why it skips a file), else None.
+    ``work_dir`` (quietly: the load says why it skips a file; ``out_dir``: the config's
+    :func:`checkpoint_out_dir`), else None.
 
     Raises:
         CheckpointRefusedError: with ``resume``, every checkpoint of ``work_dir`` is damaged
@@ -611,10 +645,23 @@ def weights_checkpoint(load_from: Optional[str], resume: bool,
     """
     if load_from or not resume:
         return load_from or None
-    return latest_intact_checkpoint(work_dir, lambda _: None)
+    return latest_intact_checkpoint(work_dir, lambda _: None, out_dir)
 
 
-def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print):
+def checkpoint_out_dir(cfg) -> Optional[str]:
+    """The ``out_dir`` of the config's checkpoint hook (``default_hooks.checkpoint``): where
+    it saves instead of the work dir, None where it saves into the work dir."""
+    hook = (cfg.get('default_hooks') or {}).get('checkpoint')
+    return hook.get('out_dir') if isinstance(hook, dict) else getattr(hook, 'out_dir', None)
+
+
+def _lies_in(path: str, folder: str) -> bool:
+    """Whether ``path`` is inside ``folder``, links and relative names resolved."""
+    return Path(path).resolve().is_relative_to(Path(folder).resolve())
+
+
+def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print,
+                             out_dir: Optional[str] = None):
     """The checkpoint ``--resume`` should continue from: the one ``last_checkpoint`` names when
     it exists and is intact, else the newest intact ``epoch_N``/``iter_N.pth`` of ``work_dir``
     (``warn`` says why), else None.
@@ -627,21 +674,38 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print)
     ``last_checkpoint`` holds an absolute path, so in a work dir copied or moved elsewhere it
     names the original's file: a resume there continued from the original's weights (trained
     on since, or gone) while saving into the copy. Where the work dir holds a file of the
-    name it gives, that file is the one resumed (``warn`` says so); a name outside the work
-    dir with no such file (``CheckpointHook(out_dir=...)`` saves elsewhere) is kept.
+    name it gives, that file is the one resumed (``warn`` says so). A name outside the work
+    dir is kept where it lies in ``out_dir`` (the config's :func:`checkpoint_out_dir`:
+    ``CheckpointHook(out_dir=...)`` saves there, and ``last_checkpoint`` names its files).
+    Elsewhere, the work dir's own newest intact checkpoint is resumed when it has one (a copy
+    whose newest file was deleted resumed the original's, silently), and the outside file
+    otherwise; ``warn`` names both.
     """
     named = find_latest_checkpoint(work_dir)
-    if named:
+    outside = ''  # the warning's start: a file named neither in the work dir nor in out_dir
+    if named and not _lies_in(named, work_dir):
         local = Path(work_dir) / Path(named).name
-        if local.is_file() and Path(named).resolve() != local.resolve():
+        if local.is_file():
             warn(f'last_checkpoint in {work_dir} names {named}, outside this work dir (it was '
                  f'copied or moved from there); resuming from this work dir\'s {local} instead.')
             named = str(local)
+        elif not (out_dir and _lies_in(named, out_dir)):
+            where = (f'not in the checkpoint hook\'s out_dir {out_dir}' if out_dir else
+                     'and the config\'s checkpoint hook has no out_dir')
+            outside = f'last_checkpoint in {work_dir} names {named}, outside this work dir, {where}'
+            own = newest_intact_checkpoint(work_dir)
+            if own is not None:
+                warn(f'{outside}; resuming from this work dir\'s newest intact checkpoint '
+                     f'{own} instead.')
+                return own
     problem = 'is missing or empty' if not named else None
     cause, gone = ' (a run killed while saving)', False
     if named:
         try:
             verify_checkpoint_file(named)
+            if outside:
+                warn(f'{outside}; this work dir holds no checkpoint of its own: resuming from '
+                     f'{named} itself.')
             return named
         except FileNotFoundError:
             problem, gone = f'names {named!r}, which does not exist', True
