@@ -6,7 +6,8 @@
 Writes ``<split>/<class>_<index>.mp4``, ``<split>.txt`` (``<split>/<file>.mp4 <label>`` per
 line), ``classes.txt`` and ``meta.json`` (classes, fast/slow groups, flip_label_map, fps of
 every video). Seeded and independent of ``--workers``; a rerun with the same arguments finds
-the finished dataset and returns at once.
+the finished dataset and returns at once, a run with others rebuilds the folder in place
+(removing the old set's lists and its videos the new one does not write).
 """
 import argparse
 

@@ -7,7 +7,9 @@ sampler of the pipeline that reads it.
 - ``frame-rate``: frame rates that differ by more than :data:`FPS_TOLERANCE` across a dataset
   while the sampler counts frames (``time_based=False``): the same interval spans different
   times, so one class moves by different amounts per frame in different videos;
-- ``unreadable-video``: a listed video that is missing or cannot be opened.
+- ``unreadable-video``: a listed video that is missing or cannot be opened;
+- ``interrupted-build``: a dataset folder holding the mark of a synthetic build that a kill or
+  a crash stopped midway (part of its videos written, no lists, no meta.json).
 """
 import json
 import os.path as osp
@@ -20,6 +22,7 @@ from tqdm import tqdm
 
 from ..datasets.annotations import AnnotationError, read_list_lines
 from ..datasets.bad_video import decodes_with_decord, decord_path
+from ..datasets.synthetic.generate import BUILDING, interrupted_build
 from .config_utils import SamplerSpec, sampler_spec, unique_pipelines
 from .findings import Finding
 
@@ -43,16 +46,11 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
     Reads ``VideoDataset`` lists (``path label`` per line, the dataset's ``delimiter``) and
     ``FrameLabelVideoDataset`` JSON lines (``"video"`` key).
     """
-    ann_file = dataset.get('ann_file')
-    if not ann_file:
+    if not dataset.get('ann_file'):
         return [], f'{dataset.get("type")} has no ann_file'
-    # mmengine's BaseDataset joins data_root to a relative list and prefix
-    data_root = dataset.get('data_root') or ''
-    ann_file = osp.join(data_root, str(ann_file)) if data_root else ann_file
-    if not osp.isfile(str(ann_file)):
+    ann_file, root = dataset_paths(dataset)
+    if not osp.isfile(ann_file):
         return [], f'annotation file {ann_file} not found'
-    root = (dataset.get('data_prefix') or {}).get('video') or ''
-    root = osp.join(data_root, root) if data_root and root else (root or data_root)
     paths = []
     # the datasets' reader: a list that is not UTF-8 text is a reason naming file:line, and a
     # byte-order mark is not glued to the first path (which would then be "not found")
@@ -75,6 +73,26 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
         paths = [decord_path(path) for path in paths]
     # A frame-label file lists a video once; a video list may repeat one in several lines.
     return list(dict.fromkeys(paths)), None
+
+
+def dataset_paths(dataset: Dict) -> Tuple[str, str]:
+    """The list file and the video root (``''``: none) of a dataset config, ``data_root``
+    joined to them as mmengine's BaseDataset joins it to a relative list and prefix."""
+    data_root = dataset.get('data_root') or ''
+    ann_file = str(dataset.get('ann_file') or '')
+    ann_file = osp.join(data_root, ann_file) if data_root and ann_file else ann_file
+    root = (dataset.get('data_prefix') or {}).get('video') or ''
+    root = osp.join(data_root, root) if data_root and root else (root or data_root)
+    return ann_file, root
+
+
+def interrupted_builds(dataset: Dict) -> Dict[str, str]:
+    """Folder -> the command that finishes the synthetic build interrupted there, for the
+    folders of a dataset config (its list's, its videos') that hold a build mark."""
+    ann_file, root = dataset_paths(dataset)
+    folders = {osp.normpath(folder) for folder in (osp.dirname(ann_file), root) if folder}
+    commands = {folder: interrupted_build(folder) for folder in sorted(folders)}
+    return {folder: command for folder, command in commands.items() if command is not None}
 
 
 def probe_video(path: str) -> VideoInfo:
@@ -147,15 +165,33 @@ def check_uniform_picks(where: str, spec: SamplerSpec,
         f'leave out videos shorter than {picks} frames, or lower num_frames')]
 
 
-def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]) -> List[Finding]:
-    """Frame rates that vary by more than :data:`FPS_TOLERANCE` under frame-based sampling."""
+def counts_frames(spec: Optional[SamplerSpec]) -> bool:
+    """Whether a sampler picks frames a number of frames apart, whatever the video's rate."""
+    return spec is not None and not spec.time_based and spec.mode != 'uniform'
+
+
+def common_rate(checked: Sequence[Tuple[Optional[SamplerSpec], Sequence[VideoInfo]]]
+                ) -> Optional[float]:
+    """The one frame rate that :func:`check_frame_rates` suggests sampling every split at: the
+    median over the videos (each once) of all the pipelines whose sampler counts frames. A
+    rate per split would sample training and testing at different rates. None: no such
+    video."""
+    rates = {video.path: video.fps for spec, videos in checked if counts_frames(spec)
+             for video in videos if video.fps > 0}
+    return median(rates.values()) if rates else None
+
+
+def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo],
+                      typical: float) -> List[Finding]:
+    """Frame rates that vary by more than :data:`FPS_TOLERANCE` under frame-based sampling;
+    the fix samples by time at ``typical`` fps (:func:`common_rate`, the same in every
+    split)."""
     rates = [video.fps for video in videos if video.fps > 0]
-    if spec.time_based or spec.mode == 'uniform' or not rates:
+    if not counts_frames(spec) or not rates:
         return []
     low, high = min(rates), max(rates)
     if high <= FPS_TOLERANCE * low:
         return []
-    typical = median(rates)
     interval = next(stream.interval for stream in spec.streams if stream.interval is not None)
     if spec.type == 'HyperframeSampleFrames':
         fix = (f'sample by time: HyperframeSampleFrames(time_based=True, interval='
@@ -164,6 +200,8 @@ def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]
     else:
         fix = (f'sample by time: SampleFrames(target_fps={typical:g}) or '
                'HyperframeSampleFrames(time_based=True, interval=<seconds>)')
+    fix += (f'; one rate for every split: {typical:g} fps is the median over the videos of '
+            'all the splits whose sampler counts frames, so training and testing sample alike')
     return [Finding(
         'warning', 'frame-rate',
         f'{where}.pipeline[{spec.index}]: frame rates range from {low:g} to {high:g} fps '
@@ -176,7 +214,14 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
     """Probe the videos of every dataset of the config and check them against its sampler."""
     findings: List[Finding] = []
     cache: Dict[str, VideoInfo] = {}
+    interrupted: Dict[str, Tuple[List[str], str]] = {}  # folder -> wheres, command
+    checked: List[Tuple[str, SamplerSpec, List[VideoInfo]]] = []
     for where, dataset, pipeline in unique_pipelines(cfg):
+        builds = interrupted_builds(dataset)
+        for folder, command in builds.items():
+            interrupted.setdefault(folder, ([], command))[0].append(where)
+        if builds:  # part of its videos written, maybe over another set's: nothing to check
+            continue
         spec = sampler_spec(pipeline)
         paths, reason = annotation_videos(dataset)
         if reason is not None:
@@ -204,8 +249,15 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
                 f'{where}: {len(bad)} of {len(videos)} videos cannot be read: {listed}{more}',
                 'fix or remove them, or wrap the dataset in GuardedDataset(on_bad_video=\'skip\')'))
         good = [video for video in videos if video.error is None]
-        if spec is None or not good:
-            continue
+        if spec is not None and good:
+            checked.append((where, spec, good))
+    findings += [Finding(
+        'error', 'interrupted-build',
+        f'{", ".join(wheres)}: {folder} holds {BUILDING}: an interrupted synthetic build (a kill '
+        'or a crash stopped it midway: part of its videos written, no lists, no meta.json)',
+        f'rerun {command}') for folder, (wheres, command) in interrupted.items()]
+    typical = common_rate([(spec, good) for _, spec, good in checked])
+    for where, spec, good in checked:
         findings += check_span(where, spec, good) + check_uniform_picks(where, spec, good)
-        findings += check_frame_rates(where, spec, good)
+        findings += check_frame_rates(where, spec, good, typical)
     return findings

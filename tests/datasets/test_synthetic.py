@@ -481,3 +481,104 @@ def test_a_folder_of_other_files_is_not_built_over(tmp_path):
     tool = load_script('tools/make_synthetic_dataset.py')
     with pytest.raises(SystemExit, match=r'^make_synthetic_dataset\.py: .*mine: holds train'):
         tool.main([str(own), '--train', '1', '--val', '1', '--workers', '1'])
+
+
+# ---- rebuilding a folder in place -----------------------------------------------------------
+
+class Killed(Exception):
+    """A build stopped at its first video, as by a kill."""
+
+
+def killed_build(monkeypatch, root, **kwargs):
+    """Start a build of ``root`` and stop it when it writes its first video."""
+    from hyperframes_mm.datasets.synthetic import generate
+
+    def kill(*args, **kwargs):
+        raise Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(generate, 'write_video', kill)
+        with pytest.raises(Killed):
+            make_synthetic_dataset(root, workers=1, progress=False, **kwargs)
+
+
+def test_a_killed_rebuild_leaves_no_list_and_says_how_to_finish(tmp_path, monkeypatch):
+    """A rebuild with another seed, killed midway, left the old lists, which a training read
+    beside videos of both seeds. The lists (and meta.json) go before any video is written,
+    and the build mark says how to finish the build."""
+    from hyperframes_mm.datasets.synthetic import interrupted_build
+    root = tmp_path / 'set'
+    make_synthetic_dataset(root, dict(train=2, val=1), seed=0, workers=1, progress=False)
+    assert interrupted_build(root) is None
+    killed_build(monkeypatch, root, clips_per_class=dict(train=2, val=1), seed=9)
+    assert sorted(path.name for path in root.iterdir()) == [
+        '.synthetic-build.json', 'classes.txt', 'train', 'val']
+    assert interrupted_build(root) == (
+        f'python tools/make_synthetic_dataset.py {root} --preset tiny --train 2 --val 1 --seed 9')
+    make_synthetic_dataset(root, dict(train=2, val=1), seed=9, workers=1, progress=False)
+    assert interrupted_build(root) is None and load_meta(root)['params']['seed'] == 9
+    # a build the command line cannot say (its own splits and classes): the Python call
+    other = tmp_path / 'other'
+    killed_build(monkeypatch, other, clips_per_class=dict(test=1), classes=['hop', 'fall'])
+    assert interrupted_build(other) == (
+        f"make_synthetic_dataset('{other}', clips_per_class={{'test': 1}}, preset='tiny', "
+        "seed=0, classes=['hop', 'fall'])")
+    (other / '.synthetic-build.json').write_text('{}\n')  # the mark of older code
+    assert interrupted_build(other) == (
+        f'tools/make_synthetic_dataset.py {other} (or make_synthetic_dataset()) with the '
+        f'arguments of the interrupted build (its mark {other}/.synthetic-build.json does not '
+        'say them: KeyError)')
+
+
+def test_a_rebuild_removes_the_previous_sets_videos_and_nothing_else(tmp_path, monkeypatch):
+    """Rebuilt in place with fewer clips, a folder kept the old set's videos beside the new
+    lists. The old videos go, through an interrupted rebuild too (its mark names both sets'
+    files); files the generator did not name stay, whatever a hand-edited meta.json says."""
+    root = tmp_path / 'set'
+    make_synthetic_dataset(root, dict(train=3, val=2), seed=0, workers=1, progress=False)
+    theirs = ['notes.md', 'train/notes.txt', 'train/my_clip.mp4',
+              'train/swipe_left_0002.mp4.hfc']  # a frame cache entry is the cache's
+    for name in theirs:
+        (root / name).write_text('not the generator\'s\n')
+    (tmp_path / 'outside_0000.mp4').write_text('mine\n')
+    meta = json.loads((root / 'meta.json').read_text())
+    meta['videos']['../outside_0000.mp4'] = {}
+    meta['annotations']['mine'] = 'train/notes.txt'
+    (root / 'meta.json').write_text(json.dumps(meta))
+    killed_build(monkeypatch, root, clips_per_class=dict(train=2, val=1), seed=1)
+    make_synthetic_dataset(root, dict(train=1, val=1), seed=2, workers=1, progress=False)
+    listed = [line.split()[0] for split in ('train', 'val')
+              for line in (root / f'{split}.txt').read_text().splitlines()]
+    assert sorted(path.relative_to(root).as_posix() for path in root.rglob('*.mp4')) == sorted(
+        listed + ['train/my_clip.mp4'])
+    assert len(listed) == 8
+    assert all((root / name).read_text() == 'not the generator\'s\n' for name in theirs)
+    assert (tmp_path / 'outside_0000.mp4').read_text() == 'mine\n'
+
+
+def test_a_rebuild_removes_the_temporary_files_of_killed_writers(tmp_path):
+    """A writer killed inside a video's encoding (or a list's write) leaves a hidden temporary
+    file, which no later build removed. One that is alone in the folder removes those beside
+    the set's files; while another build holds the folder, its files may be live ones."""
+    import fcntl
+
+    def make(seed):
+        make_synthetic_dataset(tmp_path, dict(train=1, val=1), seed=seed, workers=1,
+                               progress=False)
+
+    make(0)
+    killed = ['train/.swipe_left_0000.k2j4_x9a.mp4', '.meta.ab12cd34.json',
+              '.train.zz99yy88.txt', '..synthetic-build.0123abcd.json']
+    others = ['train/.my_clip.k2j4_x9a.mp4', 'train/.swipe_left_0000.mp4.hfc.host.123.tmp',
+              'train/.gitkeep', '.notes.ab12cd34.json', 'val/.swipe_left_0000.k2j4_x9a']
+    for name in killed + others:
+        (tmp_path / name).write_text('')
+    handle = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX)  # another build, alive, holds the folder
+        make(1)
+    finally:
+        os.close(handle)
+    assert [name for name in killed + others if not (tmp_path / name).exists()] == []
+    make(2)
+    assert [name for name in killed + others if not (tmp_path / name).exists()] == killed

@@ -7,15 +7,18 @@ changes (the tiny preset's clips are the default preset's first clips of the sam
 The same fact lets :func:`write_frame_labels` replay any clip's scene (without rendering it)
 to label its frames after the fact.
 """
+import fcntl
 import json
 import os
 import re
+import shlex
 import tempfile
 import zlib
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 from tqdm import tqdm
@@ -29,7 +32,15 @@ from .render import Scene, render_scene, sample_scene
 #: bumped whenever a change alters the clips, so an old dataset is regenerated
 GENERATOR_VERSION = 4
 
-_SPLIT_NAME = re.compile(r'^[A-Za-z0-9_-]+$')
+_SPLIT = r'[A-Za-z0-9_-]+'
+_SPLIT_NAME = re.compile(rf'^{_SPLIT}$')
+#: a list or a video as this generator names them (``train.txt``, ``train/fall_0003.mp4``): a
+#: rebuild removes only such names of the set it replaces, never a name a hand-edited
+#: meta.json or build mark might hold (``../notes.txt``)
+_OWN_FILE = re.compile(rf'^{_SPLIT}(\.txt|/[A-Za-z0-9_]+_\d{{4,}}\.mp4)$')
+#: the temporary file ``tempfile.mkstemp`` names beside ``STEM.SUFFIX`` for ``write_video``
+#: and :func:`_write_atomic` (``.STEM.`` + 8 random characters + ``.SUFFIX``)
+_TEMP_FILE = re.compile(r'^\.(?P<stem>.+)\.[a-z0-9_]{8}(?P<suffix>\.[A-Za-z0-9]+)$')
 
 #: per-frame motion states of :func:`motion_state_labels`, in label order
 MOTION_STATES = ('steady', 'fast')
@@ -155,7 +166,8 @@ def _check_arguments(clips_per_class: Mapping[str, int], seed: int, workers: int
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    handle, tmp = tempfile.mkstemp(prefix=f'.{path.name}.', dir=path.parent)
+    # named as write_video names its temporary files, so that _remove_temps finds both kinds
+    handle, tmp = tempfile.mkstemp(prefix=f'.{path.stem}.', suffix=path.suffix, dir=path.parent)
     with os.fdopen(handle, 'w') as f:
         f.write(text)
     umask_mode(tmp)
@@ -211,7 +223,11 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
     ``flip_label_map`` (label -> label under a horizontal flip, JSON string keys; ``None``
     when a class's mirror image is missing), ``annotations`` and ``videos`` (relative path ->
     label, fps, num_frames, codec). A rerun with the same parameters finds meta.json and every
-    file and returns at once; a killed run has no meta.json and is redone.
+    file and returns at once. A build first leaves a mark (``.synthetic-build.json``, until
+    meta.json is written) and removes meta.json and the lists, so that a killed build leaves
+    no list a training could read (the doctor names the folder: :func:`interrupted_build`);
+    a rebuild with other parameters also removes the videos of the previous set that it does
+    not write, and temporary files of killed writers. A killed run is redone by a rerun.
 
     Args:
         out_dir (str | Path): dataset root.
@@ -251,52 +267,149 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
 
     _refuse_foreign(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    # the build's mark until meta.json is written: a rerun after a kill finds its own files
-    _write_atomic(out_dir / BUILDING, json.dumps(params) + '\n')
-    (out_dir / 'meta.json').unlink(missing_ok=True)
-    for stale in out_dir.glob('*_frame_labels.jsonl'):  # they describe the clips being redone
-        stale.unlink()
     jobs = [(f'{split}/{name}_{index:04d}.mp4', split, name, index)
             for split, count in clips_per_class.items() for name in classes
             for index in range(count)]
-    make = partial(_make_clip, out_dir=out_dir, seed=int(seed), size=spec.size,
-                   duration=spec.duration, fps_choices=spec.fps)
+    with _build_lock(out_dir) as alone:
+        _clear_previous(out_dir, params, {path.name for path in annotations.values()},
+                        {job[0] for job in jobs}, alone)
+        make = partial(_make_clip, out_dir=out_dir, seed=int(seed), size=spec.size,
+                       duration=spec.duration, fps_choices=spec.fps)
+        results = _render(make, jobs, workers, f'synthetic {preset} clips', progress, out_dir)
+        label = {name: index for index, name in enumerate(classes)}
+        videos = {}
+        for relative, split, name, index in jobs:
+            videos[relative] = dict(label=label[name], **results[relative])
+        for split, path in annotations.items():
+            lines = [f'{rel} {videos[rel]["label"]}\n' for rel, s, _, _ in jobs if s == split]
+            _write_atomic(path, ''.join(lines))
+        _write_atomic(out_dir / 'classes.txt', ''.join(f'{name}\n' for name in classes))
+        try:
+            flips = {str(k): v for k, v in flip_label_map(classes).items()}
+        except ValueError:
+            flips = None
+        meta = dict(params=params, classes=classes, groups=class_groups(classes),
+                    flip_label_map=flips,
+                    annotations={split: path.name for split, path in annotations.items()},
+                    videos=videos)
+        _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
+        (out_dir / BUILDING).unlink(missing_ok=True)  # two builds of one folder: the other's
+    if frame_labels:
+        write_frame_labels(out_dir, progress=progress)
+    return annotations
+
+
+def _render(make, jobs: List[tuple], workers: int, desc: str, progress: bool,
+            out_dir: Path) -> Dict[str, dict]:
+    """Relative path -> what ``make`` returned for it, every job rendered and written."""
     results = {}
     if workers == 1 or len(jobs) <= 1:
         outputs = ((job, make(job), None) for job in jobs)
     else:
         outputs = map_unordered(make, jobs, min(workers, len(jobs)), preload=[__name__])
     try:
-        for job, made, lost in tqdm(outputs, total=len(jobs), desc=f'synthetic {preset} clips',
-                                    unit='clip', disable=not progress):
+        for job, made, lost in tqdm(outputs, total=len(jobs), desc=desc, unit='clip',
+                                    disable=not progress):
             if lost is not None:  # a rerun finishes the data set (its build mark is kept)
                 raise RuntimeError(f'{out_dir / job[0]}: {lost}') from lost
             relative, info = made
             results[relative] = info
     finally:
         outputs.close()
+    return results
 
-    label = {name: index for index, name in enumerate(classes)}
-    videos = {}
-    for relative, split, name, index in jobs:
-        videos[relative] = dict(label=label[name], **results[relative])
-    for split, path in annotations.items():
-        lines = [f'{rel} {videos[rel]["label"]}\n' for rel, s, _, _ in jobs if s == split]
-        _write_atomic(path, ''.join(lines))
-    _write_atomic(out_dir / 'classes.txt', ''.join(f'{name}\n' for name in classes))
+
+@contextmanager
+def _build_lock(out_dir: Path) -> Iterator[bool]:
+    """Hold the lock of ``out_dir`` while a build runs in it; yields whether this build is
+    alone there: False while another live build holds the lock, or where the file system locks
+    no folders. Only a build that is alone may take the temporary files it finds for those of
+    killed writers (the kernel drops a killed process's lock; removing a live writer's file
+    would stop that build)."""
+    handle = os.open(out_dir, os.O_RDONLY)
     try:
-        flips = {str(k): v for k, v in flip_label_map(classes).items()}
-    except ValueError:
-        flips = None
-    meta = dict(params=params, classes=classes, groups=class_groups(classes),
-                flip_label_map=flips,
-                annotations={split: path.name for split, path in annotations.items()},
-                videos=videos)
-    _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
-    (out_dir / BUILDING).unlink(missing_ok=True)  # two builds of one folder: the other's
-    if frame_labels:
-        write_frame_labels(out_dir, progress=progress)
-    return annotations
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        alone = True
+    except OSError:
+        alone = False
+    try:
+        yield alone
+    finally:
+        os.close(handle)
+
+
+def _files_left(out_dir: Path) -> Set[str]:
+    """The lists and videos (relative names) of the set ``out_dir`` holds: a finished one's,
+    from its meta.json, and an interrupted build's, from its mark."""
+    names: List[str] = []
+    for record, files in (('meta.json', lambda meta: [*meta['annotations'].values(),
+                                                      *meta['videos']]),
+                          (BUILDING, lambda mark: mark['files'])):
+        try:
+            names += files(json.loads((out_dir / record).read_text()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):  # none, or not ours
+            continue
+    return {name for name in names if isinstance(name, str) and _OWN_FILE.match(name)}
+
+
+def _clear_previous(out_dir: Path, params: dict, lists: Set[str], videos: Set[str],
+                    alone: bool) -> None:
+    """Start a build: mark it, then remove what a training could take for the data set, before
+    any video is overwritten (a build killed midway leaves its mark and videos, no list naming
+    a mix of two sets' videos): meta.json and every list, of this set and of the one it
+    replaces; its frame labels; the videos of the set it replaces that this one does not
+    write; and, where this build is alone in the folder, the temporary files of killed
+    writers."""
+    left = _files_left(out_dir)
+    files = left | lists | videos
+    # the mark names every file of both sets: a rerun after a kill finds them all
+    _write_atomic(out_dir / BUILDING, json.dumps(dict(params=params, files=sorted(files))) + '\n')
+    (out_dir / 'meta.json').unlink(missing_ok=True)
+    for stale in out_dir.glob('*_frame_labels.jsonl'):  # they describe the clips being redone
+        stale.unlink()
+    for name in sorted(files - videos):  # the lists, and the previous set's other videos
+        (out_dir / name).unlink(missing_ok=True)
+    if alone:
+        _remove_temps(out_dir, files)
+
+
+def _remove_temps(out_dir: Path, files: Set[str]) -> None:
+    """Delete the temporary files that writers killed in a build of ``out_dir`` left beside
+    the files of the set (``files``, its videos and lists, and meta.json, classes.txt, the
+    build mark, the frame labels): a killed process never removes its own."""
+    own = set(files) | {'meta.json', 'classes.txt', BUILDING}
+    own |= {frame_labels_path('', name[:-len('.txt')]).name
+            for name in files if name.endswith('.txt')}
+    for folder in sorted({(out_dir / name).parent for name in own}):
+        for path in sorted(folder.glob('.*')):
+            match = _TEMP_FILE.match(path.name)
+            target = path.with_name(f'{match["stem"]}{match["suffix"]}') if match else None
+            if target is not None and target.relative_to(out_dir).as_posix() in own:
+                path.unlink(missing_ok=True)
+
+
+def interrupted_build(out_dir: Union[str, Path]) -> Optional[str]:
+    """The command that finishes the build interrupted in ``out_dir`` (a kill or a crash left
+    its build mark: part of its videos written, no lists, no meta.json), None where no build
+    mark is there. The command line of tools/make_synthetic_dataset.py where it can say the
+    build's parameters, else the Python call."""
+    mark = Path(out_dir) / BUILDING
+    if not mark.is_file():
+        return None
+    try:
+        params = json.loads(mark.read_text())['params']
+        preset, counts, seed = params['preset'], params['clips_per_class'], params['seed']
+        classes = params['classes']
+    except (OSError, ValueError, KeyError, TypeError) as error:  # a mark of older code
+        return (f'tools/make_synthetic_dataset.py {shlex.quote(str(out_dir))} (or '
+                'make_synthetic_dataset()) with the arguments of the interrupted build (its '
+                f'mark {mark} does not say them: {type(error).__name__})')
+    if (preset in PRESETS and classes == list(PRESETS[preset].classes)
+            and set(counts) == {'train', 'val'} and min(counts.values()) >= 1):
+        return (f'python tools/make_synthetic_dataset.py {shlex.quote(str(out_dir))} --preset '
+                f'{preset} --train {counts["train"]} --val {counts["val"]} --seed {seed}')
+    return (f'make_synthetic_dataset({str(out_dir)!r}, clips_per_class={counts!r}, '
+            f'preset={preset!r}, seed={seed!r}, classes={classes!r})')
 
 
 #: the file a build in progress keeps in its folder (:func:`make_synthetic_dataset`)
