@@ -15,6 +15,11 @@ bar chart) go to ``<work-dir>/results.{md,json,png}``, each model's test metrics
 A model whose test predictions already exist in the work dir, made after the benchmark's clips
 were, is not trained again (``--force`` retrains), so a killed run resumes.
 
+The family's configs are written for the default preset's 10 classes: every row trains and
+tests with the set's class count and flip label map (its ``meta.json``) as ``--cfg-options``
+(:func:`data_options`), so each preset trains right; a preset whose classes a config's flips
+cannot follow is refused before its clips are built.
+
 The record, ``benchmarks/results/main_job.json``, keeps finished runs by what they trained (the
 row's config as tools/train.py ran it, but for its seed, and the benchmark's generator
 parameters: :func:`config_key`), their seed and the kernels PyTorch ran with
@@ -92,7 +97,8 @@ def parse_args(argv=None):
     parser.add_argument('--full', action='store_true',
                         help='the full preset, twice the epochs, and the TSM-5 row')
     parser.add_argument('--preset', choices=('tiny', 'default', 'full'),
-                        help='synthetic preset (default: default, or full with --full)')
+                        help='synthetic preset (default: default, or full with --full); '
+                        'each config takes its class count and flip label map')
     parser.add_argument('--epochs', type=int, help='override every row\'s epochs')
     parser.add_argument('--only', nargs='+', help='train only the rows whose name has one of '
                         'these words (the table still shows every finished row)')
@@ -121,18 +127,21 @@ def train_and_test(status: RowStatus, args, env: Dict[str, str], epochs: Optiona
     """Train the row's config, test its last checkpoint; returns what to report."""
     row, work_dir = status.row, status.work_dir
     predictions = work_dir / 'predictions.pkl'
-    from hyperframes_mm.datasets.synthetic import written_after_dataset
+    from hyperframes_mm.datasets.synthetic import load_meta, written_after_dataset
     if written_after_dataset(predictions, args.data_root) and not args.force:
         status.phase = 'done'
         return f'{row.name}: done before, {predictions}'
     predictions.unlink(missing_ok=True)  # of older clips: not a finished row any more
-    options = [f'randomness.seed={args.seed}'] + (schedule_options(row.config, epochs)
-                                                  if epochs else [])
+    meta = load_meta(args.data_root)
+    fitted = data_options(row.config, meta['classes'], meta['flip_label_map'],
+                          f'{args.data_root}/meta.json')
+    options = [f'randomness.seed={args.seed}', *fitted] + (schedule_options(row.config, epochs)
+                                                           if epochs else [])
     start = time.time()
     checkpoint = runner.train(row.config, work_dir, status.train_log, options, env=env,
                               on_start=status.begin('training'))
     trained = time.time() - start
-    _, metrics = runner.test(row.config, checkpoint, work_dir, work_dir / 'test.log',
+    _, metrics = runner.test(row.config, checkpoint, work_dir, work_dir / 'test.log', fitted,
                              dump=predictions, env=env, on_start=status.begin('testing'))
     # mmengine's test metrics, named after the config, where tools/analysis/zoo_table.py
     # --results reads a family's accuracy
@@ -227,7 +236,72 @@ def schedule_options(config: Path, epochs: int) -> List[str]:
     return options
 
 
-def render(rows: List[Row], results: Dict[str, Dict], num_classes: int, environment: str) -> str:
+def reachable_settings(value, name: str, path: Tuple = ()) -> Iterator[Tuple[str, object]]:
+    """``(dotted path, value)`` of every setting called ``name`` inside a config's values
+    that ``--cfg-options`` can reach: mmengine merges an option into dicts and lists only, so
+    the tuples of parts a config builds its pipelines from when it is read (the family's
+    ``pipeline_parts``, which no run reads) keep the file's values."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == name:
+                yield '.'.join(map(str, path + (key, ))), item
+            else:
+                yield from reachable_settings(item, name, path + (key, ))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from reachable_settings(item, name, path + (index, ))
+
+
+def data_options(config: Path, classes: Sequence[str], flips: Optional[Dict[int, int]],
+                 source: str) -> List[str]:
+    """``--cfg-options`` that fit a config of the family, written for the default preset's
+    classes, to a synthetic set of ``classes`` whose horizontal flip maps label to label by
+    ``flips`` (None: a class's mirror image is not among them; ``source`` names the set):
+    every ``num_classes`` of the config (its head's, and the variable the file built it from)
+    and every ``flip_label_map`` that relabels flipped clips, where they differ from the set's.
+    A config of the default preset gets none, so its runs keep the keys the record holds.
+
+    Raises:
+        SystemExit: the config relabels flipped clips and ``flips`` is None: no label fits a
+            flipped clip of this set.
+    """
+    from mmengine.config import Config
+    cfg = Config.fromfile(str(REPO / config)).to_dict()
+    options = [f'{path}={len(classes)}' for path, count in reachable_settings(cfg, 'num_classes')
+               if count != len(classes)]
+    for path, mapping in reachable_settings(cfg, 'flip_label_map'):
+        if not mapping:  # this config does not relabel flips: nothing of the set's to follow
+            continue
+        if flips is None:
+            raise SystemExit(
+                f'[main job] {config}: {path} relabels horizontally flipped clips, but the '
+                f'classes of {source} ({", ".join(classes)}) do not come in mirror pairs, so no '
+                'label fits a flipped clip of one of them; choose a preset whose classes do')
+        if {int(key): value for key, value in mapping.items()} != flips:
+            # --cfg-options parses no dict: the file's map goes (mmengine's _delete_) and the
+            # set's is written label by label
+            options += [f'{path}._delete_=True'] + [f'{path}.{key}={value}'
+                                                    for key, value in sorted(flips.items())]
+    return options
+
+
+def data_line(meta: Dict, data_root: Path) -> str:
+    """What a result table was trained and tested on: the set's preset, generator seed and
+    folder (relative to the repository when inside it)."""
+    params = meta['params']
+    return (f'Data: the synthetic benchmark\'s `{params["preset"]}` preset (generator seed '
+            f'{params["seed"]}) in `{shown_path(data_root)}`; each config took the set\'s class '
+            'count and flip label map from its meta.json.')
+
+
+def shown_path(path: Path) -> str:
+    """``path`` relative to the repository when inside it, else as given."""
+    resolved = Path(path).resolve()
+    return resolved.relative_to(REPO).as_posix() if resolved.is_relative_to(REPO) else str(path)
+
+
+def render(rows: List[Row], results: Dict[str, Dict], num_classes: int, data: str,
+           environment: str) -> str:
     lines = [
         f'| model | top-1 | mean class acc | fast classes | slow classes | GFLOPs | params (M) '
         f'| CPU latency (ms) | train (min) |',
@@ -240,7 +314,7 @@ def render(rows: List[Row], results: Dict[str, Dict], num_classes: int, environm
         lines.append(f'| {row.name} | {r["top1"]:.3f} | {r["mean_class"]:.3f} | {r["fast"]:.3f} '
                      f'| {r["slow"]:.3f} | {r["gflops"]:.3f} | {r["params_m"]:.2f} '
                      f'| {r["latency_ms"]:.1f} | {r["train_min"]:.1f} |')
-    lines += ['', f'Chance is {1 / num_classes:.3f} ({num_classes} classes). GFLOPs '
+    lines += ['', f'{data} Chance is {1 / num_classes:.3f} ({num_classes} classes). GFLOPs '
               '(multiply-adds) and latency are for one test sample (all its test clips, batch 1, '
               'one call of the whole model) at the trained resolution, timed side by side in '
               f'interleaved rounds. {environment}']
@@ -398,7 +472,7 @@ def readme_table(record: runner.Record) -> str:
          'seeds', 'kernel settings', 'GFLOPs', 'params (M)', 'CPU latency (ms)'],
         'lrrrrrllrrr', rows)
     return '\n'.join(lines + [
-        '', 'Each row over every run in `benchmarks/results/main_job.json`: the seeds and the '
+        '', f'Each row over every run in `{shown_path(record.path)}`: the seeds and the '
         'kernel settings it ran with (ATen\'s CPU capability, and in brackets the setting of '
         '`scripts/kernel_settings.txt` that capped ATen, oneDNN, MKL and OpenBLAS at an older '
         'CPU\'s instruction set), which change the last bits of '
@@ -409,25 +483,59 @@ def readme_table(record: runner.Record) -> str:
         '1, one thread, timed side by side in each run (it depends on the machine that ran it).'])
 
 
+def read_record(args) -> runner.Record:
+    """The record of ``--record-file``.
+
+    Raises:
+        SystemExit: the record is to be read and shown (``--report-only``, or ``--readme``
+            without ``--record``, which writes it first) and is not there: read as empty, its
+            table would empty the README's.
+    """
+    path = Path(args.record_file)
+    if (args.report_only or args.readme) and not args.record and not path.is_file():
+        raise SystemExit(f'[main job] --record-file {path}: no such record, so its table '
+                         'would be empty; nothing written. Name an existing record (the default '
+                         f'is {shown_path(RECORD)}), or add a run to a new one with --record '
+                         '--work-dir DIR.')
+    return runner.Record(path)
+
+
+def check_preset(preset: str, rows: Sequence[Row]) -> None:
+    """Refuse, before its clips are built, a preset whose classes one of ``rows``' configs
+    cannot be fitted to (:func:`data_options`), naming both."""
+    from hyperframes_mm.datasets.synthetic import PRESETS, flip_label_map
+    classes = PRESETS[preset].classes
+    try:
+        flips = flip_label_map(classes)
+    except ValueError:  # as the generator, which then writes no flip label map
+        flips = None
+    for row in rows:
+        data_options(row.config, classes, flips, f'preset {preset!r}')
+
+
 def main(argv=None) -> str:
     args = parse_args(argv)
     # Absolute, because the tools run in the repository, not in the caller's directory
     args.work_dir = str(Path(args.work_dir).resolve())
     args.data_root = str(Path(args.data_root).resolve())
-    record = runner.Record(args.record_file)
+    record = read_record(args)
     if args.record or args.report_only:
         return record_and_report(args, record)
     rows = ROWS + (FULL_ROWS if args.full else [])
+    selected = [row for row in rows
+                if not args.only or any(word.lower() in row.name.lower() for word in args.only)]
+    preset = args.preset or ('full' if args.full else 'default')
+    check_preset(preset, selected)
     data_root = Path(args.data_root)
     env = dict(os.environ, HF_SYNTHETIC=str(data_root), OMP_NUM_THREADS='1')
     display = Display()
     from hyperframes_mm.datasets.synthetic import (load_meta, make_synthetic_dataset,
                                                    written_after_dataset)
     from hyperframes_mm.evaluation import accuracy_by_group, class_groups_of
-    preset = args.preset or ('full' if args.full else 'default')
     start = time.time()
     make_synthetic_dataset(data_root, preset=preset)
-    display.line(f'[main job] benchmark ready in {data_root} ({time.time() - start:.0f} s)')
+    display.line(f'[main job] benchmark (preset {preset}) ready in {data_root} '
+                 f'({time.time() - start:.0f} s)')
     # The synthetic configs train from frame cache entries beside the videos (configs/_base_/
     # datasets/synthetic_hyperframe.py); built here in parallel, not in each first epoch.
     from hyperframes_mm.datasets.frame_cache import build_frame_cache, read_video_list
@@ -437,11 +545,9 @@ def main(argv=None) -> str:
         raise SystemExit(f'[main job] could not cache {len(summary.failed)} training videos, '
                          f'e.g. {next(iter(summary.failed.items()))}')
     display.line(f'[main job] frame cache: {summary}')
-    classes = load_meta(data_root)['classes']
+    meta = load_meta(data_root)
     groups = class_groups_of(data_root)
     epochs = args.epochs or (120 if args.full else None)
-    selected = [row for row in rows
-                if not args.only or any(word.lower() in row.name.lower() for word in args.only)]
     display.line(f'[main job] {plural(len(selected), "model")} to train and test, '
                  f'{max(1, args.jobs)} at a time; logs in '
                  f'{args.work_dir}/<model>/{{train,test}}.log')
@@ -453,9 +559,11 @@ def main(argv=None) -> str:
                  'by side')
     os.environ.update(HF_SYNTHETIC=str(data_root))
     load_at_start = load_average()
+    # each model as it trained, fitted to the set (data_options), on the set's frames
     with mmengine_warnings_only():
-        costs = side_by_side({row.name: row.config for row in done}, (64, 64),
-                             progress=sys.stderr.isatty())
+        costs = side_by_side(
+            {row.name: trained_config(row, Path(args.work_dir) / slug(row.name)) for row in done},
+            (meta['params']['size'], ) * 2, progress=sys.stderr.isatty())
     results = {}
     for row in done:
         work_dir = Path(args.work_dir) / slug(row.name)
@@ -466,11 +574,12 @@ def main(argv=None) -> str:
     command = ' '.join(['python tools/main_job.py', *(sys.argv[1:] if argv is None else argv)])
     environment = machine_line(f'training {args.jobs} models at once, one thread each',
                                f'command `{command}`', threads=1, load_at_start=load_at_start)
-    table = render(rows, results, len(classes), environment)
+    num_classes = len(meta['classes'])
+    table = render(rows, results, num_classes, data_line(meta, data_root), environment)
     out = Path(args.work_dir)
     (out / 'results.md').write_text(table + '\n')
     (out / 'results.json').write_text(json.dumps(results, indent=2) + '\n')
-    bar_chart(rows, results, len(classes), out / 'results.png')
+    bar_chart(rows, results, num_classes, out / 'results.png')
     print('\n' + table + '\n')
     for run in finished_runs(out, data_root):
         print(f'[main job] {verdict(run, recorded_runs(record, run["key"]))}')

@@ -3,7 +3,9 @@ one epoch, tested, tabulated, with a short terminal output; a rerun reuses it, r
 trains nothing; the schedule override scales the scheduler; rows train the costliest first,
 each failure shown as it fails; progress is read from mmengine's log lines; the record keeps
 runs by config, seed and kernel setting, and the README's table and each run's verdict are read
-from it."""
+from it; every row is fitted to the set it trains on (class count, flip label map), a preset no
+config fits is refused before its clips are built, and a record that is not there is refused
+where it would be read."""
 import io
 import json
 import subprocess
@@ -189,6 +191,146 @@ def test_the_readme_table_is_the_record_over_seeds_and_kernel_settings(tmp_path)
         '| hyperframe T=5 | 0.720 ± 0.020 | 0.700-0.740 | 0.820 | 0.620 | 3 | 0, 1 | AVX2 '
         '(avx2); AVX512 | 0.400 | 11.20 | 11.0 |']
     assert 'min-max widened by 1 sd on each side' in lines[4]
+    # the footnote names the record the table was read from
+    assert lines[4].startswith(f'Each row over every run in `{tmp_path / "record.json"}`: ')
+    inside = main_job.readme_table(runner.Record(REPO / 'benchmarks/results/other.json'))
+    assert 'Each row over every run in `benchmarks/results/other.json`: ' in inside
+
+
+def _copies_of_the_readmes(tmp_path, monkeypatch):
+    """The READMEs the main job writes, copied into ``tmp_path`` (what it writes goes there)."""
+    copies = []
+    for index, readme in enumerate(main_job.READMES):
+        copies.append(tmp_path / f'README{index}.md')
+        copies[-1].write_text(readme.read_text())
+    monkeypatch.setattr(main_job, 'READMES', tuple(copies))
+    return {copy: copy.read_text() for copy in copies}
+
+
+def test_a_record_that_is_not_there_is_refused_where_it_would_be_read(tmp_path, monkeypatch):
+    before = _copies_of_the_readmes(tmp_path, monkeypatch)
+    typo = tmp_path / 'main_jbo.json'
+    message = (f'[main job] --record-file {typo}: no such record, so its table would be empty; '
+               'nothing written. Name an existing record (the default is '
+               'benchmarks/results/main_job.json), or add a run to a new one with --record '
+               '--work-dir DIR.')
+    for mode in (['--report-only', '--readme'], ['--report-only'],
+                 ['--readme', '--data-root', str(tmp_path / 'data')]):  # the last would train
+        with pytest.raises(SystemExit) as exit_info:
+            main_job.main(mode + ['--record-file', str(typo)])
+        assert str(exit_info.value) == message, mode
+    assert {copy: copy.read_text() for copy in before} == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        copy.name for copy in before)  # no record, no data set
+
+
+def test_report_only_writes_the_readmes_from_the_record_it_names(tmp_path, monkeypatch):
+    _copies_of_the_readmes(tmp_path, monkeypatch)
+    record = runner.Record(tmp_path / 'record.json')
+    main_job.add_to_record(record, [_run(0.70), _run(0.74, seed=1)])
+    table = main_job.main(['--report-only', '--readme', '--record-file', str(record.path)])
+    assert f'Each row over every run in `{record.path}`: ' in table
+    for readme in main_job.READMES:
+        text = readme.read_text()
+        assert text.split(main_job.README_BEGIN)[1].split(main_job.README_END)[0] == (
+            f'\n{table}\n')
+
+
+#: a set of the full preset's 12 classes, as its meta.json records them
+FULL_CLASSES = ['swipe_left', 'swipe_right', 'fall', 'hop', 'shake', 'drift_left', 'drift_right',
+                'lie_down', 'approach', 'recede', 'rotate_cw', 'rotate_ccw']
+FULL_FLIPS = {0: 1, 1: 0, 5: 6, 6: 5, 10: 11, 11: 10}
+
+
+def _flip_options(*places):
+    """The options that put FULL_FLIPS at each of ``places``."""
+    return [option for place in places for option in [f'{place}._delete_=True'] + [
+        f'{place}.{key}={value}' for key, value in FULL_FLIPS.items()]]
+
+
+def test_each_row_trains_and_tests_with_the_classes_and_flips_of_its_set(tmp_path, monkeypatch):
+    data = tmp_path / 'data'
+    data.mkdir()
+    (data / 'meta.json').write_text(json.dumps(dict(
+        params=dict(preset='full', seed=0, size=80), classes=FULL_CLASSES,
+        flip_label_map={str(key): value for key, value in FULL_FLIPS.items()})))
+    commands = []
+
+    def train(config, work_dir, log, options, **kwargs):
+        commands.append(('train', config, options))
+        return str(work_dir / 'epoch_1.pth')
+
+    def test(config, checkpoint, work_dir, log, options, **kwargs):
+        commands.append(('test', config, options))
+        metrics = work_dir / 'metrics.json'
+        metrics.write_text(json.dumps({'acc/top1': 0.5}))
+        return {'acc/top1': 0.5}, metrics
+
+    monkeypatch.setattr(runner, 'train', train)
+    monkeypatch.setattr(runner, 'test', test)
+    (row, ) = main_job.FULL_ROWS  # TSM-5, a row of --full only
+    work_dir = tmp_path / 'work' / 'tsm'
+    work_dir.mkdir(parents=True)
+    status = progress.RowStatus(row, work_dir, 1)
+    args = Namespace(data_root=str(data), seed=3, force=False, work_dir=str(tmp_path / 'work'))
+    assert main_job.train_and_test(status, args, {}, None) == (
+        'TSM-5 (mmaction2): trained 1 epoch in 0.0 min, test top-1 0.500')
+    fitted = ['model.cls_head.num_classes=12', 'num_classes=12'] + _flip_options(
+        'train_dataloader.dataset.pipeline.3.flip_label_map', 'flip_label_map',
+        'augment.flip_label_map', 'train_transforms.1.flip_label_map',
+        'train_pipeline.3.flip_label_map')
+    assert commands == [('train', row.config, ['randomness.seed=3'] + fitted),
+                        ('test', row.config, fitted)]
+    # what tools/train.py makes of them: a 12-class head, flips relabelled as the set's
+    import argparse
+    from mmengine.config import Config, DictAction
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--cfg-options', nargs='+', action=DictAction)
+    cfg = Config.fromfile(str(REPO / row.config))
+    cfg.merge_from_dict(parser.parse_args(['--cfg-options', *fitted]).cfg_options)
+    assert cfg.model.cls_head.num_classes == 12
+    (augment, ) = [step for step in cfg.train_dataloader.dataset.pipeline
+                   if 'flip_label_map' in step]
+    from mmaction.registry import TRANSFORMS
+    assert TRANSFORMS.build(augment).flip_label_map == FULL_FLIPS
+
+
+def test_the_default_presets_rows_take_no_option():
+    """The family's configs are the default preset's: their runs keep the record's keys."""
+    from hyperframes_mm.datasets.synthetic import PRESETS, flip_label_map
+    classes = PRESETS['default'].classes
+    for row in main_job.ROWS + main_job.FULL_ROWS:
+        assert main_job.data_options(row.config, classes, flip_label_map(classes), 'x') == []
+
+
+def test_a_preset_a_config_cannot_take_is_refused_before_its_clips_are_built(tmp_path,
+                                                                            monkeypatch):
+    from hyperframes_mm.datasets import synthetic
+    # swipe_left without its mirror image: no label fits a flipped swipe_left clip
+    monkeypatch.setitem(synthetic.PRESETS, 'tiny', synthetic.PRESETS['tiny'].__class__(
+        classes=('swipe_left', 'fall', 'hop'), clips_per_class=dict(train=1, val=1), size=64,
+        duration=2.0, fps=(15.0, )))
+    with pytest.raises(SystemExit) as exit_info:
+        main_job.main(['--preset', 'tiny', '--only', 'single', '--data-root',
+                       str(tmp_path / 'data'), '--work-dir', str(tmp_path / 'work'),
+                       '--record-file', str(tmp_path / 'record.json')])
+    config = next(row.config for row in main_job.ROWS if row.name == 'single frame (T=1)')
+    assert str(exit_info.value) == (
+        f'[main job] {config}: train_dataloader.dataset.pipeline.3.flip_label_map relabels '
+        'horizontally flipped clips, but the classes of preset \'tiny\' (swipe_left, fall, hop) '
+        'do not come in mirror pairs, so no label fits a flipped clip of one of them; choose a '
+        'preset whose classes do')
+    assert list(tmp_path.iterdir()) == []  # no clip, no frame cache, no work dir
+
+
+def test_the_results_name_the_preset_and_folder_of_their_data():
+    meta = dict(params=dict(preset='full', seed=2), classes=FULL_CLASSES)
+    line = main_job.data_line(meta, REPO / 'data' / 'synthetic')
+    assert line == ('Data: the synthetic benchmark\'s `full` preset (generator seed 2) in '
+                    '`data/synthetic`; each config took the set\'s class count and flip label '
+                    'map from its meta.json.')
+    table = main_job.render([], {}, 12, line, 'Timed on X.')
+    assert table.splitlines()[-1].startswith(f'{line} Chance is 0.083 (12 classes). ')
 
 
 def test_the_committed_readme_table_is_the_committed_records():
@@ -236,7 +378,9 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     assert (f'| single frame (T=1) | {row["top1"]:.3f} | {row["mean_class"]:.3f} | '
             f'{row["fast"]:.3f} | {row["slow"]:.3f} | {row["gflops"]:.3f} |') in table
     assert '--preset tiny --epochs 1 --only single' in table  # the command that made it
-    assert 'Chance is 0.250 (4 classes)' in table
+    assert ('Data: the synthetic benchmark\'s `tiny` preset (generator seed 0) in '
+            f'`{tmp_path / "data"}`; each config took the set\'s class count and flip label '
+            'map from its meta.json. Chance is 0.250 (4 classes)') in table
     assert (tmp_path / 'work' / 'results.png').stat().st_size > 0
     config = next(row.config for row in main_job.ROWS if row.name == 'single frame (T=1)')
     metrics = json.loads((tmp_path / 'work' / 'zoo_results' / f'{config.stem}.json').read_text())
@@ -244,6 +388,15 @@ def test_main_job_trains_tests_and_tabulates_one_row(tmp_path):
     # the epoch override reached mmaction2's train.py: one epoch was trained
     log = (tmp_path / 'work' / 'single_frame__t_1' / 'train.log').read_text()
     assert 'Epoch(train) [1]' in log and 'Epoch(train) [2]' not in log
+    # it trained a 4-class head, flipped drift_left clips labelled drift_right (the tiny set's)
+    from mmengine.config import Config
+    trained = Config.fromfile(str(main_job.trained_config(
+        next(row for row in main_job.ROWS if row.name == 'single frame (T=1)'),
+        tmp_path / 'work' / 'single_frame__t_1')))
+    assert trained.model.cls_head.num_classes == 4
+    (augment, ) = [step for step in trained.train_dataloader.dataset.pipeline
+                   if 'flip_label_map' in step]
+    assert augment['flip_label_map'] == {'0': 1, '1': 0, '2': 3, '3': 2}
     # training read the frame cache the job built first (tiny: 4 classes x 4 training clips)
     assert '[main job] frame cache: 16 videos: 16 built' in first.stdout
     assert len(list((tmp_path / 'data' / 'train').glob('*.mp4.hfc'))) == 16
