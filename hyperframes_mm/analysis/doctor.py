@@ -25,7 +25,11 @@ one-line fix):
   or line), and ``annotation``, a list that is not UTF-8 text, a line the datasets refuse (a
   blank line, a label that is not an integer) or a video listed twice in a validation or test
   list; and (:mod:`.data_checks`)
-  ``span``, ``frame-rate``, ``unreadable-video``;
+  ``span``, ``frame-rate``, ``unreadable-video``, ``interrupted-build`` (a synthetic set whose
+  build a kill stopped midway);
+- ``override``: a config's own variable (``data_root``, ``num_frames``) overridden on the
+  command line, which reaches none of the settings made from it when the file was read, so the
+  other checks read the file's data and T;
 - ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
 """
 import copy
@@ -44,6 +48,7 @@ from ..apis.inference import init_recognizer
 from ..datasets.annotations import AnnotationError, ListLine, parse_label, read_list_lines
 from ..datasets.transforms.pipeline_info import transform_type
 from ..engine.num_frames_hook import frame_count_mismatches, model_streams
+from ..engine.runner import OVERRIDE_FIX, top_level_overrides
 from .config_utils import unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
@@ -620,7 +625,11 @@ def diagnose(cfg: Config,
     if cfg.get('custom_imports'):
         from mmengine.utils import import_modules_from_strings
         import_modules_from_strings(**cfg.custom_imports)
-    findings = check_augmentation(cfg) + check_flip_labels(cfg)
+    # a config's own variable overridden on the command line reaches none of the settings
+    # made from it: the checks below read the file's data and T, not the ones the user named
+    findings = [Finding('warning', 'override', line, OVERRIDE_FIX)
+                for line in top_level_overrides(cfg)]
+    findings += check_augmentation(cfg) + check_flip_labels(cfg)
     buildable, timm_findings = timm_pretrained_offline(cfg)
     findings += timm_findings
     try:

@@ -120,7 +120,7 @@ class HyperframeRunner(Runner):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for line in top_level_overrides(self.cfg):
-            self.logger.warning(line)
+            self.logger.warning(f'{line} ({OVERRIDE_FIX})')
 
     def register_hooks(self, default_hooks=None, custom_hooks=None) -> None:
         super().register_hooks(default_hooks, custom_hooks)
@@ -445,9 +445,12 @@ def top_level_overrides(cfg) -> list:
                                   if name in inside}, inside, before, value)):
             lines.append(f'{key} = {value!r} differs from the {before!r} of {filename}: the '
                          f'config\'s other settings were computed from {key} when the file was '
-                         'read, so this override changes that value alone (override the keys '
-                         'that use it, or set it in a config of your own)')
+                         'read, so this override changes that value alone')
     return lines
+
+
+#: what :func:`top_level_overrides`' warnings ask
+OVERRIDE_FIX = 'override the keys that use it, or set it in a config of your own'
 
 
 def finished_training(loop) -> str:

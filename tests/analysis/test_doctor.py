@@ -84,6 +84,20 @@ def test_config_triggers_exactly_its_finding(tiny_root, name, expected, text):
     assert any(text in f.message + f.fix for f in findings)
 
 
+def test_a_top_level_override_that_reaches_no_setting_is_named(tiny_root, tmp_path):
+    """--cfg-options data_root=OTHER changes that variable alone (the lists were made from the
+    file's when it was read): the doctor checked the file's data, found it clean and exited 0,
+    where tools/train.py warns."""
+    findings = run('good', data_root=str(tmp_path))
+    assert problems(findings) == [('warning', 'override')]
+    override = findings[0]
+    assert override.message == (
+        f"data_root = {str(tmp_path)!r} differs from the {str(tiny_root)!r} of "
+        f"{CONFIGS / 'good.py'}: the config's other settings were computed from data_root when "
+        'the file was read, so this override changes that value alone')
+    assert override.fix == 'override the keys that use it, or set it in a config of your own'
+
+
 def test_a_clip_split_into_segments_reads_t_per_segment(tiny_root):
     """HyperframeStack(segments=2) makes two hyperframes of a clip's 10 picks: the backbone's T
     is 5, so the sound config stays clean, and without the split the 10 picks are an error."""
