@@ -26,7 +26,10 @@ training list, its validation clips the test list.
 Runs are recorded by key in ``benchmarks/results/transfer_<name>.json`` (``<name>``: the data
 set's folder name) and resume after a kill (:mod:`benchmarks.lib.rows`); the report,
 ``benchmarks/results/transfer_<name>.md``, holds the table, the held-out target (the headline
-row >= TSM-MobileNetV2-5 at <= 1/3 of its latency) and the learning curves.
+row >= TSM-MobileNetV2-5 at <= 1/3 of its latency) and the learning curves. A record named
+with ``--record`` must be of this data set (its ``data`` section: the lists, and what made the
+set, as the set here, or the synthetic preset and seed, says), with ``--report-only`` it must
+exist, and when it is rewritten its runs of rows this script does not carry stay in it.
 """
 import json
 import shutil
@@ -121,14 +124,12 @@ def lay_out(root: Path) -> None:
         partial.replace(target)
 
 
-def build_synthetic(preset: str, seed: int, workers: int) -> Path:
-    """The synthetic benchmark of ``preset`` and ``seed`` in ``data/transfer``, laid out as
-    UTD-MHAD (built once; a rerun finds it)."""
+def build_synthetic(root: Path, preset: str, seed: int, workers: int) -> None:
+    """The synthetic benchmark of ``preset`` and ``seed`` in ``root``, laid out as UTD-MHAD
+    (built once; a rerun finds it)."""
     from hyperframes_mm.datasets.synthetic import make_synthetic_dataset
-    root = REPO / 'data' / 'transfer' / f'synthetic-{preset}-s{seed}'
     make_synthetic_dataset(root, preset=preset, seed=seed, workers=workers)
     lay_out(root)
-    return root
 
 
 def carried_rows(classes: int) -> List[Row]:
@@ -198,7 +199,7 @@ def report(bench: lib.RowBenchmark, rows: Sequence[Row], args, name: str) -> str
             *lib.headline_table(shown, results, costs, family.TSM_ROW, TSM_LABEL,
                                 'per test sample (each row\'s test clips, batch 1, one thread) '
                                 f'on the machine that measured the costs (`costs` of '
-                                f'benchmarks/results/transfer_{name}.json).'), '',
+                                f'benchmarks/results/transfer_{name}.json).', RESULTS), '',
             *(f'- {row}: {note}' for row, note in notes.items() if row in results), '',
             'Target (means over the seeds):',
             target(results, costs, chosen.get(family.HEADLINE_MAX_LATENCY)), '']
@@ -214,7 +215,7 @@ def report(bench: lib.RowBenchmark, rows: Sequence[Row], args, name: str) -> str
              '(`--report-only`: this page from its record).']
     page = lib.write_results(text, RESULTS / f'transfer_{name}.md', runner.Record(args.record),
                              results, costs, shown, data, shown,
-                             RESULTS / f'transfer_{name}_curves.png')
+                             RESULTS / f'transfer_{name}_curves.png', rows)
     if args.readme:
         replace_section(PROJECT_README, '\n'.join(
             lib.readme_table(shown, results, costs, family.TSM_ROW, TSM_LABEL,
@@ -229,9 +230,12 @@ def parse_args(argv=None):
     # the first paragraph whole: its first line stops mid-sentence
     description = ' '.join(__doc__.split('\n\n')[0].split())
     parser = lib.arguments(description, None, 'work_dirs/bench_transfer', '')
-    parser.add_argument('--synthetic', metavar='PRESET',
-                        help='build the synthetic motion benchmark of this preset, laid out as '
-                        'UTD-MHAD, and carry the family to it (instead of --data)')
+    # the generator's own presets: a name it lacks is refused here, not in a traceback
+    from hyperframes_mm.datasets.synthetic import PRESETS
+    parser.add_argument('--synthetic', metavar='PRESET', choices=list(PRESETS),
+                        help='one of %(choices)s: build the synthetic motion benchmark of this '
+                        'preset, laid out as UTD-MHAD, and carry the family to it (instead of '
+                        '--data)')
     parser.add_argument('--synthetic-seed', type=int, default=1,
                         help='the synthetic data set\'s seed (default: 1; the main job\'s is 0)')
     parser.add_argument('--readme', action='store_true',
@@ -250,18 +254,27 @@ def main(argv=None) -> str:
     args.source = (f'--synthetic {args.synthetic} --synthetic-seed {args.synthetic_seed}'
                    if args.synthetic else f'--data {args.data}')
     if args.synthetic:
-        if args.report_only:
-            args.data = str(REPO / 'data' / 'transfer' /
-                            f'synthetic-{args.synthetic}-s{args.synthetic_seed}')
-        else:
-            args.data = str(build_synthetic(args.synthetic, args.synthetic_seed, args.jobs))
+        args.data = str(REPO / 'data' / 'transfer' /
+                        f'synthetic-{args.synthetic}-s{args.synthetic_seed}')
+        if not args.report_only:
+            build_synthetic(Path(args.data), args.synthetic, args.synthetic_seed, args.jobs)
     name = Path(args.data).resolve().name
     args.work_dir = str(Path(args.work_dir) / name)
+    # a record named on the command line is what --report-only writes the tables from: one not
+    # there is a mistake (read as empty, it emptied them), where the default is one not begun
+    named_record = bool(args.record)
     args.record = args.record or str(RESULTS / f'transfer_{name}.json')
-    meta = data_meta(Path(args.data), Path(args.record))
-    bench = lib.RowBenchmark('bench_transfer', LAYOUT_LISTS, family.BENCH.video_size,
-                             'this script\'s docstring', meta)
-    classes = bench.data_description(args).get('classes')
+    try:
+        record = runner.Record(args.record, must_exist=args.report_only and named_record)
+        meta = data_meta(Path(args.data), Path(args.record))
+        bench = lib.RowBenchmark('bench_transfer', LAYOUT_LISTS, family.BENCH.video_size,
+                                 'this script\'s docstring', meta)
+        named = (dict(generator=dict(preset=args.synthetic, seed=args.synthetic_seed))
+                 if args.synthetic else None)
+        bench.refuse_other_data(args, record, named)
+        classes = bench.data_description(args).get('classes')
+    except ValueError as error:  # a damaged record, another data set's, a malformed list
+        raise SystemExit(f'error: {error}') from None
     if not classes:
         raise SystemExit(f'{args.data}: its {meta.file} names no classes')
     rows = carried_rows(classes)

@@ -20,6 +20,7 @@ or the synthetic motion benchmark, :data:`SYNTHETIC`):
 """
 import argparse
 import json
+import os
 import tempfile
 from functools import partial
 from pathlib import Path
@@ -131,6 +132,37 @@ CONVERTED = DataMeta('convert_meta.json', converted, ('version', 'mapping'))
 SYNTHETIC = DataMeta('meta.json', synthetic, ('generator', ), frame_labels)
 
 
+def data_named(description: Dict) -> str:
+    """What made the data set of a description (:meth:`RowBenchmark.data_description`, or as
+    much of it as a command names), in words for a message: the synthetic generator's preset,
+    seed and version, a conversion's version and mapping, or the digests of a set's own lists;
+    with its classes where it has them. Empty where it says none of these."""
+    generator, digests = description.get('generator'), description.get('digests')
+    if generator is not None:
+        made = 'the synthetic benchmark (' + ', '.join(
+            f'{key} {generator[key]!r}' for key in ('preset', 'seed', 'generator_version')
+            if key in generator) + ')'
+    elif description.get('version') is not None:
+        made = (f'a converted set (conversion version {description["version"]}, mapping '
+                f'{description.get("mapping")})')
+    elif digests:
+        made = 'a set of its own lists (SHA-256 ' + ', '.join(
+            f'{name} {digest[:12]}...' for name, digest in sorted(digests.items())) + ')'
+    else:
+        return ''
+    classes = description.get('classes')
+    return made + (f', {classes} classes' if classes else '')
+
+
+def agrees(recorded, named) -> bool:
+    """Whether ``recorded`` is ``named`` wherever ``named`` says something: a dict key by key (a
+    command names a synthetic set by its preset and seed alone), any other value as equal."""
+    if isinstance(named, dict):
+        return isinstance(recorded, dict) and all(agrees(recorded.get(key), value)
+                                                  for key, value in named.items())
+    return recorded == named
+
+
 def arguments(description: str, data: str, work_dir: str, record: Path,
               parser: Optional[argparse.ArgumentParser] = None) -> argparse.ArgumentParser:
     """The command line every row benchmark takes (a script adds its own options), on
@@ -160,13 +192,24 @@ def arguments(description: str, data: str, work_dir: str, record: Path,
 def selected(rows: Sequence[Row], words: Optional[Sequence[str]]) -> List[Row]:
     """The rows ``words`` name: a row's full name selects that row (``'hyperframe T=5'`` not
     also ``'hyperframe T=5 from scratch'``: one command per run), another word every row whose
-    name contains it (case-insensitive); all rows without words."""
+    name contains it (case-insensitive); all rows without words.
+
+    Raises:
+        ValueError: a word names no row (a typo would train and report nothing, silently),
+            each such word named, with the rows there are.
+    """
     if not words:
         return list(rows)
     names = {row.name.lower() for row in rows}
-    return [row for row in rows if any(
-        row.name.lower() == word.lower() if word.lower() in names else
-        word.lower() in row.name.lower() for word in words)]
+
+    def names_row(word: str, row: Row) -> bool:
+        word = word.lower()
+        return row.name.lower() == word if word in names else word in row.name.lower()
+    unknown = [word for word in words if not any(names_row(word, row) for row in rows)]
+    if unknown:
+        raise ValueError(f'{", ".join(map(repr, unknown))}: no row is named so or has it in its '
+                         f'name; the rows: {"; ".join(row.name for row in rows)}')
+    return [row for row in rows if any(names_row(word, row) for word in words)]
 
 
 def weight_files(cfg) -> List[str]:
@@ -226,13 +269,18 @@ class RowBenchmark:
         """The rows ``--part`` and ``--rows`` ask for (:func:`selected`).
 
         Raises:
-            SystemExit: training was asked for and the data set is not there.
+            SystemExit: training was asked for and the data set is not there, or ``--rows``
+                names a row that is not there.
         """
         data = Path(args.data)
         if not (args.report_only or (data / self.meta.file).is_file()):
             raise SystemExit(f'{data}: no {self.meta.file}, so no data set ({self.data_doc})')
         every = list(zoo) + [row for row in ablation if row not in zoo]
-        return selected(dict(zoo=zoo, ablation=ablation, all=every)[args.part], args.rows)
+        try:
+            return selected(dict(zoo=zoo, ablation=ablation, all=every)[args.part], args.rows)
+        except ValueError as error:
+            part = '' if args.part == 'all' else f' (of --part {args.part})'
+            raise SystemExit(f'error: --rows{part}: {error}') from None
 
     def costs(self, rows: Sequence[Row], args) -> Dict[str, Dict]:
         """The rows' costs (:meth:`cost_of`). Report-only takes them from the record, as every
@@ -283,13 +331,53 @@ class RowBenchmark:
     def data_description(self, args) -> Dict:
         """What the tables and the run keys need of the data set (``self.meta.describe``):
         from its meta file where the data set is here, else from the record (a fresh clone)."""
+        here = self.described_here(args)
+        return runner.Record(args.record).data.get('data', {}) if here is None else here
+
+    def described_here(self, args) -> Optional[Dict]:
+        """The data set's description from its own meta file (``self.meta.describe``), None
+        where it is not here."""
         meta_path = Path(args.data) / self.meta.file
         if not meta_path.is_file():
-            return runner.Record(args.record).data.get('data', {})
+            return None
         lists = (self.train_list, self.test_list)
         if self.meta.from_root:
             return self.meta.describe(Path(args.data), lists)
         return self.meta.describe(json.loads(meta_path.read_text()), lists)
+
+    def refuse_other_data(self, args, record: 'runner.Record',
+                          named: Optional[Dict] = None) -> None:
+        """Refuse a record of another data set than ``args.data``: its runs would be reported
+        as runs on this one, and the record rewritten with them. Its ``data`` section (what
+        :func:`write_results` wrote) must have this benchmark's lists (another benchmark's
+        record has others) and agree (:func:`agrees`) with what made the data set: the
+        description's ``self.meta.identity`` where the set is here, else ``named``, as much as
+        the command names of it (a synthetic set's preset and seed). A record with no ``data``
+        section (none written yet) is any set's.
+
+        Raises:
+            ValueError: the record is of another data set (the record and both sets named).
+        """
+        recorded = record.data.get('data') or {}
+        if not recorded:
+            return
+        here = self.described_here(args)
+        if here is not None:
+            named = {key: here.get(key) for key in self.meta.identity}
+        own = (self.train_list, self.test_list)
+        if set(recorded.get('lists', own)) != set(own):
+            other = (f'a data set of the lists {", ".join(sorted(recorded["lists"]))} (another '
+                     'benchmark\'s)')
+        elif not agrees(recorded, named or {}):
+            other = data_named(recorded)
+        else:
+            return
+        described = data_named(named or {})
+        raise ValueError(f'{record.path}: the record of {other}, not of the data set at '
+                         f'{args.data}{f" ({described})" if described else ""}: its runs would '
+                         'be reported, and the record rewritten, as runs on it; name this data '
+                         'set\'s record with --record (one not there yet starts it), or move '
+                         'this one aside')
 
     def finished(self, args, row: Row, seed: int) -> Optional[Dict]:
         """The run of this row and seed: its ``result.json`` in the work dir when that is newer
@@ -623,10 +711,14 @@ def accuracy_cell(runs: List[Dict], key: str) -> str:
 
 
 def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: Dict[str, Dict],
-                   reference: str, label: str, footer: str) -> List[str]:
+                   reference: str, label: str, footer: str,
+                   page: Optional[Path] = None) -> List[str]:
     """The family's rows over their seeds: accuracy, fit, training time, costs, latency
     relative to the ``reference`` row (called ``label`` in the header); ``footer`` says where
-    the reference's latency was measured (it is given after its milliseconds)."""
+    the reference's latency was measured (it is given after its milliseconds). Each row links
+    its config relative to ``page``, the folder of the page the table goes into (a link
+    resolves there); by default the config's own folder (a family README beside its
+    configs)."""
     latency = costs[reference]['latency_ms']
     lines = ['| model | top-1 (mean ± sd; per seed) | mean class acc | top-1 on the training '
              f'clips | training time (min) | GFLOPs / view | params (M) | CPU latency vs '
@@ -634,8 +726,10 @@ def headline_table(rows: Sequence[Row], results: Dict[str, List[Dict]], costs: D
     for row in rows:
         runs = results[row.name]
         cost = costs[row.name]
+        link = (row.config.name if page is None else
+                Path(os.path.relpath(row.config, page)).as_posix())
         lines.append(
-            f'| [{row.name}]({row.config.name}) | {accuracy_cell(runs, "top1")} | '
+            f'| [{row.name}]({link}) | {accuracy_cell(runs, "top1")} | '
             f'{summary(runs, "mean_class")[0]:.3f} | {summary(runs, "train_top1")[0]:.3f} | '
             f'{summary(runs, "train_min")[0]:.1f} | {cost["gflops"]:.2f} | '
             f'{cost["params_m"]:.2f} | {cost["latency_ms"] / latency:.2f}x |')
@@ -736,13 +830,24 @@ def ablation_findings(rows: Sequence[Row], results: Dict[str, List[Dict]],
 
 def write_results(text: List[str], markdown: Path, record: 'runner.Record',
                   results: Dict[str, List[Dict]], costs: Dict[str, Dict], shown: Sequence[Row],
-                  data: Dict, zoo: Sequence[Row], curves: Path) -> str:
+                  data: Dict, zoo: Sequence[Row], curves: Path,
+                  declared: Optional[Sequence[Row]] = None) -> str:
     """A row benchmark's outputs beside its record: the markdown report (returned), the record
-    of every run with the costs of the rows shown, and the training curves."""
+    of every run with the costs of the rows shown, and the training curves. With ``declared``
+    (the rows the command reports on), the record keeps the runs and costs it holds of any
+    other row: rows another command wrote there (a family's choice that has moved since) are
+    not this command's to drop."""
     report = '\n'.join(text) + '\n'
     markdown.parent.mkdir(parents=True, exist_ok=True)
     markdown.write_text(report)
-    record.write(results, costs={row.name: costs[row.name] for row in shown}, data=data)
+    names = {row.name for row in declared or ()}
+    kept = ({} if declared is None else
+            {name: runs for name, runs in record.data.get('results', {}).items()
+             if name not in names})
+    record.write({**results, **kept}, costs={
+        **{row.name: costs[row.name] for row in shown},
+        **{name: cost for name, cost in record.data.get('costs', {}).items() if name in kept}},
+        data=data)
     plot_curves(zoo, results, curves)
     return report
 

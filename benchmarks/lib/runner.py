@@ -316,9 +316,35 @@ class Record:
     each run with the ``key`` of what it trained, beside whatever else the benchmark keeps
     there (its costs, the data set's description)."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, must_exist: bool = False) -> None:
+        """Read the record at ``path``; one not there yet is empty (a command that trains
+        writes it), unless it ``must_exist`` (one the tables are written from alone, where
+        an empty record would empty them).
+
+        Raises:
+            ValueError: no record there though it ``must_exist``, or the file is not a record
+                (no JSON, cut short by a kill, or not a JSON object): the file named, nothing
+                written from it.
+        """
         self.path = Path(path)
-        self.data = json.loads(self.path.read_text()) if self.path.is_file() else {}
+        self.data = {}
+        if not self.path.is_file():
+            if must_exist:
+                raise ValueError(f'{self.path}: no such record; the tables are written from it '
+                                 'alone, so name the record a command that trained wrote')
+            return
+        try:
+            data = json.loads(self.path.read_text())
+        except ValueError as error:  # JSONDecodeError, or bytes that are not UTF-8
+            what = 'empty' if not self.path.read_bytes().strip() else f'not JSON ({error})'
+            raise ValueError(f'{self.path}: {what}, so no record of runs; a write cut short '
+                             'leaves such a file: restore it (a committed record from git) or '
+                             'move it aside') from error
+        if not (isinstance(data, dict) and isinstance(data.get('results', {}), dict)):
+            raise ValueError(f'{self.path}: not a record of runs: a record is a JSON object '
+                             'whose "results" are an object of rows, each a list of runs; '
+                             'name the record the benchmark wrote')
+        self.data = data
 
     def runs(self) -> Dict[str, Dict]:
         """The recorded runs by key (runs recorded without one are not matched)."""
@@ -326,10 +352,13 @@ class Record:
                 for run in row_runs if 'key' in run}
 
     def write(self, results: Dict[str, List[Dict]], **extra) -> None:
-        """Rewrite the record with ``results`` (paths made portable) and ``extra`` sections."""
+        """Rewrite the record with ``results`` (paths made portable) and ``extra`` sections,
+        through a file beside it: a kill leaves the previous record, not half of this one."""
+        from hyperframes_mm.utils import written_beside
         self.data = dict(results=portable(results), **extra)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(self.data, indent=1) + '\n')
+        with written_beside(self.path) as partial:
+            partial.write_text(json.dumps(self.data, indent=1) + '\n')
 
 
 @contextlib.contextmanager

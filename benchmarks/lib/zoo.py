@@ -270,11 +270,19 @@ def load_results(path: Path) -> Optional[Dict[str, float]]:
     """Top-1 / top-5 accuracy (%) from mmengine's test metrics file, None when it is absent.
 
     Raises:
-        ValueError: the file lacks ``acc/top1`` or ``acc/top5``.
+        ValueError: the file is no JSON object (empty, cut short) or lacks ``acc/top1`` or
+            ``acc/top5``: the file named.
     """
     if not path.is_file():
         return None
-    metrics = json.loads(path.read_text())
+    try:
+        metrics = json.loads(path.read_text())
+    except ValueError as error:  # JSONDecodeError, or bytes that are not UTF-8
+        raise ValueError(f'{path}: not JSON ({error}); expected the metrics file mmengine '
+                         'writes after tools/test.py: write it again, or move it aside') from error
+    if not isinstance(metrics, dict):
+        raise ValueError(f'{path}: a JSON {type(metrics).__name__}, not the object of metrics '
+                         'mmengine writes after tools/test.py: write it again, or move it aside')
     missing = [key for key in ('acc/top1', 'acc/top5') if key not in metrics]
     if missing:
         raise ValueError(f'{path}: no {missing} in it; expected the metrics file mmengine writes '

@@ -3,6 +3,7 @@ root and the class count and nothing else; the rows carried are the ones the fam
 choose; a synthetic set is laid out as UTD-MHAD whole; the target line reads the numbers
 given."""
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -309,8 +310,12 @@ def test_the_record_alone_writes_the_page(tmp_path, monkeypatch):
             train_min=10.0, fast=0.4, slow=0.6 + seed / 10,
             curves={'2': dict(train_top1=0.3, test_top1=0.2 + offset / 10)})
             for seed in (0, 1)]
-    made.write(results, costs={name: dict(gflops=0.1, params_m=2.0, latency_ms=ms)
-                               for name, ms in latency.items()}, data=described)
+    # a row of the record this script does not carry (another command's): kept, with its costs
+    other = [dict(row='an ablation', seed=0, key='k', top1=0.3)]
+    made.write(dict(results, **{'an ablation': other}),
+               costs={name: dict(gflops=0.1, params_m=2.0, latency_ms=ms)
+                      for name, ms in dict(latency, **{'an ablation': 5.0}).items()},
+               data=described)
     readme = tmp_path / 'README.md'
     readme.write_text(f'# project\n{bench.README_BEGIN}\n{bench.README_END}\nend\n')
     monkeypatch.setattr(bench, 'PROJECT_README', readme)
@@ -327,14 +332,21 @@ def test_the_record_alone_writes_the_page(tmp_path, monkeypatch):
         f'- the headline row ({family.SHIFT_ROW}) 0.705 vs {bench.TSM_LABEL} 0.505 at 0.333x its '
         'latency (>= TSM at <= 1/3): **met**']
     assert page == (tmp_path / 'results' / 'transfer_synthetic-x.md').read_text()
+    rewritten = runner.Record(record).data
+    assert rewritten['results']['an ablation'] == other
+    assert rewritten['costs']['an ablation'] == dict(gflops=0.1, params_m=2.0, latency_ms=5.0)
+    assert set(rewritten['results']) == {*latency, 'an ablation'}
     assert (tmp_path / 'results' / 'transfer_synthetic-x_curves.png').is_file()
     lines = page.splitlines()
     assert lines[0] == '# Carried to `synthetic-x`: the UTD-MHAD ImageNet family, unchanged'
     assert lines[2].startswith('`synthetic-x`: 10 classes, 400 training clips, 150 test clips, '
                                'chance 0.100.')
-    assert f'| [{family.TSM_ROW}]({family.TSM.name}) | **0.505** ± 0.007 (0.500 / 0.510) | ' \
+    # each config linked from the page's folder (the table's configs are not beside it)
+    link = os.path.relpath(family.TSM, tmp_path / 'results')
+    assert f'| [{family.TSM_ROW}]({link}) | **0.505** ± 0.007 (0.500 / 0.510) | ' \
         '0.500 | 0.950 | 10.0 | 0.10 | 2.00 | 1.00x |' in lines
-    assert f'| [{family.SHIFT_ROW}]({family.SHIFT.config.name}) | **0.705** ± 0.007 ' \
+    link = os.path.relpath(family.SHIFT.config, tmp_path / 'results')
+    assert f'| [{family.SHIFT_ROW}]({link}) | **0.705** ± 0.007 ' \
         '(0.700 / 0.710) | 0.500 | 0.950 | 10.0 | 0.10 | 2.00 | 0.33x |' in lines
     assert f'- {family.SHIFT_ROW}: the headline, chosen on UTD-MHAD within 1/3 of TSM\'s ' \
         'latency' in lines
@@ -346,3 +358,135 @@ def test_the_record_alone_writes_the_page(tmp_path, monkeypatch):
     # the command as it was given, not this machine's paths
     assert lines[-1] == ('Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_transfer.py '
                          f'--data {data}` (`--report-only`: this page from its record).')
+
+
+UTD_MHAD_DATA = dict(version=2, mapping=dict(size=128), classes=27,
+                     lists={'cross_subject_train.txt': 431, 'cross_subject_test.txt': 430})
+
+
+def _refusal(argv) -> str:
+    with pytest.raises(SystemExit) as raised:
+        bench.main(argv)
+    return str(raised.value.code)
+
+
+def test_a_record_of_another_data_set_is_refused_and_left_as_it_was(tmp_path, monkeypatch):
+    """--report-only on another data set's record (or another benchmark's) took it: rewrote it
+    with the runs it selected alone (120 -> 12) and published its numbers as this set's."""
+    monkeypatch.setattr(bench, 'RESULTS', tmp_path / 'results')
+    monkeypatch.setattr(bench, 'REPO', tmp_path)  # --synthetic's set: not built here
+    utd = tmp_path / 'utd.json'
+    runner.Record(utd).write({family.TSM_ROW: _runs(0.7)}, data=UTD_MHAD_DATA)
+    before = utd.read_bytes()
+    synthetic = tmp_path / 'data' / 'transfer' / 'synthetic-default-s1'
+    assert _refusal(['--synthetic', 'default', '--report-only', '--record', str(utd)]) == (
+        f'error: {utd}: the record of a converted set (conversion version 2, mapping '
+        f"{{'size': 128}}), 27 classes, not of the data set at {synthetic} (the synthetic "
+        "benchmark (preset 'default', seed 1)): its runs would be reported, and the record "
+        "rewritten, as runs on it; name this data set's record with --record (one not there "
+        'yet starts it), or move this one aside')
+    # the synthetic set of another seed
+    seed1 = tmp_path / 'seed1.json'
+    runner.Record(seed1).write({}, data=dict(generator=dict(preset='default', seed=1), classes=10,
+                                             lists=UTD_MHAD_DATA['lists']))
+    assert "(preset 'default', seed 1), 10 classes, not of the data set at " in _refusal(
+        ['--synthetic', 'default', '--synthetic-seed', '2', '--report-only', '--record',
+         str(seed1)])
+    # a set of its own lists here: described by them, not by the record's generator
+    mine = tmp_path / 'mine'
+    mine.mkdir()
+    for name in bench.LAYOUT_LISTS:
+        (mine / name).write_text('v/a.mp4 0\nv/b.mp4 1\n')
+    digest = lib.listed(mine, bench.LAYOUT_LISTS)['digests'][bench.LAYOUT_LISTS[0]][:12]
+    message = _refusal(['--data', str(mine), '--report-only', '--record', str(seed1)])
+    assert message.startswith(f"error: {seed1}: the record of the synthetic benchmark (preset "
+                              f"'default', seed 1), 10 classes, not of the data set at {mine} "
+                              f'(a set of its own lists (SHA-256 {bench.LAYOUT_LISTS[1]} ')
+    assert f'{bench.LAYOUT_LISTS[0]} {digest}...)): its runs would be reported' in message
+    # another benchmark's record (the synthetic benchmark's own lists), data set here or not
+    accuracy = tmp_path / 'accuracy.json'
+    runner.Record(accuracy).write({}, data=dict(generator=dict(preset='default', seed=0),
+                                                lists={'train.txt': 400, 'val.txt': 150}))
+    assert _refusal(['--data', str(tmp_path / 'gone'), '--report-only', '--record',
+                     str(accuracy)]).startswith(
+        f"error: {accuracy}: the record of a data set of the lists train.txt, val.txt (another "
+        f"benchmark's), not of the data set at {tmp_path / 'gone'}: its runs would be reported")
+    assert utd.read_bytes() == before
+    assert not (tmp_path / 'results').exists()
+
+
+def test_a_damaged_or_missing_record_is_named_and_nothing_written(tmp_path, monkeypatch):
+    """A record cut short, empty or not an object gave a raw JSONDecodeError / AttributeError;
+    a missing one given to --report-only was read as empty."""
+    monkeypatch.setattr(bench, 'RESULTS', tmp_path / 'results')
+    data = tmp_path / 'gone'
+    for text, problem in (
+            ('{"results": {"a": [', 'not JSON (Expecting value: line 1 column 20 (char 19))'),
+            ('', 'empty'), ('  \n', 'empty')):
+        record = tmp_path / 'record.json'
+        record.write_text(text)
+        assert _refusal(['--data', str(data), '--report-only', '--record', str(record)]) == (
+            f'error: {record}: {problem}, so no record of runs; a write cut short leaves such a '
+            'file: restore it (a committed record from git) or move it aside')
+        assert record.read_text() == text
+    for text in ('[]', '{"results": []}'):
+        record.write_text(text)
+        assert _refusal(['--data', str(data), '--report-only', '--record', str(record)]) == (
+            f'error: {record}: not a record of runs: a record is a JSON object whose "results" '
+            'are an object of rows, each a list of runs; name the record the benchmark wrote')
+    missing = tmp_path / 'typo.json'
+    assert _refusal(['--data', str(data), '--report-only', '--record', str(missing)]) == (
+        f'error: {missing}: no such record; the tables are written from it alone, so name the '
+        'record a command that trained wrote')
+    assert not missing.exists() and not (tmp_path / 'results').exists()
+
+
+def test_rows_that_name_no_row_are_refused_with_the_rows_there_are(tmp_path, monkeypatch):
+    """``--rows "hyperframe T=6"`` trained nothing, said nothing and exited 0."""
+    monkeypatch.setattr(family, 'recorded_choice', lambda: {})
+    rows = bench.carried_rows(3)
+    names = '; '.join(row.name for row in rows)
+    assert [row.name for row in lib.selected(rows, ['T=5', 'TSM'])] == [family.TSM_ROW,
+                                                                        family.RECIPE_ROW]
+    with pytest.raises(ValueError) as raised:
+        lib.selected(rows, ['hyperframe T=6', 'TSM', 'x'])
+    assert str(raised.value) == ("'hyperframe T=6', 'x': no row is named so or has it in its "
+                                 f'name; the rows: {names}')
+    data = tmp_path / 'mine'
+    data.mkdir()
+    for name in bench.LAYOUT_LISTS:
+        (data / name).write_text('v/a.mp4 2\n')
+    argv = ['--data', str(data), '--work-dir', str(tmp_path / 'work'), '--record',
+            str(tmp_path / 'r.json'), '--train-only', '--rows', 'hyperframe T=6']
+    assert _refusal(argv) == ("error: --rows: 'hyperframe T=6': no row is named so or has it "
+                              f'in its name; the rows: {names}')
+    assert _refusal(argv + ['--part', 'zoo']).startswith('error: --rows (of --part zoo): ')
+    assert not (tmp_path / 'work').exists() and not (tmp_path / 'r.json').exists()
+
+
+def test_the_page_links_each_config_where_it_lies(tmp_path):
+    """The result pages linked bare config names, which resolve inside benchmarks/results."""
+    rows = [row for row in family.ROWS if row.name == family.RECIPE_ROW]
+    costs = {family.RECIPE_ROW: dict(gflops=0.1, params_m=2.0, latency_ms=10.0)}
+    results = {family.RECIPE_ROW: [dict(top1=0.5, mean_class=0.5, train_top1=0.9,
+                                        train_min=1.0)]}
+    page = REPO / 'benchmarks' / 'results'
+    table = lib.headline_table(rows, results, costs, family.RECIPE_ROW, 'T5', 'a sample.', page)
+    link = f'../../configs/hyperframes/utd_mhad_imagenet/{rows[0].config.name}'
+    assert table[2].startswith(f'| [{family.RECIPE_ROW}]({link}) | 0.500 |')
+    assert (page / link).is_file()
+    # a table beside its configs (a family README) links them by name
+    assert lib.headline_table(rows, results, costs, family.RECIPE_ROW, 'T5', 'a sample.')[
+        2].startswith(f'| [{family.RECIPE_ROW}]({rows[0].config.name}) |')
+
+
+def test_synthetic_takes_the_generators_presets(capsys):
+    from hyperframes_mm.datasets.synthetic import PRESETS
+    with pytest.raises(SystemExit) as raised:
+        bench.parse_args(['--synthetic', 'bogus'])
+    assert raised.value.code == 2
+    choices = ', '.join(map(repr, PRESETS))
+    assert f"argument --synthetic: invalid choice: 'bogus' (choose from {choices})" in \
+        capsys.readouterr().err
+    assert [bench.parse_args(['--synthetic', preset]).synthetic for preset in PRESETS] == \
+        list(PRESETS)

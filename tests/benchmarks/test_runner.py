@@ -1,9 +1,12 @@
 """benchmarks.lib.runner: what a run logged (curves, training time over resumed starts), the
-record's portable paths and its updates side by side, a folder that cannot resume moved aside whole, a failing tool named
-with its log's tail."""
+record's portable paths, its updates side by side, its damage named and its writes whole, a
+folder that cannot resume moved aside whole, a failing tool named with its log's tail."""
 import json
 import sys
 import threading
+from pathlib import Path
+
+import pytest
 
 from benchmarks.lib import runner
 
@@ -154,3 +157,54 @@ def test_configs_train_the_same_run_when_only_the_test_differs(tmp_path):
     assert not runner.same_config(paths['base'], paths['test'])
     assert not runner.same_training(paths['base'], paths['train'])
     assert not runner.same_training(paths['base'], paths['val'])  # validation is in the run
+
+
+def test_a_record_not_there_is_empty_unless_the_tables_are_written_from_it(tmp_path):
+    missing = tmp_path / 'record.json'
+    assert runner.Record(missing).data == {}  # a command that trains writes it
+    with pytest.raises(ValueError) as raised:
+        runner.Record(missing, must_exist=True)
+    assert str(raised.value) == (f'{missing}: no such record; the tables are written from it '
+                                 'alone, so name the record a command that trained wrote')
+
+
+def test_a_damaged_record_is_named_not_read(tmp_path):
+    """A record cut short, empty or no object raised JSONDecodeError / AttributeError, which
+    named no file."""
+    path = tmp_path / 'record.json'
+    for text, problem in (('{"results": {', 'not JSON (Expecting property name enclosed in '
+                                            'double quotes: line 1 column 14 (char 13))'),
+                          ('', 'empty'), (b'\xff\xfe', None)):
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+            problem = ("not JSON ('utf-8' codec can't decode byte 0xff in position 0: invalid "
+                       'start byte)')
+        else:
+            path.write_text(text)
+        with pytest.raises(ValueError) as raised:
+            runner.Record(path)
+        assert str(raised.value) == (f'{path}: {problem}, so no record of runs; a write cut '
+                                     'short leaves such a file: restore it (a committed record '
+                                     'from git) or move it aside')
+    for text in ('[]', '"results"', '{"results": [1]}'):
+        path.write_text(text)
+        with pytest.raises(ValueError, match=f'^{path}: not a record of runs: a record is a '
+                           'JSON object whose "results" are an object of rows'):
+            runner.Record(path)
+
+
+def test_a_write_cut_short_leaves_the_previous_record(tmp_path, monkeypatch):
+    path = tmp_path / 'record.json'
+    runner.Record(path).write(dict(a=[dict(top1=0.25)]))
+    before = path.read_text()
+    write_text = Path.write_text
+
+    def full_disk(self, text):
+        write_text(self, text[:10])
+        raise OSError(28, 'No space left on device')
+    monkeypatch.setattr(Path, 'write_text', full_disk)
+    with pytest.raises(OSError):
+        runner.Record(path).write(dict(a=[dict(top1=0.5)]))
+    monkeypatch.undo()
+    assert path.read_text() == before
+    assert [file.name for file in tmp_path.iterdir()] == ['record.json']
