@@ -17,4 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from benchmarks.lib.zoo import main
 
 if __name__ == '__main__':
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except ValueError as error:  # a damaged results file, named: one line, not a traceback
+        sys.exit(f'error: {error}')
