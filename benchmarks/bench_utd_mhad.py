@@ -40,7 +40,7 @@ from benchmarks.lib import runner
 from benchmarks.lib.edits import (backbone, frames, one_config, own_backbones, sampling,
                                   schedule_of, stream, train_augment, two_passes)
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table
-from benchmarks.lib.tables import replace_section, summary
+from benchmarks.lib.tables import rebased_links, replace_section, summary
 
 FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad'
 RESULTS = REPO / 'benchmarks' / 'results' / 'utd_mhad.md'
@@ -269,7 +269,7 @@ def report(rows: Sequence[Row], results: Dict[str, List[Dict]], args) -> str:
                *curve_table(zoo, results), '',
                '![training and test accuracy by epoch](../../../benchmarks/results/'
                'utd_mhad_curves.png)']
-    text = ['# UTD-MHAD depth: the family and the recipe\'s ablations', '', *section]
+    text = ['# UTD-MHAD depth: the family and the recipe\'s ablations', '', *rebased_links(section, FAMILY, RESULTS.parent)]
     ablation_lines = ablation_table(ablation, results, costs) if ablation else []
     findings = ablation_findings(ablation, results, costs) if ablation else []
     if ablation:

@@ -54,7 +54,8 @@ from benchmarks.lib.edits import (backbone, epochs, frames, head, input_size, li
                                   train_augment, warmup, wrapped_backbone)
 from benchmarks.lib.kernels import kernel_label, kernel_setting
 from benchmarks.lib.rows import HEADLINE_SEEDS, Row, accuracy_cell, curve_table, side_of
-from benchmarks.lib.tables import markdown_table, mean_sd, replace_section, summary
+from benchmarks.lib.tables import (markdown_table, mean_sd, rebased_links, replace_section,
+                                   summary)
 
 FAMILY = REPO / 'configs' / 'hyperframes' / 'utd_mhad_imagenet'
 RESULTS = REPO / 'benchmarks' / 'results' / 'utd_mhad_imagenet.md'
@@ -1111,7 +1112,7 @@ def report(results: Dict[str, List[Dict]], args) -> str:
          'bench_utd_mhad_imagenet.py --part ablation`).'] if to_train else [])
     ablation_section = ablation_lines + ([''] + findings if findings else []) + (
         ['', *note] if note else [])
-    text = ['# UTD-MHAD depth from ImageNet weights', '', *section, '',
+    text = ['# UTD-MHAD depth from ImageNet weights', '', *rebased_links(section, FAMILY, RESULTS.parent), '',
             '## Ablations (one change each)', '', *ablation_section, '',
             'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py` (after '
             'tools/data/utd_mhad/README.md and docs/imagenet_weights.md).']

@@ -1,4 +1,6 @@
 """Markdown for the generated tables: summaries over runs and the README sections they fill."""
+import os
+import re
 import statistics
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
@@ -70,3 +72,19 @@ def print_and_write(text: str, path: Path) -> None:
     print(text)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(text)
+
+
+#: a markdown link's target that is a path relative to its page (not a URL, an anchor or a
+#: path from the root)
+RELATIVE_LINK = re.compile(r'\]\((?![a-z]+:|#|/)([^)\s]+)\)')
+
+
+def rebased_links(lines: Sequence[str], written_for: Path, page_folder: Path) -> List[str]:
+    """``lines`` written for a page in ``written_for`` (a family README's section, its configs
+    linked by bare name) with every relative link pointing at the same file from a page in
+    ``page_folder``: copied unchanged into a results page, the links resolved inside that page's
+    folder, where no such file is."""
+    def moved(match: re.Match) -> str:
+        target = os.path.normpath(Path(written_for) / match.group(1))
+        return f']({Path(os.path.relpath(target, page_folder)).as_posix()})'
+    return [RELATIVE_LINK.sub(moved, line) for line in lines]

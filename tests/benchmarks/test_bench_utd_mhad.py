@@ -420,3 +420,18 @@ def test_the_committed_record_alone_rewrites_every_table(tmp_path, monkeypatch):
                                                      for path in zoo_results.glob('*.json'))
     for path in written:
         assert path.read_text() == (zoo_results / path.name).read_text()
+
+
+def test_the_results_page_links_the_familys_files_where_they_lie():
+    """The family README's section, copied into benchmarks/results/utd_mhad.md, linked its
+    configs by bare name and its curves from the family folder: broken links on the page."""
+    from benchmarks.lib.tables import rebased_links
+    section = ['| [T=5](hyperframe_t5.py) | 0.763 |',
+               '![curves](../../../benchmarks/results/utd_mhad_curves.png)',
+               '[docs](https://example.org/a.md), [below](#ablations), [root](/README.md)']
+    assert rebased_links(section, bench.FAMILY, bench.RESULTS.parent) == [
+        '| [T=5](../../configs/hyperframes/utd_mhad/hyperframe_t5.py) | 0.763 |',
+        '![curves](utd_mhad_curves.png)', section[2]]
+    page = bench.RESULTS.read_text()
+    assert '](../../configs/hyperframes/utd_mhad/hyperframe_scratch-r18_1xb16-1x1x5-60e_utd-' \
+        'mhad-depth.py)' in page and '](utd_mhad_curves.png)' in page
