@@ -40,7 +40,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ..utils.checks import positive_int
-from ..utils.paths import host_temp_name
+from ..utils.paths import claim, host_temp_name
 from ..utils.paths import remove_orphan_temps as remove_temps_in
 from ..utils.processes import map_unordered
 from .annotations import read_list_lines
@@ -480,12 +480,13 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
                  source_probe_crc32=probe)
     try:
         with open(temp, 'wb') as handle:
+            claim(handle)
             header = _write_frames(handle, reader, source, num_frames, fps, short_side, stamp)
             handle.seek(0)
             handle.write(header.encode())
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(temp, entry)
+            os.replace(temp, entry)  # still open, so still locked: no sweep between
     except OSError as error:
         raise FrameCacheError(f'{entry}: writing the entry failed: {error}') from error
     finally:

@@ -54,7 +54,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from mmengine.fileio import LocalBackend, register_backend
 from torch import nn
 
-from ..utils.paths import host_temp_name
+from ..utils.paths import claim, host_temp_name
 
 logger = logging.getLogger(__name__)
 
@@ -221,11 +221,12 @@ def atomic_write_bytes(data: bytes, path: Union[str, os.PathLike]) -> None:
     # a file of this name is this process's own or one a killed process of its number left
     handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
+        claim(handle)
         with os.fdopen(handle, 'wb') as stream:
             stream.write(data)
             stream.flush()
             os.fsync(stream.fileno())
-        os.replace(temporary, path)
+            os.replace(temporary, path)  # still open, so still locked: no sweep between
     except BaseException:
         if osp.exists(temporary):
             os.unlink(temporary)

@@ -1,5 +1,6 @@
 """Where a tool may write: never over what it reads, never half a file where a finished one
 goes."""
+import fcntl
 import os
 import re
 import socket
@@ -132,9 +133,29 @@ def remove_orphan_temps(folder: PathLike, name: Optional[str] = None) -> List[Pa
         match = pattern.match(path.name)
         if match is None or _process_alive(int(match.group(1))):
             continue
-        path.unlink(missing_ok=True)
-        removed.append(path)
+        try:
+            handle = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        try:
+            # a writer of another PID namespace (a container sharing the host's name) is no
+            # process here, but holds its file's lock (:func:`claim`) until it ends
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue
+        else:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        finally:
+            os.close(handle)
     return removed
+
+
+def claim(handle) -> None:
+    """Lock the temporary file open as ``handle`` (a file object or descriptor) for as long as
+    this process holds it open: :func:`remove_orphan_temps` leaves a locked file alone whatever
+    its name's process number says, and the kernel drops the lock when the writer dies."""
+    fcntl.flock(handle if isinstance(handle, int) else handle.fileno(), fcntl.LOCK_EX)
 
 
 def glob_escape(name: str) -> str:

@@ -76,3 +76,17 @@ def test_only_the_named_files_temporaries_go(tmp_path):
     gone.write_bytes(b'x')
     assert remove_orphan_temps(tmp_path, 'epoch[1].pth') == [gone]
     assert kept.exists() and not gone.exists()
+
+
+def test_a_locked_temporary_is_a_live_writers_whatever_its_process_number(tmp_path):
+    """A writer in another PID namespace (a container sharing the host's name) is no process
+    here: its checkpoint's temporary file was removed mid-write, and its save failed."""
+    from hyperframes_mm.utils.paths import claim
+    dead = subprocess.Popen(['true'])
+    dead.wait()
+    temp = tmp_path / f'.epoch_1.pth.{socket.gethostname()}.{dead.pid}.tmp'
+    with open(temp, 'wb') as writer:
+        claim(writer)
+        assert remove_orphan_temps(tmp_path) == []
+        assert temp.exists()
+    assert remove_orphan_temps(tmp_path) == [temp]
