@@ -1,5 +1,6 @@
 """Where a tool may write: never over what it reads, never half a file where a finished one
 goes."""
+import errno
 import fcntl
 import os
 import re
@@ -141,7 +142,7 @@ def remove_orphan_temps(folder: PathLike, name: Optional[str] = None) -> List[Pa
             # a writer of another PID namespace (a container sharing the host's name) is no
             # process here, but holds its file's lock (:func:`claim`) until it ends
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        except OSError:  # locked; or a file system without locks, where none can be told apart
             continue
         else:
             path.unlink(missing_ok=True)
@@ -154,8 +155,14 @@ def remove_orphan_temps(folder: PathLike, name: Optional[str] = None) -> List[Pa
 def claim(handle) -> None:
     """Lock the temporary file open as ``handle`` (a file object or descriptor) for as long as
     this process holds it open: :func:`remove_orphan_temps` leaves a locked file alone whatever
-    its name's process number says, and the kernel drops the lock when the writer dies."""
-    fcntl.flock(handle if isinstance(handle, int) else handle.fileno(), fcntl.LOCK_EX)
+    its name's process number says, and the kernel drops the lock when the writer dies. A file
+    system without locks writes the file unlocked: a save must not fail for want of one (the
+    sweep leaves such files alone)."""
+    try:
+        fcntl.flock(handle if isinstance(handle, int) else handle.fileno(), fcntl.LOCK_EX)
+    except OSError as error:
+        if error.errno not in (errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOSYS, errno.EINVAL):
+            raise
 
 
 def glob_escape(name: str) -> str:
