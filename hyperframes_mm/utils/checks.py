@@ -27,6 +27,31 @@ def positive_int(value: Any, name: str, owner: Optional[str] = None,
                      f'got {value!r}')
 
 
+def flag(value: Any, name: str, owner: Optional[str] = None) -> bool:
+    """``value`` when it is a bool (Python's or numpy's), else a ``ValueError`` that names
+    ``owner`` and ``name``: a config's ``'False'`` is a true string, and turned a switch on."""
+    import numpy as np
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    where = f'{owner}: ' if owner else ''
+    raise ValueError(f'{where}{name} must be True or False, got {value!r}')
+
+
+def finite_number(value: Any, name: str, owner: Optional[str] = None,
+                  above: Optional[float] = None) -> float:
+    """``value`` when it is a finite real number (not a bool; ``> above`` where given), else a
+    ``ValueError`` that names ``owner`` and ``name``: an infinite or NaN setting passes every
+    comparison a range check makes, and fails far from the config, or never."""
+    import math
+    from numbers import Real
+    if isinstance(value, Real) and not isinstance(value, bool) and math.isfinite(value) and (
+            above is None or value > above):
+        return value
+    where = f'{owner}: ' if owner else ''
+    bound = f' > {above}' if above is not None else ''
+    raise ValueError(f'{where}{name} must be a finite number{bound}, got {value!r}')
+
+
 def int_argument(minimum: int):
     """An ``argparse`` ``type`` for an int >= ``minimum``: a command line's bad count is then
     argparse's usage error naming the option, not a traceback from deep in the work (or, for
