@@ -21,6 +21,7 @@ from mmaction.models.backbones.resnet_tsm import TemporalShift
 from mmaction.registry import MODELS
 
 from ...utils import positive_int
+from ...utils.checks import finite_number
 from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
 from .inflate import resize_conv_input
 from .mobilenet_v2_converters import mobilenet_v2_state_dict_to_mmaction
@@ -104,6 +105,8 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
         check_hyperframe_args(name, num_frames, inflate_init, pretrained, init_cfg)
         positive_int(num_segments, 'num_segments', name)
         positive_int(shift_div, 'shift_div', name)
+        # mmaction2's MobileNetV2 builds a network of minimum-width layers from 0 or a negative
+        finite_number(widen_factor, 'widen_factor', name, above=0)
         # pretrained is not handed on: mmaction2's MobileNetV2 would turn it into
         # init_cfg=Pretrained, which cannot load a 3-channel conv1 into the widened one
         super().__init__(pretrained=None, widen_factor=widen_factor, out_indices=out_indices,

@@ -23,6 +23,7 @@ from mmengine.model import BaseModule
 from torch import nn
 from torch.nn.modules.batchnorm import _BatchNorm
 
+from ...utils.checks import flag
 from .encoding import change_kernel_basis, check_encoding, encode_frames, encoding_matrix
 from .frame_attention import FrameAttention
 from .inflate import reinflate_conv_weight, set_conv_weight
@@ -110,6 +111,10 @@ class HyperframeStem(BaseModule):
                  extra_bn: bool = False,
                  motion_products: bool = False) -> None:
         super().__init__()
+        # a config's 'False' is a true string: it built the part it meant to leave out
+        frame_attention = flag(frame_attention, 'frame_attention', owner)
+        extra_bn = flag(extra_bn, 'extra_bn', owner)
+        motion_products = flag(motion_products, 'motion_products', owner)
         check_encoding(input_encoding, diff_gain)
         conv = getattr(conv_stem, 'conv', conv_stem)
         wanted = num_frames * channels_per_frame

@@ -6,6 +6,20 @@ from mmaction.registry import MODELS
 from mmaction.utils import SampleList
 from mmengine.model import BaseDataPreprocessor, stack_batch
 
+from hyperframes_mm.utils.checks import finite_number, positive_int
+
+OWNER = 'HyperframeDataPreprocessor'
+
+
+def _numbers(values, name: str, above: Optional[float] = None) -> List[float]:
+    """``values`` as a list of finite numbers (each ``> above`` where given), else a
+    ``ValueError`` naming ``name``: a zero, negative or NaN std normalises to inf, a flipped sign
+    or NaN without an error, and a string's characters are no per-channel values."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, '__iter__'):
+        raise ValueError(f'{OWNER}: {name} must be a sequence of numbers, got {values!r}')
+    return [finite_number(value, f'{name}[{index}]', OWNER, above=above)
+            for index, value in enumerate(values)]
+
 
 @MODELS.register_module()
 class HyperframeDataPreprocessor(BaseDataPreprocessor):
@@ -37,8 +51,12 @@ class HyperframeDataPreprocessor(BaseDataPreprocessor):
                  channels_per_frame: int = 3,
                  blending: Optional[dict] = None) -> None:
         super().__init__()
+        # checked first: the mean/std checks below divide by it
+        positive_int(channels_per_frame, 'channels_per_frame', OWNER)
         if (mean is None) != (std is None):
             raise ValueError('HyperframeDataPreprocessor: give both mean and std, or neither')
+        if mean is not None:
+            mean, std = _numbers(mean, 'mean'), _numbers(std, 'std', above=0)
         if mean is not None and len(mean) != len(std):
             raise ValueError(f'HyperframeDataPreprocessor: mean has {len(mean)} values but std '
                              f'has {len(std)}')

@@ -10,6 +10,7 @@ from mmengine.model.weight_init import normal_init
 from torch import nn
 
 from ...utils import delegated, int_at_least
+from ...utils.checks import finite_number
 from ..recognizers.fast_slow import pool_features
 
 
@@ -75,7 +76,8 @@ class AuxFrameHead(BaseModule):
                 or not aux_loss_weight > 0:
             raise ValueError(f'AuxFrameHead: aux_loss_weight must be > 0, got {aux_loss_weight!r}'
                              ' (to train without the auxiliary target, use the head itself)')
-        if not 0.0 <= aux_dropout_ratio < 1.0:
+        # a string failed the comparison with a bare TypeError that named no argument
+        if not 0.0 <= finite_number(aux_dropout_ratio, 'aux_dropout_ratio', 'AuxFrameHead') < 1.0:
             raise ValueError(f'AuxFrameHead: aux_dropout_ratio must be in [0, 1), got '
                              f'{aux_dropout_ratio!r}')
         super().__init__(init_cfg=init_cfg)

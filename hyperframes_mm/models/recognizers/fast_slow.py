@@ -12,6 +12,7 @@ from torch.nn import functional as F
 
 from ...datasets.transforms.pipeline_info import stream_key
 from ...utils import positive_int
+from ...utils.checks import finite_number, flag
 
 FUSIONS = ('concat', 'sum')
 
@@ -100,6 +101,10 @@ class FastSlowRecognizer(BaseRecognizer):
                  train_cfg: OptConfigType = None,
                  test_cfg: OptConfigType = None,
                  data_preprocessor: OptConfigType = None) -> None:
+        # a string is a sequence too: streams='fast' became the four streams 'f', 'a', 's', 't'
+        if isinstance(streams, (str, bytes)) or not hasattr(streams, '__iter__'):
+            raise ValueError(f'FastSlowRecognizer: streams must be a sequence of names, got '
+                             f'{streams!r}')
         streams = tuple(streams)
         if len(streams) < 2 or len(set(streams)) != len(streams):
             raise ValueError(f'FastSlowRecognizer: streams must be >= 2 distinct names, got '
@@ -110,7 +115,9 @@ class FastSlowRecognizer(BaseRecognizer):
                      if fusion == 'early' else '')
             raise ValueError(f'FastSlowRecognizer: fusion must be one of {FUSIONS}, got '
                              f'{fusion!r}{early}')
-        if not 0.0 <= stream_dropout < 1.0:
+        # a config's 'False' is a true string: it built one backbone for all streams
+        share_backbone = flag(share_backbone, 'share_backbone', 'FastSlowRecognizer')
+        if not 0.0 <= finite_number(stream_dropout, 'stream_dropout', 'FastSlowRecognizer') < 1.0:
             raise ValueError(f'FastSlowRecognizer: stream_dropout must be in [0, 1), got '
                              f'{stream_dropout}')
         stream_downsample = dict(stream_downsample or {})

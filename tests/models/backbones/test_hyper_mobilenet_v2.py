@@ -227,6 +227,15 @@ def test_constructor_errors(kwargs, error, match):
         HyperMobileNetV2(**kwargs)
 
 
+@pytest.mark.parametrize('widen_factor', [0, -1, float('nan'), '1'])
+def test_a_widen_factor_that_is_no_positive_number_is_refused(widen_factor):
+    # 0 and -1 built a tiny network of minimum-width layers
+    with pytest.raises(ValueError) as error:
+        HyperMobileNetV2(widen_factor=widen_factor)
+    assert str(error.value) == ('HyperMobileNetV2: widen_factor must be a finite number > 0, '
+                                f'got {widen_factor!r}')
+
+
 def test_the_base_config_builds_a_hyperframe_recognizer():
     cfg = Config.fromfile(str(CONFIG))
     model = MODELS.build(cfg.model)

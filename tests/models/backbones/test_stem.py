@@ -1,11 +1,12 @@
-"""HyperframeStem: the composition order, where its parts live, a stem without a conv stem."""
+"""HyperframeStem: the composition order, where its parts live, a stem without a conv stem, a
+switch that is no bool."""
 import pickle
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from hyperframes_mm.models.backbones import HyperResNet
+from hyperframes_mm.models.backbones import HyperMobileNetV2, HyperResNet
 from hyperframes_mm.models.backbones.encoding import encode_frames
 from hyperframes_mm.models.backbones.stem import HyperframeStem
 
@@ -124,3 +125,13 @@ def test_encoding_map_is_encode_at_every_pixel(encoding):
         assert stem.encoding_map()[6].tolist() == [0, 0, 0, -2.5, 0, 0, 2.5, 0, 0]
     else:
         assert torch.equal(stem.encoding_map(), torch.eye(9, dtype=torch.float64))
+
+
+@pytest.mark.parametrize('backbone', [HyperResNet, HyperMobileNetV2])
+@pytest.mark.parametrize('part', ['frame_attention', 'extra_bn', 'motion_products'])
+def test_a_stem_switch_that_is_no_bool_is_refused_for_every_backbone(backbone, part):
+    # a config's 'False' is a true string: it built the part it meant to leave out
+    args = (18, ) if backbone is HyperResNet else ()
+    with pytest.raises(ValueError) as error:
+        backbone(*args, num_frames=T, **{part: 'False'})
+    assert str(error.value) == f"{backbone.__name__}: {part} must be True or False, got 'False'"

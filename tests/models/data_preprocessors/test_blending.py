@@ -1,6 +1,7 @@
 """HyperframeDataPreprocessor's batch blending: a clip is mixed whole (one weight for every frame
 of it, so its motion stays its own), the labels blend with the same weight, and a label the
-blending's width cannot hold fails naming the parameter."""
+blending's width cannot hold fails naming the parameter; a bad mean, std or channels_per_frame fails
+at build, naming it."""
 import pytest
 import torch
 from mmaction.registry import MODELS
@@ -54,3 +55,28 @@ def test_a_label_outside_the_blending_width_names_the_sample_and_the_parameter()
     with pytest.raises(ValueError, match=r"label 7 of b\.mp4 is outside the blending's "
                                          r"num_classes=5: set model\.data_preprocessor"):
         _preprocessor(num_classes=5, alpha=1.0)(batch, training=True)
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    # a zero std normalised to inf/NaN, a NaN one to NaN, a negative one flipped the channel
+    (dict(mean=[1, 2, 3], std=[0, 1, 1]),
+     'HyperframeDataPreprocessor: std[0] must be a finite number > 0, got 0'),
+    (dict(mean=[1, 2, 3], std=[1, float('nan'), 1]),
+     'HyperframeDataPreprocessor: std[1] must be a finite number > 0, got nan'),
+    (dict(mean=[1, 2, 3], std=[1, 1, -1]),
+     'HyperframeDataPreprocessor: std[2] must be a finite number > 0, got -1'),
+    (dict(mean=[1, float('inf'), 3], std=[1, 1, 1]),
+     'HyperframeDataPreprocessor: mean[1] must be a finite number, got inf'),
+    # a string is no per-channel values (it failed inside torch.tensor, naming no parameter)
+    (dict(mean='abc', std=[1, 1, 1]),
+     "HyperframeDataPreprocessor: mean must be a sequence of numbers, got 'abc'"),
+    # 0 raised ZeroDivisionError
+    (dict(channels_per_frame=0),
+     'HyperframeDataPreprocessor: channels_per_frame must be a positive int, got 0'),
+    (dict(mean=[1, 2, 3], std=[1, 1, 1], channels_per_frame=0),
+     'HyperframeDataPreprocessor: channels_per_frame must be a positive int, got 0'),
+])
+def test_a_bad_mean_std_or_channels_per_frame_fails_at_build_naming_it(kwargs, message):
+    with pytest.raises(ValueError) as error:
+        MODELS.build(dict(type='HyperframeDataPreprocessor', **kwargs))
+    assert str(error.value) == message

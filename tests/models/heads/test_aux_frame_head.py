@@ -119,6 +119,18 @@ def test_bad_arguments(kwargs, message):
         AuxFrameHead(head=tsn(), **kwargs)
 
 
+@pytest.mark.parametrize('ratio, message', [
+    # a string raised a bare TypeError from the range comparison
+    ('0.1', "AuxFrameHead: aux_dropout_ratio must be a finite number, got '0.1'"),
+    (float('nan'), 'AuxFrameHead: aux_dropout_ratio must be a finite number, got nan'),
+    (-0.1, 'AuxFrameHead: aux_dropout_ratio must be in [0, 1), got -0.1'),
+])
+def test_a_bad_aux_dropout_ratio_is_refused_naming_it(ratio, message):
+    with pytest.raises(ValueError) as error:
+        AuxFrameHead(head=tsn(), aux_num_classes=2, aux_dropout_ratio=ratio)
+    assert str(error.value) == message
+
+
 def test_head_without_in_channels_is_refused():
     @MODELS.register_module(name='_HeadWithoutInChannels', force=True)
     class _HeadWithoutInChannels(BaseModule):

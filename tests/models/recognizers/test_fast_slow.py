@@ -182,6 +182,20 @@ def test_bad_configs_are_refused(kwargs, message):
         build(**kwargs)
 
 
+@pytest.mark.parametrize('kwargs,message', [
+    # a string was split into its characters, and the head's in_channels failed later
+    (dict(streams='fast'), "FastSlowRecognizer: streams must be a sequence of names, got 'fast'"),
+    (dict(stream_dropout='0.1'),
+     "FastSlowRecognizer: stream_dropout must be a finite number, got '0.1'"),
+    # 'False' is a true string: it built one shared backbone
+    (dict(share='False'), "FastSlowRecognizer: share_backbone must be True or False, got 'False'"),
+])
+def test_mistyped_arguments_are_refused_at_build_naming_them(kwargs, message):
+    with pytest.raises(ValueError) as error:
+        build(**kwargs)
+    assert str(error.value) == message
+
+
 def test_bad_inputs_name_the_stream():
     model = build().eval()
     data = model.data_preprocessor(batch(), False)
