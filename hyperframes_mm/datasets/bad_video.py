@@ -25,6 +25,7 @@ provides:
   replaced by another sample, counted and logged (``on_bad_video='skip'``), so an epoch
   completes over a dataset with a few broken files.
 """
+import inspect
 import io
 import logging
 import os.path as osp
@@ -37,6 +38,7 @@ from mmcv.transforms import BaseTransform
 from mmengine.dataset import BaseDataset
 from mmengine.logging import print_log
 
+from ..utils.checks import int_at_least
 from .annotations import AnnotationError, parse_label, read_list_lines
 from .transforms.pipeline_info import transform_type
 from .video_io import BadVideoError, _bad_video_errors, _first_line, open_video
@@ -213,6 +215,18 @@ def _list_missing(ann_file: str, missing: Sequence[Tuple[int, str]]) -> str:
     return shown + more
 
 
+def _backend_arguments(backend: type) -> Optional[Tuple[str, ...]]:
+    """The keyword arguments an mmengine file backend's constructor takes, or None when it
+    takes any (``**kwargs``)."""
+    if backend.__init__ is object.__init__:
+        return ()
+    parameters = list(inspect.signature(backend.__init__).parameters.values())[1:]
+    if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters):
+        return None
+    return tuple(parameter.name for parameter in parameters
+                 if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY))
+
+
 @TRANSFORMS.register_module()
 class SafeDecordInit(BaseTransform):
     """``DecordInit`` that names the file in its errors and opens local files by path.
@@ -236,13 +250,30 @@ class SafeDecordInit(BaseTransform):
     Args:
         io_backend (str): ``'disk'`` opens by path; any other mmengine file backend (``'petrel'``,
             ``'http'``, ...) is read into memory first. Defaults to ``'disk'``.
-        num_threads (int): decoding threads. Defaults to 1.
-        **kwargs: arguments of the file backend.
+        num_threads (int): decoding threads, ``0`` for decord's automatic count. Defaults to 1.
+        **kwargs: arguments of the file backend (none for ``'disk'``, which opens by path).
     """
 
     def __init__(self, io_backend: str = 'disk', num_threads: int = 1, **kwargs) -> None:
+        from mmengine.fileio.backends import backends
+
+        # 'disk' is FileClient's name for mmengine's 'local'; the rest are looked up in the
+        # registry when the first sample is read, where an unknown name is a bare KeyError.
+        if io_backend != 'disk' and io_backend not in backends:
+            raise ValueError(f'SafeDecordInit: io_backend must be one of '
+                             f'{["disk", *sorted(backends)]}, got {io_backend!r}')
+        # decord takes any int >= 0 (0: automatic) and reports a str or a float as a failure to
+        # read each video, so every one would be called corrupt.
+        self.num_threads = int_at_least(num_threads, 'num_threads', 0, 'SafeDecordInit')
+        takes = () if io_backend == 'disk' else _backend_arguments(backends[io_backend])
+        unknown = [] if takes is None else sorted(set(kwargs) - set(takes))
+        if unknown:
+            # A misspelt name (num_thread=4) would otherwise be kept as a backend argument and
+            # never used: DecordInit takes io_backend, num_threads and the backend's arguments.
+            raise TypeError(f'SafeDecordInit: unknown argument(s) {unknown}; it takes '
+                            f'io_backend, num_threads and the file backend\'s arguments '
+                            f'(for io_backend={io_backend!r}: {list(takes) or "none"})')
         self.io_backend = io_backend
-        self.num_threads = num_threads
         self.kwargs = kwargs
 
     def _source(self, filename: str):

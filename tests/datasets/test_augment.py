@@ -291,6 +291,30 @@ def test_bad_parameters_name_the_parameter(kwargs, message):
         ConsistentClipAugment(**kwargs)
 
 
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(brightness=float('inf')), 'brightness must be a finite number, got inf'),
+    (dict(hue=float('nan')), 'hue must be a finite number, got nan'),
+    (dict(aspect_ratio_range=(0.5, float('inf'))),
+     'aspect_ratio_range[1] must be a finite number, got inf'),
+    (dict(area_range=None, scale_range=(256, float('inf'))),
+     'scale_range[1] must be a finite number, got inf'),
+    (dict(size=2.5), 'size must be a positive int or (w, h), got 2.5'),
+    (dict(flip_ratio='0.5'), "flip_ratio must be a finite number, got '0.5'"),
+    (dict(brightness='0.4'), "brightness must be a finite number, got '0.4'"),
+    (dict(area_range='ab'), 'area_range must be (min, max) with 0 < min <= max, min >= 0, '
+                            "max <= 1; got 'ab'"),
+    (dict(area_range=0.5), 'area_range must be (min, max) with 0 < min <= max, min >= 0, '
+                           'max <= 1; got 0.5'),
+    (dict(independent='False'), "independent must be True or False, got 'False'"),
+])
+def test_unusable_parameters_are_refused_at_build(kwargs, message):
+    """An infinite bound or jitter overflowed at the first sample, a str or a number where a
+    pair belongs was a bare TypeError, and the string 'False' turned ``independent`` on."""
+    with pytest.raises(ValueError) as info:
+        ConsistentClipAugment(**kwargs)
+    assert str(info.value) == f'ConsistentClipAugment: {message}'
+
+
 def test_repr():
     text = repr(ConsistentClipAugment(size=112, brightness=0.2))
     assert text.startswith('ConsistentClipAugment(size=(112, 112), area_range=(0.08, 1.0)')

@@ -726,3 +726,39 @@ def test_a_list_without_extensions_is_looked_up_as_decord_reads_it(tmp_path):
         video_dataset(root, write_list(root, 'found.txt', ['clip 0'])),
         type='CheckedVideoDataset')))
     assert guarded[0]['inputs'].shape[-2:] == (32, 32)  # the pipeline reads clip.mp4
+
+
+# --- SafeDecordInit: its arguments are checked when it is built ----------------------------------
+
+@pytest.mark.parametrize('kwargs, error, message', [
+    (dict(num_thread=4), TypeError,
+     "SafeDecordInit: unknown argument(s) ['num_thread']; it takes io_backend, num_threads and "
+     "the file backend's arguments (for io_backend='disk': none)"),
+    (dict(io_backend='petrel', path_maping={}), TypeError,
+     "SafeDecordInit: unknown argument(s) ['path_maping']; it takes io_backend, num_threads and "
+     "the file backend's arguments (for io_backend='petrel': "
+     "['path_mapping', 'enable_mc', 'conf_path'])"),
+    (dict(num_threads='2'), ValueError, "SafeDecordInit: num_threads must be an int >= 0, got '2'"),
+    (dict(num_threads=2.5), ValueError, 'SafeDecordInit: num_threads must be an int >= 0, got 2.5'),
+])
+def test_safe_decord_init_refuses_bad_arguments(kwargs, error, message):
+    with pytest.raises(error) as info:
+        SafeDecordInit(**kwargs)
+    assert str(info.value) == message
+
+
+def test_safe_decord_init_names_the_io_backends():
+    """'dsik' built and failed at the first sample with a bare KeyError. The choices are read
+    from mmengine's registry, which the plugin adds to."""
+    from mmengine.fileio.backends import backends
+    with pytest.raises(ValueError) as info:
+        SafeDecordInit(io_backend='dsik')
+    assert str(info.value) == ("SafeDecordInit: io_backend must be one of "
+                               f"{['disk', *sorted(backends)]}, got 'dsik'")
+    assert {'local', 'petrel', 'http'} <= set(backends)
+
+
+def test_safe_decord_init_takes_automatic_threads(videos):
+    # decord's 0 is its automatic thread count.
+    results = SafeDecordInit(num_threads=0)(dict(filename=str(videos['root'] / 'three_frames.mp4')))
+    assert results['total_frames'] == 3

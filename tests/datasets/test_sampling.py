@@ -147,6 +147,47 @@ def test_uniform_picks_in_a_shorter_video_are_logged_or_refused(log_lines):
     assert 'fewer than the 8 uniform picks' in told[1]
 
 
+def test_time_based_picks_rounding_onto_one_frame_are_logged(log_lines):
+    """0.01 s apart at 25 fps is a quarter frame: picks repeated frames without a word."""
+    sampler = HyperframeSampleFrames(num_frames=4, interval=0.01, time_based=True,
+                                     test_mode=True)
+    for _ in range(2):
+        picked = sampler(dict(total_frames=100, avg_fps=25.0, filename='fine.mp4'))
+    np.testing.assert_array_equal(picked['frame_inds'], [49, 49, 50, 50])
+    assert [line for line in log_lines if 'fine.mp4' in line] == [
+        'HyperframeSampleFrames: fine.mp4 at 25 fps rounds time-based picks onto the same '
+        'frame (stream: num_frames=4, interval=0.01 s): picks share frames, so the hyperframe '
+        'holds still steps']
+    sampler(dict(total_frames=100, avg_fps=200.0, filename='fast.mp4'))
+    assert not any('fast.mp4' in line for line in log_lines)
+
+
+def test_interval_past_int64_is_refused():
+    """1e30 s apart wrapped past int64 into negative, non-monotonic picks."""
+    sampler = HyperframeSampleFrames(num_frames=4, interval=1e30, time_based=True)
+    with pytest.raises(ValueError) as info:
+        sampler(dict(total_frames=100, avg_fps=25.0, filename='a.mp4'))
+    assert str(info.value) == ('HyperframeSampleFrames: 4 picks 1e+30 s apart reach frame '
+                               '7.5e+31, past any video; use a smaller interval')
+
+
+@pytest.mark.parametrize('kwargs, message', [
+    (dict(test_mode='False'), "test_mode must be True or False, got 'False'"),
+    (dict(time_based='False'), "time_based must be True or False, got 'False'"),
+    (dict(time_based=True, interval=float('inf')),
+     'interval (seconds, time_based=True) must be a finite number > 0, got inf'),
+    (dict(streams=dict(fast=5)),
+     "streams.fast must be a dict of ['interval', 'mode', 'num_frames'] (e.g. "
+     'streams=dict(fast=dict(num_frames=..., interval=...))) or None, got 5'),
+])
+def test_unusable_parameters_are_refused_at_build(kwargs, message):
+    """Each built before: the string 'False' turned the switch on, an infinite interval
+    repeated frames silently, and streams=dict(fast=5) failed with a bare TypeError."""
+    with pytest.raises(ValueError) as info:
+        HyperframeSampleFrames(num_frames=5, **kwargs)
+    assert str(info.value) == f'HyperframeSampleFrames: {message}'
+
+
 def test_short_clip_is_logged_once_per_file(log_lines):
     sampler = HyperframeSampleFrames(num_frames=4, interval=2)
     for _ in range(3):
@@ -312,7 +353,8 @@ def test_stream_modes_are_checked():
     (dict(num_frames=4, interval=0), 'interval must be an integer >= 1, got 0'),
     (dict(num_frames=4, interval=-1), 'interval must be an integer >= 1, got -1'),
     (dict(num_frames=4, interval=1.5), 'interval must be an integer >= 1, got 1.5'),
-    (dict(num_frames=4, interval=0, time_based=True), r'interval is in seconds .* got 0'),
+    (dict(num_frames=4, interval=0, time_based=True),
+     r'interval \(seconds, time_based=True\) must be a finite number > 0, got 0'),
     (dict(num_frames=4, mode='dense'), "mode must be one of .* got 'dense'"),
     (dict(num_frames=4, out_of_bound='wrap'), "out_of_bound must be one of .* got 'wrap'"),
     (dict(num_frames=4, stream_align='end'), "stream_align must be one of .* got 'end'"),

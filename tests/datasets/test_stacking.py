@@ -230,3 +230,10 @@ def test_frames_that_are_not_pixels_are_named_by_file():
     grey = HyperframeStack()(dict(imgs=[np.zeros((8, 8), np.uint8)] * 5, clip_len=5,
                                   num_clips=1, filename='grey.mp4'))
     assert grey['imgs'].shape == (1, 5, 8, 8)
+
+
+def test_fuse_streams_must_be_a_bool():
+    """The string 'no' is true, and fused the streams."""
+    with pytest.raises(ValueError) as info:
+        HyperframeStack(fuse_streams='no')
+    assert str(info.value) == "HyperframeStack: fuse_streams must be True or False, got 'no'"

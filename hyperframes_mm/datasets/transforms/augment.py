@@ -21,6 +21,8 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
+from ...utils.checks import finite_number, flag
+
 COLOR_OPS = ('brightness', 'contrast', 'saturation', 'hue')
 #: ITU-R BT.601 luma weights (R, G, B), as torchvision and PIL use for grayscale.
 LUMA = (0.299, 0.587, 0.114)
@@ -244,7 +246,12 @@ def adjust_color(batch: np.ndarray, params: Dict) -> np.ndarray:
 
 
 def _pair(size: Union[int, Sequence[int]], name: str) -> Tuple[int, int]:
-    pair = (size, size) if isinstance(size, (int, np.integer)) else tuple(size)
+    if isinstance(size, (int, np.integer)):
+        pair = (size, size)
+    elif isinstance(size, (Sequence, np.ndarray)):
+        pair = tuple(size)
+    else:  # tuple() of a float or None is a bare TypeError naming no parameter
+        pair = ()
     if len(pair) != 2 or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1
                              for v in pair):
         raise ValueError(f'ConsistentClipAugment: {name} must be a positive int or (w, h), got '
@@ -253,9 +260,15 @@ def _pair(size: Union[int, Sequence[int]], name: str) -> Tuple[int, int]:
 
 
 def _range(value, name: str, low: float, high: float) -> Tuple[float, float]:
-    """``(min, max)`` with ``0 < min``, ``low <= min <= max <= high``."""
-    valid = value is not None and len(value) == 2 and 0 < value[0] and \
-        low <= value[0] <= value[1] <= high
+    """``(min, max)`` of finite numbers with ``0 < min``, ``low <= min <= max <= high``."""
+    # A str or a number has no pair to compare; an infinite bound passes the comparisons and
+    # overflows the crop arithmetic at the first sample.
+    valid = isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, str) and \
+        len(value) == 2
+    if valid:
+        for index, bound in enumerate(value):
+            finite_number(bound, f'{name}[{index}]', 'ConsistentClipAugment')
+        valid = 0 < value[0] and low <= value[0] <= value[1] <= high
     if not valid:
         raise ValueError(f'ConsistentClipAugment: {name} must be (min, max) with '
                          f'0 < min <= max, min >= {low}, max <= {high}; got {value!r}')
@@ -354,6 +367,11 @@ class ConsistentClipAugment(BaseTransform):
         if self.scale_range is not None and self.scale_range[0] < max(self.size):
             raise ValueError(f'ConsistentClipAugment: scale_range={scale_range} must not go '
                              f'below the crop size {self.size}: the crop would not fit')
+        # A str compares as a bare TypeError, and an infinite jitter overflows at the first
+        # sample: each is a finite number first.
+        for name, value in dict(flip_ratio=flip_ratio, brightness=brightness, contrast=contrast,
+                                saturation=saturation, hue=hue).items():
+            finite_number(value, name, 'ConsistentClipAugment')
         if not 0 <= flip_ratio <= 1:
             raise ValueError(f'ConsistentClipAugment: flip_ratio must be in [0, 1], got '
                              f'{flip_ratio!r}')
@@ -363,6 +381,7 @@ class ConsistentClipAugment(BaseTransform):
                 raise ValueError(f'ConsistentClipAugment: {name} must be >= 0, got {value!r}')
         if not 0 <= hue <= 0.5:
             raise ValueError(f'ConsistentClipAugment: hue must be in [0, 0.5], got {hue!r}')
+        independent = flag(independent, 'independent', 'ConsistentClipAugment')
         if independent and flip_label_map:
             raise ValueError('ConsistentClipAugment: flip_label_map needs one flip per sample; '
                              'with independent=True each frame flips on its own')

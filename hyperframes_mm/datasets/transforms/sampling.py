@@ -16,6 +16,8 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 from mmengine.logging import print_log
 
+from ...utils.checks import finite_number, flag
+
 SAMPLING_MODES = ('interval', 'uniform')
 OUT_OF_BOUND = ('loop', 'repeat_last', 'error')
 STREAM_ALIGN = ('center', 'start')
@@ -40,6 +42,11 @@ def pick_offsets(num_frames: int, interval: float, fps: Optional[float] = None) 
     steps = np.arange(num_frames, dtype=np.float64) * interval
     if fps is not None:
         steps = np.floor(steps * fps + 0.5)
+    if steps[-1] >= 2.0 ** 63:
+        # astype would wrap past int64 into negative, non-monotonic picks
+        raise ValueError(f'HyperframeSampleFrames: {num_frames} picks {interval} '
+                         f'{"s" if fps is not None else "frames"} apart reach frame '
+                         f'{steps[-1]:.3g}, past any video; use a smaller interval')
     return steps.astype(np.int64)
 
 
@@ -146,10 +153,9 @@ def _check_count(value, name: str) -> int:
 
 def _check_interval(value, name: str, time_based: bool) -> float:
     if time_based:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            raise ValueError(f'HyperframeSampleFrames: {name} is in seconds with time_based=True '
-                             f'and must be > 0, got {value!r}')
-        return float(value)
+        # an infinite interval puts every pick past the first on one frame far outside the video
+        return float(finite_number(value, f'{name} (seconds, time_based=True)',
+                                   'HyperframeSampleFrames', above=0))
     return _check_count(value, name)
 
 
@@ -250,6 +256,9 @@ class HyperframeSampleFrames(BaseTransform):
         if stream_align not in STREAM_ALIGN:
             raise ValueError(f'HyperframeSampleFrames: stream_align must be one of '
                              f'{STREAM_ALIGN}, got {stream_align!r}')
+        # a config's 'False' is a true string, and would turn the switch on
+        time_based = flag(time_based, 'time_based', 'HyperframeSampleFrames')
+        test_mode = flag(test_mode, 'test_mode', 'HyperframeSampleFrames')
         if mode == 'uniform' and time_based:
             raise ValueError('HyperframeSampleFrames: time_based=True needs mode=\'interval\' '
                              '(uniform picks already span the whole video)')
@@ -270,7 +279,7 @@ class HyperframeSampleFrames(BaseTransform):
         self._uniform_picks = max((count for _, count, gap in self.streams if gap is None),
                                   default=0)
         self._warned_short = set()
-        self._warned_uniform = set()
+        self._warned_shared = set()
         self._warned_count = set()
 
     def _parse_streams(self, streams: Optional[Dict[str, Dict]]) -> List[Tuple]:
@@ -286,6 +295,11 @@ class HyperframeSampleFrames(BaseTransform):
             if not isinstance(name, str) or not _STREAM_NAME.match(name):
                 raise ValueError(f'HyperframeSampleFrames: stream name {name!r} must be an '
                                  'identifier (it becomes the results key imgs_<name>)')
+            if spec is not None and not isinstance(spec, dict):
+                # dict(fast=5) reads as five frames to the eye, and dict(5) fails naming nothing
+                raise ValueError(f'HyperframeSampleFrames: streams.{name} must be a dict of '
+                                 f'{sorted(_STREAM_KEYS)} (e.g. streams=dict({name}=dict('
+                                 f'num_frames=..., interval=...))) or None, got {spec!r}')
             spec = {} if spec is None else dict(spec)
             unknown = set(spec) - _STREAM_KEYS
             if unknown:
@@ -369,24 +383,30 @@ class HyperframeSampleFrames(BaseTransform):
             indices.append(uniform_indices(total, num_frames, self.num_clips, jitter))
         return indices, envelope
 
-    def _check_uniform_picks(self, total: int, filename: str) -> None:
-        """A uniform stream's T picks in a video of fewer frames share frames: its hyperframe
-        holds still steps (zero differences), which no pick leaves the video to show, so the
-        span check above never saw it. Refused under ``out_of_bound='error'``, else logged once
-        per file."""
+    def _check_shared_picks(self, total: int, fps: Optional[float], filename: str) -> None:
+        """Picks that share frames make the hyperframe hold still steps (zero differences),
+        which no pick leaving the video shows, so the span check above never sees them: a
+        uniform stream's T picks in a video of fewer frames (refused under
+        ``out_of_bound='error'``), or time-based picks closer than a frame at this video's fps,
+        which round onto the same frame. Else logged once per file."""
         picks = self._uniform_picks
-        if total >= picks:
+        if total < picks:
+            if self.out_of_bound == 'error':
+                raise ValueError(f'HyperframeSampleFrames: {filename} has {total} frames, fewer '
+                                 f'than the {picks} uniform picks ({self._describe()}), and '
+                                 'out_of_bound=\'error\'; leave out videos shorter than '
+                                 f'{picks} frames, or lower num_frames')
+            reason = f'{filename} has {total} frames, fewer than the {picks} uniform picks'
+        elif self.time_based and any(
+                (np.diff(pick_offsets(num_frames, interval, fps)) == 0).any()
+                for _, num_frames, interval in self.streams if interval is not None):
+            reason = f'{filename} at {fps:g} fps rounds time-based picks onto the same frame'
+        else:
             return
-        if self.out_of_bound == 'error':
-            raise ValueError(f'HyperframeSampleFrames: {filename} has {total} frames, fewer '
-                             f'than the {picks} uniform picks ({self._describe()}), and '
-                             'out_of_bound=\'error\'; leave out videos shorter than '
-                             f'{picks} frames, or lower num_frames')
-        if filename not in self._warned_uniform:
-            self._warned_uniform.add(filename)
-            print_log(f'HyperframeSampleFrames: {filename} has {total} frames, fewer than the '
-                      f'{picks} uniform picks ({self._describe()}): picks share frames, so '
-                      'the hyperframe holds still steps', logger='current',
+        if filename not in self._warned_shared:
+            self._warned_shared.add(filename)
+            print_log(f'HyperframeSampleFrames: {reason} ({self._describe()}): picks share '
+                      'frames, so the hyperframe holds still steps', logger='current',
                       level=logging.WARNING)
 
     def _describe(self) -> str:
@@ -424,7 +444,7 @@ class HyperframeSampleFrames(BaseTransform):
                       f'{envelope}-frame span ({self._describe()}); picks past the end are '
                       f'handled by out_of_bound={self.out_of_bound!r}', logger='current',
                       level=logging.WARNING)
-        self._check_uniform_picks(total, filename)
+        self._check_shared_picks(total, fps, filename)
         start_index = int(results.get('start_index', 0))
         resolved = [resolve_out_of_bound(index, total, self.out_of_bound).reshape(-1)
                     for index in raw]

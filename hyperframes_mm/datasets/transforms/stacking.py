@@ -6,6 +6,7 @@ from mmaction.registry import TRANSFORMS
 from mmcv.transforms import BaseTransform
 
 from ...utils import positive_int
+from ...utils.checks import flag
 from .pipeline_info import stream_key
 
 
@@ -103,7 +104,8 @@ class HyperframeStack(BaseTransform):
     """
 
     def __init__(self, fuse_streams: bool = False, segments: int = 1) -> None:
-        self.fuse_streams = fuse_streams
+        # a config's 'no' is a true string and would fuse the streams
+        self.fuse_streams = flag(fuse_streams, 'fuse_streams', 'HyperframeStack')
         self.segments = positive_int(segments, 'segments', 'HyperframeStack')
 
     def transform(self, results: Dict) -> Dict:
