@@ -1112,7 +1112,9 @@ def report(results: Dict[str, List[Dict]], args) -> str:
          'bench_utd_mhad_imagenet.py --part ablation`).'] if to_train else [])
     ablation_section = ablation_lines + ([''] + findings if findings else []) + (
         ['', *note] if note else [])
-    text = ['# UTD-MHAD depth from ImageNet weights', '', *rebased_links(section, FAMILY, RESULTS.parent), '',
+    # links as the committed page holds them, wherever a caller writes it
+    text = ['# UTD-MHAD depth from ImageNet weights', '',
+            *rebased_links(section, FAMILY, REPO / 'benchmarks' / 'results'), '',
             '## Ablations (one change each)', '', *ablation_section, '',
             'Reproduce: `OMP_NUM_THREADS=1 python benchmarks/bench_utd_mhad_imagenet.py` (after '
             'tools/data/utd_mhad/README.md and docs/imagenet_weights.md).']
