@@ -12,6 +12,7 @@ tensors (and DDP refuses CPU models containing it), so on CPU its layers, or eve
 with ``sync_bn='torch'``, become :class:`~hyperframes_mm.engine.sync_bn.CPUSyncBatchNorm` before
 the model is wrapped.
 """
+import atexit
 import copy
 import datetime
 import os
@@ -54,6 +55,18 @@ def init_cpu_process_group(backend: str = 'gloo', **kwargs) -> None:
                   logger='current')
         backend = 'gloo'
     torch_dist.init_process_group(backend=backend, **kwargs)
+    # A process that ends with its gloo group alive tears the group down during interpreter
+    # finalisation, where a worker thread still holding tensors aborts the process
+    # ("terminate called without an active exception", SIGABRT) after a finished run: the
+    # group goes while the interpreter is whole. gloo's teardown is local to the process, so
+    # it waits for no other rank.
+    atexit.register(_destroy_process_group)
+
+
+def _destroy_process_group() -> None:
+    from torch import distributed as torch_dist
+    if torch_dist.is_available() and torch_dist.is_initialized():
+        torch_dist.destroy_process_group()
 
 
 def cpu_model_wrapper_cfg(model_wrapper_cfg: Optional[dict],
