@@ -65,24 +65,31 @@ def _rewrite_forever(size: int, target: str) -> None:
         backend.put(bytes([i % 256]) * size, target)
 
 
-def test_sigkill_during_save_never_leaves_a_partial_file(tmp_path):
-    """Kill a process that keeps rewriting a 64 MiB file while a temporary is being written."""
-    size = 64 << 20
-    target = tmp_path / 'epoch_1.pth'
-    target.write_bytes(bytes([0]) * size)
+def killed_mid_save(target: Path, size: int) -> int:
+    """Kill a process that keeps rewriting ``target`` with ``size`` bytes while a temporary is
+    being written; its process number."""
     # A forked child shares this process's imports without importing them again.
     writer = multiprocessing.get_context('fork').Process(target=_rewrite_forever,
                                                          args=(size, str(target)))
     writer.start()
     try:
         deadline = time.monotonic() + 60
-        while not list(tmp_path.glob('.epoch_1.pth.*.tmp')):
+        while not list(target.parent.glob(f'.{target.name}.*.tmp')):
             assert writer.is_alive() and time.monotonic() < deadline, 'writer never wrote'
             time.sleep(0.001)
         writer.kill()
     finally:
         writer.join()
     assert writer.exitcode == -signal.SIGKILL
+    return writer.pid
+
+
+def test_sigkill_during_save_never_leaves_a_partial_file(tmp_path):
+    """Kill a process that keeps rewriting a 64 MiB file while a temporary is being written."""
+    size = 64 << 20
+    target = tmp_path / 'epoch_1.pth'
+    target.write_bytes(bytes([0]) * size)
+    killed_mid_save(target, size)
     data = target.read_bytes()
     assert len(data) == size and data.count(data[:1]) == size  # one whole payload
 

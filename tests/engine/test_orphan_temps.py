@@ -1,49 +1,24 @@
 """A checkpoint save killed before its rename leaves its temporary file: the next training
 removes it and says so, where the file, as large as a checkpoint, stayed in the work dir for
 good."""
-import multiprocessing
 import os
-import signal
 import socket
 import subprocess
-import time
 
 from mmengine.config import Config
 from mmengine.registry import RUNNERS
 
 from hyperframes_mm.engine import SafeCheckpointHook
-from hyperframes_mm.engine.checkpoint import AtomicLocalBackend
 from hyperframes_mm.utils.paths import remove_orphan_temps
 from ..conftest import TINY_CONFIG
-
-
-def _rewrite_forever(target: str) -> None:
-    backend = AtomicLocalBackend()
-    for i in range(1, 1000):
-        backend.put(bytes([i % 256]) * (16 << 20), target)
-
-
-def _killed_save(folder) -> str:
-    """The temporary file a save of ``folder/epoch_1.pth`` killed mid-write leaves."""
-    writer = multiprocessing.get_context('fork').Process(
-        target=_rewrite_forever, args=(str(folder / 'epoch_1.pth'), ))
-    writer.start()
-    try:
-        deadline = time.monotonic() + 60
-        while not list(folder.glob('.epoch_1.pth.*.tmp')):
-            assert writer.is_alive() and time.monotonic() < deadline, 'writer never wrote'
-            time.sleep(0.001)
-        writer.kill()
-    finally:
-        writer.join()
-    assert writer.exitcode == -signal.SIGKILL
-    return f'.epoch_1.pth.{socket.gethostname()}.{writer.pid}.tmp'
+from .test_checkpoint import killed_mid_save
 
 
 def test_the_next_training_removes_what_a_killed_save_left(tmp_path, tiny_dataset, monkeypatch):
     work = tmp_path / 'work'
     work.mkdir()
-    left = _killed_save(work)
+    writer = killed_mid_save(work / 'epoch_1.pth', 16 << 20)
+    left = f'.epoch_1.pth.{socket.gethostname()}.{writer}.tmp'
     assert sorted(path.name for path in work.glob('.*.tmp')) == [left]
     # a live writer's file (this process's) and another host's are not the killed save's
     live = work / f'.epoch_2.pth.{socket.gethostname()}.{os.getpid()}.tmp'
