@@ -41,7 +41,7 @@ import numpy as np
 
 from ..utils.checks import positive_int
 from ..utils.paths import claim, host_temp_name
-from ..utils.paths import remove_orphan_temps as remove_temps_in
+from ..utils.paths import remove_orphan_temps
 from ..utils.processes import map_unordered
 from .annotations import read_list_lines
 from .video_io import BadVideoError, open_video
@@ -426,13 +426,6 @@ def resize_short_side(frames: np.ndarray, short_side: int) -> np.ndarray:
                      for frame in frames])
 
 
-def remove_orphan_temps(entry: PathLike) -> List[Path]:
-    """Delete temporary files of ``entry`` left by builds killed on this host
-    (:func:`~hyperframes_mm.utils.paths.remove_orphan_temps`); returns the files removed."""
-    entry = Path(entry)
-    return remove_temps_in(entry.parent, entry.name)
-
-
 def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = None,
                 short_side: Optional[int] = None) -> FrameCacheHeader:
     """Decode ``source`` with decord (once, in order) and write its entry atomically.
@@ -474,7 +467,7 @@ def write_entry(source: PathLike, entry: PathLike, relative: Optional[str] = Non
         detail = error.__cause__ if isinstance(error, BadVideoError) else error
         raise UndecodableVideoError(f'{source}: cannot open the video: {detail}') from error
     entry.parent.mkdir(parents=True, exist_ok=True)
-    remove_orphan_temps(entry)
+    remove_orphan_temps(entry.parent, entry.name)
     temp = host_temp_name(entry)
     stamp = dict(source=relative or str(source), source_size=size, source_mtime_ns=mtime_ns,
                  source_probe_crc32=probe)

@@ -16,9 +16,10 @@ from mmengine.dataset import Compose
 from hyperframes_mm.datasets.frame_cache import (
     CorruptFrameCacheError, FrameCacheError, FrameCacheHeader, MissingFrameCacheError,
     StaleFrameCacheError, build_frame_cache, entry_path, open_entry, read_frames, read_header,
-    read_video_list, remove_orphan_temps, resize_short_side, verify_data, write_entry)
+    read_video_list, resize_short_side, verify_data, write_entry)
 from hyperframes_mm.datasets.transforms import FrameCacheDecode, FrameCacheInit
 from hyperframes_mm.datasets.video_io import BadVideoError, write_video
+from hyperframes_mm.utils.paths import remove_orphan_temps
 
 from ..conftest import REPO, load_script
 
@@ -635,7 +636,7 @@ def test_killed_build_leaves_no_entry_and_its_orphan_is_removed(tmp_path):
         pytest.fail('the child build finished before it could be killed mid-write')
     assert [p.name for p in entry.parent.iterdir()] == [temps[0].name]
     assert temps[0].name.endswith(f'.{child.pid}.tmp')
-    assert remove_orphan_temps(entry) == temps
+    assert remove_orphan_temps(entry.parent, entry.name) == temps
     write_entry(source, entry, 'long.mp4')
     assert read_header(entry).num_frames == 400
 
@@ -646,7 +647,7 @@ def test_orphan_cleanup_spares_live_and_foreign_builds(tmp_path):
     foreign = tmp_path / '.v.mp4.hfc.otherhost.1.tmp'
     live.write_bytes(b'x')
     foreign.write_bytes(b'x')
-    assert remove_orphan_temps(entry) == []
+    assert remove_orphan_temps(entry.parent, entry.name) == []
     assert live.exists() and foreign.exists()
 
 
