@@ -717,7 +717,8 @@ def latest_intact_checkpoint(work_dir: str, warn: Callable[[str], None] = print,
                                     '', True)
         except RuntimeError as error:
             problem = f'names a damaged file ({error})'
-    fallback = newest_intact_checkpoint(work_dir)
+    # a name outside had the work dir searched already, and it held no intact checkpoint
+    fallback = None if outside else newest_intact_checkpoint(work_dir)
     if fallback is not None:
         warn(f'last_checkpoint in {work_dir} {problem}{cause}; resuming from the newest '
              f'intact checkpoint {fallback} instead.')
