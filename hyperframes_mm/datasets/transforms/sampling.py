@@ -383,12 +383,14 @@ class HyperframeSampleFrames(BaseTransform):
             indices.append(uniform_indices(total, num_frames, self.num_clips, jitter))
         return indices, envelope
 
-    def _check_shared_picks(self, total: int, fps: Optional[float], filename: str) -> None:
+    def _check_shared_picks(self, total: int, fps: Optional[float], filename: str,
+                            raw: Sequence[np.ndarray]) -> None:
         """Picks that share frames make the hyperframe hold still steps (zero differences),
         which no pick leaving the video shows, so the span check above never sees them: a
         uniform stream's T picks in a video of fewer frames (refused under
         ``out_of_bound='error'``), or time-based picks closer than a frame at this video's fps,
-        which round onto the same frame. Else logged once per file."""
+        which round onto the same frame (read on the picks just drawn, ``raw``). Else logged
+        once per file."""
         picks = self._uniform_picks
         if total < picks:
             if self.out_of_bound == 'error':
@@ -397,9 +399,7 @@ class HyperframeSampleFrames(BaseTransform):
                                  'out_of_bound=\'error\'; leave out videos shorter than '
                                  f'{picks} frames, or lower num_frames')
             reason = f'{filename} has {total} frames, fewer than the {picks} uniform picks'
-        elif self.time_based and any(
-                (np.diff(pick_offsets(num_frames, interval, fps)) == 0).any()
-                for _, num_frames, interval in self.streams if interval is not None):
+        elif self.time_based and any((np.diff(index, axis=-1) == 0).any() for index in raw):
             reason = f'{filename} at {fps:g} fps rounds time-based picks onto the same frame'
         else:
             return
@@ -444,7 +444,7 @@ class HyperframeSampleFrames(BaseTransform):
                       f'{envelope}-frame span ({self._describe()}); picks past the end are '
                       f'handled by out_of_bound={self.out_of_bound!r}', logger='current',
                       level=logging.WARNING)
-        self._check_shared_picks(total, fps, filename)
+        self._check_shared_picks(total, fps, filename, raw)
         start_index = int(results.get('start_index', 0))
         resolved = [resolve_out_of_bound(index, total, self.out_of_bound).reshape(-1)
                     for index in raw]
