@@ -8,6 +8,8 @@
 * :func:`frame_grid` lays them out as one image: a row per stream and hyperframe, a column per
   frame, each frame enlarged by a whole factor (nearest neighbour, so pixels stay exact). If the
   frames of a row are misaligned (a crop or flip drawn per frame), it shows at a glance.
+* :func:`frame_inds_per_tile` repeats the sampler's frame indices over the crops, so that every
+  shown frame has the video frame it holds.
 * :func:`plot_scores` draws per-class scores over time from a stream-inference JSON-lines file,
   one panel per stream, alerts shaded.
 """
@@ -44,10 +46,9 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
         dict: ``frames`` (stream name -> ``[N, T, H, W, 3]`` uint8; ``'imgs'`` for a
         single-stream config and for streams stacked into one hyperframe, whose T is then the
         streams' total, in stacking order), ``frame_inds`` (the video frame of every frame, row
-        by row of :func:`frame_grid`: streams x hyperframes x T; of test clips before crops),
-        ``column_streams``
-        (the stream of each column of a stacked hyperframe; None unless streams are stacked),
-        ``augment_params`` (or None).
+        by row of :func:`frame_grid`: streams x hyperframes x T, crops included),
+        ``column_streams`` (the stream of each column of a stacked hyperframe; None unless
+        streams are stacked), ``augment_params`` (or None).
     """
     if pipeline not in PIPELINES:
         raise ValueError(f'pipeline must be one of {PIPELINES}, got {pipeline!r}')
@@ -88,8 +89,27 @@ def augmented_frames(config: ConfigLike, video: Union[str, Path], pipeline: str 
         count, channels, height, width = stacked.shape
         split = stacked.reshape(count, channels // 3, 3, height, width).transpose(0, 1, 3, 4, 2)
         frames[name or 'imgs'] = np.clip(np.rint(split), 0, 255).astype(np.uint8)
-    return dict(frames=frames, frame_inds=frame_inds, column_streams=column_streams,
-                augment_params=results.get('augment_params'))
+    return dict(frames=frames, frame_inds=frame_inds_per_tile(frames, frame_inds),
+                column_streams=column_streams, augment_params=results.get('augment_params'))
+
+
+def frame_inds_per_tile(frames: Dict[str, np.ndarray], frame_inds: Sequence[int]) -> np.ndarray:
+    """The video frame of every frame of ``frames`` (stream -> ``[N, T, H, W, 3]``), in
+    :func:`frame_grid`'s order, from the sampler's indices of one crop (each stream's clips in
+    turn, as ``frame_inds`` and a stacked hyperframe order them).
+
+    ``HyperframeStack`` puts crops first: a stream's hyperframes are every clip of the first
+    crop, then of the next, so each stream's indices repeat once per crop. Walking the
+    sampler's indices straight on captioned the later crops' rows with the next stream's.
+    """
+    inds = np.asarray(frame_inds)
+    sizes = [stream.shape[0] * stream.shape[1] for stream in frames.values()]
+    crops = sum(sizes) // len(inds) if len(inds) else 0
+    if not crops or crops * len(inds) != sum(sizes) or any(size % crops for size in sizes):
+        raise ValueError(f'{len(inds)} frame indices do not fit the {sum(sizes)} frames of '
+                         f'streams {list(frames)} as a whole number of crops')
+    chunks = np.split(inds, np.cumsum([size // crops for size in sizes])[:-1])
+    return np.concatenate([np.tile(chunk, crops) for chunk in chunks])
 
 
 def _fused_layout(streams: Sequence[Dict], frame_inds: np.ndarray) -> Tuple[np.ndarray, List]:
@@ -118,7 +138,8 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
     Args:
         frames (dict[str, np.ndarray]): stream -> ``[N, T, H, W, 3]`` uint8.
         frame_inds (Sequence[int], optional): the video frame of every shown frame, in the
-            order streams x hyperframes x T; written under each column. Defaults to None.
+            order streams x hyperframes x T (:func:`frame_inds_per_tile`); written under each
+            tile. Defaults to None.
         scale (int, optional): whole enlargement factor. Defaults to the smallest that makes
             a frame at least 96 px on its short side.
         title (str): first header line. Defaults to ''.
@@ -130,12 +151,18 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
 
     Returns:
         tuple: the ``uint8`` image ``[height, width, 3]`` and ``layout``: ``scale``,
-        ``tiles`` (row, column) -> (top, left) of every tile.
+        ``tiles`` (row, column) -> (top, left) of every tile, ``captions`` (row, column) ->
+        the text under it (empty without ``frame_inds``).
     """
     rows = [(name, index, stream[index]) for name, stream in frames.items()
             for index in range(len(stream))]
     if not rows:
         raise ValueError('frame_grid: no frames')
+    shown = sum(len(row[2]) for row in rows)
+    if frame_inds is not None and len(frame_inds) != shown:
+        # captions walked the list in order and stopped where it ran out: a list of another
+        # layout (one crop's indices) put another stream's or clip's frames under a tile
+        raise ValueError(f'frame_grid: {len(frame_inds)} frame indices for {shown} frames')
     if scale is not None and not (isinstance(scale, int) and scale >= 1):
         # 0 fell back to the default silently, a negative scale failed inside numpy
         raise ValueError(f'frame_grid: scale must be an integer >= 1, got {scale!r}')
@@ -149,9 +176,8 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
     _text(image, title, (4, 14))
     for column, stream in enumerate(column_streams or []):
         _text(image, stream, (label_width + column * (tile_w + gap), header - 6))
-    tiles = {}
-    inds = list(frame_inds) if frame_inds is not None else []
-    position = 0
+    tiles, captions = {}, {}
+    inds = iter(frame_inds if frame_inds is not None else [])
     for row, (name, index, clip) in enumerate(rows):
         top = header + row * (tile_h + gap + caption)
         _text(image, f'{name} #{index}', (4, top + tile_h // 2))
@@ -160,10 +186,10 @@ def frame_grid(frames: Dict[str, np.ndarray], frame_inds: Optional[Sequence[int]
             image[top:top + tile_h, left:left + tile_w] = np.repeat(
                 np.repeat(frame, scale, axis=0), scale, axis=1)
             tiles[row, column] = (top, left)
-            if position < len(inds):
-                _text(image, f't={column} f={inds[position]}', (left, top + tile_h + 11))
-            position += 1
-    return image, dict(scale=scale, tiles=tiles)
+            if frame_inds is not None:
+                captions[row, column] = f't={column} f={next(inds)}'
+                _text(image, captions[row, column], (left, top + tile_h + 11))
+    return image, dict(scale=scale, tiles=tiles, captions=captions)
 
 
 def describe_augment(params) -> str:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hyperframes_mm.analysis.visualize import (augmented_frames, describe_augment, frame_grid,
-                                           plot_scores, read_score_series)
+                                           frame_inds_per_tile, plot_scores, read_score_series)
 
 from ..conftest import load_script
 
@@ -161,10 +161,14 @@ def test_an_image_name_without_png_is_an_option_error(tmp_path, capsys, option):
         assert tool.parse_args(args).config == 'config.py'
 
 
-def _stacked_configs(api_models, root):
+def _stacked_configs(api_models, root, crops=False):
     """The api fast/slow config with a uniform slow stream and 2 test clips: ``fused`` stacks
     its streams into one hyperframe (as the synthetic family's fast/slow configs do),
-    ``separate`` is the same sampling without stacking."""
+    ``separate`` is the same sampling without stacking. ``crops``: 3 test crops of 32 x 32
+    (left, right, centre) from frames resized to 48 x 32."""
+    test_size = ("dict(type='Resize', scale=(48, 32), keep_ratio=False), "
+                 "dict(type='ThreeCrop', crop_size=32)" if crops else
+                 "dict(type='Resize', scale=(32, 32), keep_ratio=False)")
     sampler = ("dict(type='HyperframeSampleFrames', num_frames=3, num_clips={clips}, "
                "streams=dict(fast=dict(interval=1), slow=dict(mode='uniform')){test})")
     paths = {}
@@ -177,8 +181,7 @@ def _stacked_configs(api_models, root):
             f" dict(type='HyperframeStack', fuse_streams={fuse})]\n"
             "test_pipeline = [dict(type='SafeDecordInit'), "
             f"{sampler.format(clips=2, test=', test_mode=True')}, dict(type='DecordDecode'),"
-            " dict(type='Resize', scale=(32, 32), keep_ratio=False),"
-            f" dict(type='HyperframeStack', fuse_streams={fuse})]\n")
+            f" {test_size}, dict(type='HyperframeStack', fuse_streams={fuse})]\n")
     return paths
 
 
@@ -215,3 +218,45 @@ def test_streams_stacked_into_one_hyperframe(api_models, api_videos, tmp_path):
         assert np.array_equal(written[top:top + 96, left:left + 96], expected)
         # the stream's name is written above every column
         assert (written[top - 14:top - 2, left:left + 40] < 128).any()
+
+
+def test_every_crop_of_every_stream_is_captioned_with_its_own_frames(api_models, api_videos,
+                                                                       tmp_path):
+    """With test crops, a stream's hyperframes are its clips once per crop; the captions walked
+    the sampler's indices (one crop's) straight on: the fast stream's second-crop rows were
+    captioned with the slow stream's frames, later rows not at all."""
+    configs = _stacked_configs(api_models, tmp_path, crops=True)
+    separate = augmented_frames(configs['separate'], api_videos['a'], 'test')
+    fused = augmented_frames(configs['fused'], api_videos['a'], 'test')
+    fast, slow = [9, 10, 11, 28, 29, 30], [3, 16, 30, 10, 23, 36]  # clips 0 and 1 of each
+    assert separate['frame_inds'].tolist() == fast * 3 + slow * 3
+    assert fused['frame_inds'].tolist() == (fast[:3] + slow[:3] + fast[3:] + slow[3:]) * 3
+    # the rows captioned as clip 0 of crops 1 (right) and 2 (centre) hold clip 0's frames:
+    # their columns overlap the left crop's
+    frames = separate['frames']['fast']
+    assert np.array_equal(frames[2][:, :, :16], frames[0][:, :, 16:])
+    assert np.array_equal(frames[4][:, :, :24], frames[0][:, :, 8:])
+    assert not np.array_equal(frames[3][:, :, :16], frames[0][:, :, 16:])
+    _, layout = frame_grid(separate['frames'], separate['frame_inds'])
+    assert [layout['captions'][row, 2] for row in range(12)] == [
+        't=2 f=11', 't=2 f=30'] * 3 + ['t=2 f=30', 't=2 f=36'] * 3
+    assert [layout['captions'][row, column] for row in (4, 9) for column in range(3)] == [
+        't=0 f=9', 't=1 f=10', 't=2 f=11', 't=0 f=10', 't=1 f=23', 't=2 f=36']
+    _, layout = frame_grid(fused['frames'], fused['frame_inds'])
+    assert [layout['captions'][5, column] for column in range(6)] == [
+        't=0 f=28', 't=1 f=29', 't=2 f=30', 't=3 f=10', 't=4 f=23', 't=5 f=36']
+
+
+def test_frame_inds_per_tile_repeats_each_stream_over_the_crops():
+    """Streams of other clip counts and lengths: each repeats its own indices per crop."""
+    frames = {'fast': np.zeros((4, 3, 2, 2, 3), np.uint8),   # 2 clips of 3, 2 crops
+              'slow': np.zeros((2, 2, 2, 2, 3), np.uint8)}   # 1 clip of 2, 2 crops
+    assert frame_inds_per_tile(frames, [1, 2, 3, 7, 8, 9, 0, 5]).tolist() == [
+        1, 2, 3, 7, 8, 9, 1, 2, 3, 7, 8, 9, 0, 5, 0, 5]
+    assert frame_inds_per_tile(frames, list(range(16))).tolist() == list(range(16))
+    for inds in ([1, 2, 3], [], list(range(12))):
+        with pytest.raises(ValueError, match=f'{len(inds)} frame indices do not fit the 16 '
+                           r"frames of streams \['fast', 'slow'\] as a whole number of crops"):
+            frame_inds_per_tile(frames, inds)
+    with pytest.raises(ValueError, match='frame_grid: 8 frame indices for 16 frames'):
+        frame_grid(frames, [1, 2, 3, 7, 8, 9, 0, 5])
