@@ -5,13 +5,12 @@ PyAV, mp4v as the fallback), atomically. Kept free of mmaction2 imports, so that
 build workers load it cheaply."""
 import io
 import os
-import tempfile
 from pathlib import Path
 from typing import List, Optional, Tuple, Union
 
 import numpy as np
 
-from ..utils.paths import umask_mode
+from ..utils.paths import claim, host_temp_name
 
 _CODECS = ('libx264', 'mpeg4')
 
@@ -96,8 +95,12 @@ def write_video(path: Union[str, Path], frames: np.ndarray, fps: float = 25.0,
     """Encode ``[N, H, W, 3]`` uint8 RGB frames into ``path``; returns the codec used.
 
     H.264 (libx264) where PyAV's FFmpeg has it, else MPEG-4 Part 2 ('mp4v'). The file is written
-    to a temporary name beside ``path`` and renamed into place, so a killed run never leaves a
-    half-written video under the final name. Odd sizes are refused (yuv420p needs even H and W).
+    to a temporary name beside ``path`` (``.NAME.HOST.PID.tmp``,
+    :func:`~hyperframes_mm.utils.paths.host_temp_name`), locked while it is written, and renamed
+    into place: a killed run never leaves a half-written video under the final name, and a sweep
+    (:func:`~hyperframes_mm.utils.paths.remove_orphan_temps`) tells a killed writer's file from
+    a live one's. The container is the one FFmpeg names by ``path``'s suffix. Odd sizes are
+    refused (yuv420p needs even H and W).
     """
     import av
     frames = np.asarray(frames)
@@ -109,28 +112,40 @@ def write_video(path: Union[str, Path], frames: np.ndarray, fps: float = 25.0,
         raise ValueError(f'{path}: H.264/yuv420p needs even sizes, got {height}x{width}')
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    # the temporary name ends in .tmp, which names no container: the format is the one FFmpeg
+    # guesses from the final name (a container made for writing opens no file until it writes)
+    try:
+        with av.open(str(path), mode='w') as named:
+            container_format = named.format.name
+    except ValueError as error:
+        raise ValueError(f'{path}: FFmpeg names no container by the suffix {path.suffix!r} '
+                         f'({error})') from error
+    temp = host_temp_name(path)
     last_error = None
-    for codec in _CODECS:
-        handle, tmp = tempfile.mkstemp(suffix=path.suffix, prefix=f'.{path.stem}.',
-                                       dir=path.parent)
-        os.close(handle)
-        try:
-            _encode(tmp, frames, fps, codec, crf)
-            umask_mode(tmp)
-            os.replace(tmp, path)
-            return codec
-        except (av.error.FFmpegError, av.codec.codec.UnknownCodecError, ValueError) as error:
-            last_error = error
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+    try:
+        # PyAV writes the file through its own descriptor, by name; this handle, open on the
+        # same file, holds the lock that tells a sweep the file is a live writer's
+        with open(temp, 'wb') as handle:
+            claim(handle)
+            for codec in _CODECS:
+                try:
+                    _encode(str(temp), frames, fps, codec, crf, container_format)
+                except (av.error.FFmpegError, av.codec.codec.UnknownCodecError,
+                        ValueError) as error:
+                    last_error = error
+                    continue
+                os.replace(temp, path)  # still open, so still locked: no sweep between
+                return codec
+    finally:
+        temp.unlink(missing_ok=True)
     raise RuntimeError(f'{path}: no usable video encoder among {_CODECS}: {last_error}')
 
 
-def _encode(path: str, frames: np.ndarray, fps: float, codec: str, crf: int) -> None:
+def _encode(path: str, frames: np.ndarray, fps: float, codec: str, crf: int,
+            container_format: str) -> None:
     import av
     from fractions import Fraction
-    with av.open(path, mode='w') as container:
+    with av.open(path, mode='w', format=container_format) as container:
         stream = container.add_stream(codec, rate=Fraction(fps).limit_denominator(1001))
         stream.width, stream.height = frames.shape[2], frames.shape[1]
         stream.pix_fmt = 'yuv420p'

@@ -556,29 +556,56 @@ def test_a_rebuild_removes_the_previous_sets_videos_and_nothing_else(tmp_path, m
     assert (tmp_path / 'outside_0000.mp4').read_text() == 'mine\n'
 
 
-def test_a_rebuild_removes_the_temporary_files_of_killed_writers(tmp_path):
+def test_a_rebuild_removes_the_temporary_files_of_killed_writers(tmp_path, monkeypatch):
     """A writer killed inside a video's encoding (or a list's write) leaves a hidden temporary
-    file, which no later build removed. One that is alone in the folder removes those beside
-    the set's files; while another build holds the folder, its files may be live ones."""
+    file, which no later build removed. A rebuild removes those that writers killed on this
+    host left beside the set's files; a live writer's stays (a process alive, or one holding
+    the file's lock: a writer of another PID namespace), another host's, and every one where
+    the file system has no locks to tell a live writer's apart (the build goes on unlocked)."""
+    import errno
     import fcntl
+    import socket
+    import subprocess
+    import sys
 
     def make(seed):
         make_synthetic_dataset(tmp_path, dict(train=1, val=1), seed=seed, workers=1,
                                progress=False)
 
     make(0)
-    killed = ['train/.swipe_left_0000.k2j4_x9a.mp4', '.meta.ab12cd34.json',
-              '.train.zz99yy88.txt', '..synthetic-build.0123abcd.json']
-    others = ['train/.my_clip.k2j4_x9a.mp4', 'train/.swipe_left_0000.mp4.hfc.host.123.tmp',
-              'train/.gitkeep', '.notes.ab12cd34.json', 'val/.swipe_left_0000.k2j4_x9a']
-    for name in killed + others:
-        (tmp_path / name).write_text('')
-    handle = os.open(tmp_path, os.O_RDONLY)
+    host = socket.gethostname()
+    alive = subprocess.Popen(['sleep', '600'])
+    dead = subprocess.Popen(['true'])
+    dead.wait()
+    holder = subprocess.Popen(
+        [sys.executable, '-c', 'import fcntl, sys; f = open(sys.argv[1], "wb"); '
+         'fcntl.flock(f, fcntl.LOCK_EX); print(flush=True); sys.stdin.read()',
+         str(tmp_path / f'train/.swipe_right_0000.mp4.{host}.{dead.pid}.tmp')],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
-        fcntl.flock(handle, fcntl.LOCK_EX)  # another build, alive, holds the folder
-        make(1)
+        holder.stdout.readline()  # it holds the lock
+        killed = [f'train/.swipe_left_0000.mp4.{host}.{dead.pid}.tmp',
+                  f'.meta.json.{host}.{dead.pid}.tmp', f'.train.txt.{host}.{dead.pid}.tmp',
+                  f'..synthetic-build.json.{host}.{dead.pid}.tmp',
+                  f'.val_frame_labels.jsonl.{host}.{dead.pid}.tmp']
+        others = [f'train/.swipe_right_0000.mp4.{host}.{dead.pid}.tmp',
+                  f'val/.swipe_left_0000.mp4.{host}.{alive.pid}.tmp',
+                  f'train/.swipe_left_0000.mp4.otherhost.{dead.pid}.tmp',
+                  f'train/.my_clip.mp4.{host}.{dead.pid}.tmp', 'train/.gitkeep',
+                  f'.notes.json.{host}.{dead.pid}.tmp']
+        for name in killed + others[1:]:
+            (tmp_path / name).write_text('')
+
+        def no_locks(handle, operation):
+            raise OSError(errno.ENOLCK, 'No locks available')
+        with monkeypatch.context() as patch:
+            patch.setattr(fcntl, 'flock', no_locks)
+            make(1)
+        assert load_meta(tmp_path)['params']['seed'] == 1
+        assert [name for name in killed + others if not (tmp_path / name).exists()] == []
+        make(2)
+        assert [name for name in killed + others if not (tmp_path / name).exists()] == killed
     finally:
-        os.close(handle)
-    assert [name for name in killed + others if not (tmp_path / name).exists()] == []
-    make(2)
-    assert [name for name in killed + others if not (tmp_path / name).exists()] == killed
+        holder.communicate()
+        alive.kill()
+        alive.wait()

@@ -7,23 +7,20 @@ changes (the tiny preset's clips are the default preset's first clips of the sam
 The same fact lets :func:`write_frame_labels` replay any clip's scene (without rendering it)
 to label its frames after the fact.
 """
-import fcntl
 import json
 import os
 import re
 import shlex
-import tempfile
 import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Set, Tuple, Union
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 
 import numpy as np
 from tqdm import tqdm
 
-from ...utils.paths import umask_mode
+from ...utils.paths import claim, host_temp_name, remove_orphan_temps
 from ...utils.processes import map_unordered
 from ..video_io import write_video
 from .classes import check_classes, class_groups, flip_label_map
@@ -38,9 +35,6 @@ _SPLIT_NAME = re.compile(rf'^{_SPLIT}$')
 #: rebuild removes only such names of the set it replaces, never a name a hand-edited
 #: meta.json or build mark might hold (``../notes.txt``)
 _OWN_FILE = re.compile(rf'^{_SPLIT}(\.txt|/[A-Za-z0-9_]+_\d{{4,}}\.mp4)$')
-#: the temporary file ``tempfile.mkstemp`` names beside ``STEM.SUFFIX`` for ``write_video``
-#: and :func:`_write_atomic` (``.STEM.`` + 8 random characters + ``.SUFFIX``)
-_TEMP_FILE = re.compile(r'^\.(?P<stem>.+)\.[a-z0-9_]{8}(?P<suffix>\.[A-Za-z0-9]+)$')
 
 #: per-frame motion states of :func:`motion_state_labels`, in label order
 MOTION_STATES = ('steady', 'fast')
@@ -166,12 +160,17 @@ def _check_arguments(clips_per_class: Mapping[str, int], seed: int, workers: int
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    # named as write_video names its temporary files, so that _remove_temps finds both kinds
-    handle, tmp = tempfile.mkstemp(prefix=f'.{path.stem}.', suffix=path.suffix, dir=path.parent)
-    with os.fdopen(handle, 'w') as f:
-        f.write(text)
-    umask_mode(tmp)
-    os.replace(tmp, path)
+    # named and locked as write_video's temporary files are, so that _remove_temps tells a
+    # killed writer's from a live one's for both kinds
+    temp = host_temp_name(path)
+    try:
+        with open(temp, 'w') as f:
+            claim(f)
+            f.write(text)
+            f.flush()
+            os.replace(temp, path)  # still open, so still locked: no sweep between
+    finally:
+        temp.unlink(missing_ok=True)
 
 
 def written_after_dataset(path: Union[str, Path], out_dir: Union[str, Path]) -> bool:
@@ -270,30 +269,29 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
     jobs = [(f'{split}/{name}_{index:04d}.mp4', split, name, index)
             for split, count in clips_per_class.items() for name in classes
             for index in range(count)]
-    with _build_lock(out_dir) as alone:
-        _clear_previous(out_dir, params, {path.name for path in annotations.values()},
-                        {job[0] for job in jobs}, alone)
-        make = partial(_make_clip, out_dir=out_dir, seed=int(seed), size=spec.size,
-                       duration=spec.duration, fps_choices=spec.fps)
-        results = _render(make, jobs, workers, f'synthetic {preset} clips', progress, out_dir)
-        label = {name: index for index, name in enumerate(classes)}
-        videos = {}
-        for relative, split, name, index in jobs:
-            videos[relative] = dict(label=label[name], **results[relative])
-        for split, path in annotations.items():
-            lines = [f'{rel} {videos[rel]["label"]}\n' for rel, s, _, _ in jobs if s == split]
-            _write_atomic(path, ''.join(lines))
-        _write_atomic(out_dir / 'classes.txt', ''.join(f'{name}\n' for name in classes))
-        try:
-            flips = {str(k): v for k, v in flip_label_map(classes).items()}
-        except ValueError:
-            flips = None
-        meta = dict(params=params, classes=classes, groups=class_groups(classes),
-                    flip_label_map=flips,
-                    annotations={split: path.name for split, path in annotations.items()},
-                    videos=videos)
-        _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
-        (out_dir / BUILDING).unlink(missing_ok=True)  # two builds of one folder: the other's
+    _clear_previous(out_dir, params, {path.name for path in annotations.values()},
+                    {job[0] for job in jobs})
+    make = partial(_make_clip, out_dir=out_dir, seed=int(seed), size=spec.size,
+                   duration=spec.duration, fps_choices=spec.fps)
+    results = _render(make, jobs, workers, f'synthetic {preset} clips', progress, out_dir)
+    label = {name: index for index, name in enumerate(classes)}
+    videos = {}
+    for relative, split, name, index in jobs:
+        videos[relative] = dict(label=label[name], **results[relative])
+    for split, path in annotations.items():
+        lines = [f'{rel} {videos[rel]["label"]}\n' for rel, s, _, _ in jobs if s == split]
+        _write_atomic(path, ''.join(lines))
+    _write_atomic(out_dir / 'classes.txt', ''.join(f'{name}\n' for name in classes))
+    try:
+        flips = {str(k): v for k, v in flip_label_map(classes).items()}
+    except ValueError:
+        flips = None
+    meta = dict(params=params, classes=classes, groups=class_groups(classes),
+                flip_label_map=flips,
+                annotations={split: path.name for split, path in annotations.items()},
+                videos=videos)
+    _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
+    (out_dir / BUILDING).unlink(missing_ok=True)  # two builds of one folder: the other's
     if frame_labels:
         write_frame_labels(out_dir, progress=progress)
     return annotations
@@ -319,25 +317,6 @@ def _render(make, jobs: List[tuple], workers: int, desc: str, progress: bool,
     return results
 
 
-@contextmanager
-def _build_lock(out_dir: Path) -> Iterator[bool]:
-    """Hold the lock of ``out_dir`` while a build runs in it; yields whether this build is
-    alone there: False while another live build holds the lock, or where the file system locks
-    no folders. Only a build that is alone may take the temporary files it finds for those of
-    killed writers (the kernel drops a killed process's lock; removing a live writer's file
-    would stop that build)."""
-    handle = os.open(out_dir, os.O_RDONLY)
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        alone = True
-    except OSError:
-        alone = False
-    try:
-        yield alone
-    finally:
-        os.close(handle)
-
-
 def _files_left(out_dir: Path) -> Set[str]:
     """The lists and videos (relative names) of the set ``out_dir`` holds: a finished one's,
     from its meta.json, and an interrupted build's, from its mark."""
@@ -352,14 +331,12 @@ def _files_left(out_dir: Path) -> Set[str]:
     return {name for name in names if isinstance(name, str) and _OWN_FILE.match(name)}
 
 
-def _clear_previous(out_dir: Path, params: dict, lists: Set[str], videos: Set[str],
-                    alone: bool) -> None:
+def _clear_previous(out_dir: Path, params: dict, lists: Set[str], videos: Set[str]) -> None:
     """Start a build: mark it, then remove what a training could take for the data set, before
     any video is overwritten (a build killed midway leaves its mark and videos, no list naming
     a mix of two sets' videos): meta.json and every list, of this set and of the one it
     replaces; its frame labels; the videos of the set it replaces that this one does not
-    write; and, where this build is alone in the folder, the temporary files of killed
-    writers."""
+    write; and the temporary files that writers killed on this host left."""
     left = _files_left(out_dir)
     files = left | lists | videos
     # the mark names every file of both sets: a rerun after a kill finds them all
@@ -369,23 +346,28 @@ def _clear_previous(out_dir: Path, params: dict, lists: Set[str], videos: Set[st
         stale.unlink()
     for name in sorted(files - videos):  # the lists, and the previous set's other videos
         (out_dir / name).unlink(missing_ok=True)
-    if alone:
-        _remove_temps(out_dir, files)
+    _remove_temps(out_dir, files)
 
 
 def _remove_temps(out_dir: Path, files: Set[str]) -> None:
-    """Delete the temporary files that writers killed in a build of ``out_dir`` left beside
-    the files of the set (``files``, its videos and lists, and meta.json, classes.txt, the
-    build mark, the frame labels): a killed process never removes its own."""
+    """Delete the temporary files that writers killed on this host left beside the files of
+    the set (``files``, its videos and lists, and meta.json, classes.txt, the build mark, the
+    frame labels): a killed process never removes its own. A file of a live writer (another
+    build in the folder, its workers), of another host, or one that cannot be told apart (a
+    file system without locks) stays (:func:`~hyperframes_mm.utils.paths.remove_orphan_temps`),
+    so no folder lock is needed to know that no other writer is alive."""
     own = set(files) | {'meta.json', 'classes.txt', BUILDING}
     own |= {frame_labels_path('', name[:-len('.txt')]).name
             for name in files if name.endswith('.txt')}
-    for folder in sorted({(out_dir / name).parent for name in own}):
-        for path in sorted(folder.glob('.*')):
-            match = _TEMP_FILE.match(path.name)
-            target = path.with_name(f'{match["stem"]}{match["suffix"]}') if match else None
-            if target is not None and target.relative_to(out_dir).as_posix() in own:
-                path.unlink(missing_ok=True)
+    by_folder: Dict[Path, List[str]] = {}
+    for name in sorted(own):
+        by_folder.setdefault((out_dir / name).parent, []).append(Path(name).name)
+    for folder, names in by_folder.items():
+        # one listing of the folder: a sweep for every file of a large set lists it anew
+        left = [path.name for path in folder.glob('.*.tmp')]
+        for name in names:
+            if any(temp.startswith(f'.{name}.') for temp in left):
+                remove_orphan_temps(folder, name)
 
 
 def interrupted_build(out_dir: Union[str, Path]) -> Optional[str]:
