@@ -22,7 +22,8 @@ from mmaction.registry import MODELS
 
 from ...utils import positive_int
 from ...utils.checks import finite_number
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .hyperframe_backbone import (HyperframeBackboneMixin, check_hyperframe_args,
+                                  check_stage_args)
 from .inflate import resize_conv_input
 from .mobilenet_v2_converters import mobilenet_v2_state_dict_to_mmaction
 from .stem import HyperframeStem
@@ -36,7 +37,9 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
     Everything after conv1 is mmaction2's ``MobileNetV2`` (frozen stages, ``norm_eval``,
     ``with_cp``, ``out_indices``), so a 2D checkpoint loads into it key for key; only conv1's
     kernel is inflated from 3 to 3T input channels by :func:`inflate_conv_weight`. A checkpoint
-    that does not fit (a missing layer, a wrong shape) is an error naming the file.
+    that does not fit (a missing layer, a wrong shape) is an error naming the file, and an
+    ``out_indices`` or ``frozen_stages`` that does not fit the layers is a ``ValueError`` naming
+    it at build (see :func:`~.hyperframe_backbone.check_stage_args`).
 
     Args:
         num_frames (int): T, frames per hyperframe. Defaults to 5.
@@ -50,8 +53,8 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
             ``backbone.``/``module.`` prefixes. Defaults to None.
         widen_factor (float): width multiplier of every layer. Defaults to 1.
         out_indices (Sequence[int]): layers whose output is returned (0-6 = ``layer1..7``,
-            7 = ``conv2``, 1280 channels at width 1); one index gives a tensor, several a
-            tuple. Defaults to ``(7, )``.
+            7 = ``conv2``, 1280 channels at width 1), distinct and in increasing order; one
+            index gives a tensor, several a tuple. Defaults to ``(7, )``.
         frozen_stages (int): stages to freeze; 0 freezes the stem (conv1 and the hyperframe
             stem's parts), 1-8 also ``layer1`` .. ``conv2``, -1 nothing. Defaults to -1.
         conv_cfg (dict): conv layer config. Defaults to ``dict(type='Conv')``.
@@ -107,6 +110,10 @@ class HyperMobileNetV2(HyperframeBackboneMixin, MobileNetV2):
         positive_int(shift_div, 'shift_div', name)
         # mmaction2's MobileNetV2 builds a network of minimum-width layers from 0 or a negative
         finite_number(widen_factor, 'widen_factor', name, above=0)
+        # layer1..7 of the arch table, then conv2: each an output, each frozen after the stem
+        num_layers = len(self.arch_settings) + 1
+        check_stage_args(name, out_indices, num_layers - 1, frozen_stages, num_layers,
+                         'layer1..7, then conv2')
         # pretrained is not handed on: mmaction2's MobileNetV2 would turn it into
         # init_cfg=Pretrained, which cannot load a 3-channel conv1 into the widened one
         super().__init__(pretrained=None, widen_factor=widen_factor, out_indices=out_indices,

@@ -10,7 +10,8 @@ import torch
 from mmaction.registry import MODELS
 from mmpretrain.models.backbones.mobilenet_v3 import MobileNetV3
 
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .hyperframe_backbone import (HyperframeBackboneMixin, check_hyperframe_args,
+                                  check_stage_args)
 from .inflate import resize_conv_input
 from .mobilenet_v2_converters import rename_torchvision_modules
 from .stem import HyperframeStem
@@ -86,9 +87,12 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
             ``dict(type='BN', eps=0.001, momentum=0.01)`` (torchvision's values).
         out_indices (Sequence[int], optional): layers whose output is returned (0 = stem, the
             last = the final 1x1 conv); one index gives a tensor, several a tuple. Defaults to
-            the last layer (12 for small, 16 for large).
+            the last layer (12 for small, 16 for large). Distinct, in increasing order, each
+            a layer of ``arch``; anything else is a ``ValueError`` at build (see
+            :func:`~.hyperframe_backbone.check_stage_args`).
         frozen_stages (int): layers to freeze; 0 freezes the stem (with the hyperframe stem's
-            parts), -1 nothing. Defaults to -1.
+            parts), k also ``layer1`` .. ``layerk`` (up to the last layer), -1 nothing.
+            Defaults to -1.
         norm_eval (bool): keep the pretrained batch norms in eval mode while training
             (``extra_bn`` keeps training). Defaults to False.
         with_cp (bool): gradient checkpointing in the inverted residual blocks.
@@ -126,6 +130,11 @@ class HyperMobileNetV3(HyperframeBackboneMixin, MobileNetV3):
         if arch not in self.arch_settings:
             raise ValueError(f'{name}: arch must be one of {sorted(self.arch_settings)}, '
                              f'got {arch!r}')
+        # layer0 (the stem), a layer for each block of the arch table, then the final 1x1 conv
+        last = len(self.arch_settings[arch]) + 1
+        out_indices = (last, ) if out_indices is None else out_indices
+        check_stage_args(name, out_indices, last, frozen_stages, last,
+                         f"arch={arch!r}: layer0..{last}")
         super().__init__(arch=arch, conv_cfg=conv_cfg, norm_cfg=norm_cfg,
                          out_indices=out_indices, frozen_stages=frozen_stages,
                          norm_eval=norm_eval, with_cp=with_cp, init_cfg=init_cfg)

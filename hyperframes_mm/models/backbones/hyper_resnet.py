@@ -7,7 +7,9 @@ from mmaction.models.backbones.resnet import ResNet
 from mmaction.registry import MODELS
 from mmaction.utils import ConfigType
 
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from ...utils import is_int
+from .hyperframe_backbone import (HyperframeBackboneMixin, check_hyperframe_args,
+                                  check_stage_args)
 from .stem import HyperframeStem
 
 #: Keys of classifier heads a torchvision checkpoint keeps next to the backbone.
@@ -47,6 +49,26 @@ def resnet_state_dict_to_mmaction(state_dict: Dict[str, torch.Tensor]) -> Dict[s
                        if not key.startswith(_HEAD_PREFIXES))
 
 
+def _check_resnet_args(owner: str, depth: int, num_stages: int, strides: Sequence[int],
+                       dilations: Sequence[int], style: str) -> None:
+    """Refuse what mmaction2's ``ResNet`` refuses with a bare assertion or a ``KeyError``,
+    naming the parameter: the depth, the stage count and the per-stage settings that must
+    match it."""
+    if not (is_int(depth) and depth in ResNet.arch_settings):
+        raise ValueError(f'{owner}: invalid depth {depth!r}: depth must be one of '
+                         f'{sorted(ResNet.arch_settings)}')
+    if not (is_int(num_stages) and 1 <= num_stages <= 4):
+        raise ValueError(f'{owner}: num_stages must be an int in 1..4, got {num_stages!r}')
+    for setting, values in (('strides', strides), ('dilations', dilations)):
+        if not (isinstance(values, (list, tuple)) and len(values) == num_stages
+                and all(is_int(value) and value >= 1 for value in values)):
+            raise ValueError(f'{owner}: {setting} must be a list or tuple of {num_stages} '
+                             f'positive ints, one a stage (num_stages={num_stages}), got '
+                             f'{values!r}')
+    if style not in ('pytorch', 'caffe'):
+        raise ValueError(f"{owner}: style must be 'pytorch' or 'caffe', got {style!r}")
+
+
 @MODELS.register_module()
 class HyperResNet(HyperframeBackboneMixin, ResNet):
     """ResNet-18/34/50/101/152 over hyperframes: conv1 takes ``3 * num_frames`` channels.
@@ -55,8 +77,12 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
     ``partial_bn``, ``with_cp``, ``out_indices``), so a 2D checkpoint loads into it key for key;
     only conv1's kernel is inflated from 3 to 3T input channels by :func:`inflate_conv_weight`.
     Unlike mmaction2's ``ResNet``, a checkpoint whose conv1 does not fit is an error, never a
-    silently random conv1. Without ``pretrained`` every layer (conv1 included) is initialised
-    from scratch by ``init_cfg``; ``inflate_init`` only says how a 2D conv1 is inflated.
+    silently random conv1, and a stage argument that does not fit the network (``depth``,
+    ``num_stages``, ``out_indices``, ``frozen_stages``, ``strides``, ``dilations``, ``style``)
+    is a ``ValueError`` naming it at build, never an assertion inside mmaction2 or a model
+    that returns fewer outputs than asked (:func:`~.hyperframe_backbone.check_stage_args`).
+    Without ``pretrained`` every layer (conv1 included) is initialised from scratch by
+    ``init_cfg``; ``inflate_init`` only says how a 2D conv1 is inflated.
 
     Args:
         depth (int): 18, 34, 50, 101 or 152.
@@ -68,16 +94,19 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             mmaction2, torchvision or mmpretrain ResNet layout, bare or under
             ``state_dict``/``model``, with or without ``backbone.``/``module.`` prefixes.
             Defaults to None.
-        num_stages (int): ResNet stages. Defaults to 4.
-        out_indices (Sequence[int]): stages whose output is returned; one index gives a tensor,
-            several a tuple. Defaults to ``(3, )``.
-        strides (Sequence[int]): stride of the first block of each stage.
+        num_stages (int): ResNet stages, 1 to 4. Defaults to 4.
+        out_indices (Sequence[int]): stages whose output is returned, distinct and in
+            increasing order, each in ``0..num_stages - 1``; one index gives a tensor, several
+            a tuple. Defaults to ``(3, )``.
+        strides (Sequence[int]): stride of the first block of each stage, one a stage.
             Defaults to ``(1, 2, 2, 2)``.
-        dilations (Sequence[int]): dilation of each stage. Defaults to ``(1, 1, 1, 1)``.
+        dilations (Sequence[int]): dilation of each stage, one a stage.
+            Defaults to ``(1, 1, 1, 1)``.
         style (str): ``'pytorch'`` (stride on the 3x3 conv) or ``'caffe'``.
             Defaults to ``'pytorch'``.
         frozen_stages (int): stages to freeze; 0 freezes the stem (conv1 and the hyperframe
-            stem's parts), -1 nothing. Defaults to -1.
+            stem's parts), k in ``1..num_stages`` also ``layer1`` .. ``layerk``, -1 nothing.
+            Defaults to -1.
         conv_cfg (dict): conv layer config. Defaults to ``dict(type='Conv')``, mmaction2's
             ``ResNet`` default. ``dict(type='PadAwareConv2d')`` computes the same function
             without the kernel taps that only read zero padding: it pays at inputs so small that
@@ -124,7 +153,11 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
                      dict(type='Constant', layer='BatchNorm2d', val=1.)
                  ],
                  **stem) -> None:
-        check_hyperframe_args(type(self).__name__, num_frames, inflate_init, pretrained, init_cfg)
+        name = type(self).__name__
+        check_hyperframe_args(name, num_frames, inflate_init, pretrained, init_cfg)
+        _check_resnet_args(name, depth, num_stages, strides, dilations, style)
+        check_stage_args(name, out_indices, num_stages - 1, frozen_stages, num_stages,
+                         f'num_stages={num_stages}')
         super().__init__(
             depth, pretrained=pretrained, torchvision_pretrain=False, in_channels=3 * num_frames,
             num_stages=num_stages, out_indices=out_indices, strides=strides, dilations=dilations,
@@ -132,7 +165,7 @@ class HyperResNet(HyperframeBackboneMixin, ResNet):
             act_cfg=act_cfg, norm_eval=norm_eval, partial_bn=partial_bn, with_cp=with_cp,
             init_cfg=init_cfg)
         self.inflate_init = inflate_init
-        self.hyperframe_stem = HyperframeStem(num_frames, type(self).__name__, self.conv1, **stem)
+        self.hyperframe_stem = HyperframeStem(num_frames, name, self.conv1, **stem)
 
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Read mmaction2, torchvision and mmpretrain ResNet layouts."""

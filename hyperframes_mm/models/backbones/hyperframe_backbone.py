@@ -17,14 +17,14 @@ in before the 2D class, gives every such backbone one copy of
 import logging
 import os
 from collections import OrderedDict
-from typing import Dict, List, Optional, Set
+from typing import Dict, List, Optional, Sequence, Set
 
 import torch
 from mmengine.logging import MMLogger, print_log
 from mmengine.model import BaseModule
 from torch import nn
 
-from ...utils import delegated, positive_int
+from ...utils import delegated, is_int, positive_int
 from .encoding import describe
 from .inflate import INFLATE_MODES, inflate_conv_weight
 from .stem import STEM_NAME, HyperframeStem, init_extra_bn
@@ -182,6 +182,35 @@ class HyperframeBackboneMixin:
         this for inference or before building an optimizer.
         """
         self.hyperframe_stem.reinflate(self.first_conv, num_frames)
+
+
+def check_stage_args(owner: str, out_indices: Sequence[int], last_output: int,
+                     frozen_stages: int, last_frozen: int, layers: str) -> None:
+    """Check ``out_indices`` and ``frozen_stages`` against the layers a backbone has, before it
+    is built: its 2D base refuses some bad values with a bare assertion or a message naming
+    no component, fails on others only when ``train()`` looks for a stage that is not there,
+    and takes the rest silently (a negative or repeated index returns fewer outputs than
+    asked, an empty list none at all).
+
+    Args:
+        owner (str): the backbone's name, for the errors.
+        out_indices (Sequence[int]): a non-empty list or tuple of distinct ints in increasing
+            order (the forward returns outputs in layer order, whatever order is asked), each
+            in ``0..last_output``.
+        last_output (int): the index of the backbone's last output layer.
+        frozen_stages (int): an int in ``-1..last_frozen``.
+        last_frozen (int): the most stages the backbone can freeze.
+        layers (str): what the indices count, for the errors.
+    """
+    if not (isinstance(out_indices, (list, tuple)) and out_indices
+            and all(is_int(index) and 0 <= index <= last_output for index in out_indices)
+            and list(out_indices) == sorted(set(out_indices))):
+        raise ValueError(f'{owner}: out_indices must be a non-empty list or tuple of distinct '
+                         f'ints in increasing order, each in 0..{last_output} ({layers}), got '
+                         f'{out_indices!r}')
+    if not (is_int(frozen_stages) and -1 <= frozen_stages <= last_frozen):
+        raise ValueError(f'{owner}: frozen_stages must be an int in -1..{last_frozen} (-1 '
+                         f'freezes nothing, 0 the stem; {layers}), got {frozen_stages!r}')
 
 
 def load_inflated_checkpoint(model: nn.Module,

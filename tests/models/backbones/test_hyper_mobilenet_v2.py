@@ -214,7 +214,6 @@ def test_frozen_stages_freeze_the_stem_with_its_parts():
     (dict(num_frames=0), ValueError, 'HyperMobileNetV2: num_frames must be a positive int'),
     (dict(inflate_init='mean'), ValueError, 'HyperMobileNetV2: inflate_init must be one of'),
     (dict(pretrained=True), TypeError, 'pretrained must be a checkpoint path or None'),
-    (dict(out_indices=(8, )), ValueError, r'out_indices must in range\(0, 8\)'),
     (dict(in_channels=15), TypeError, "unexpected keyword argument 'in_channels'"),
     (dict(num_segments=0), ValueError, 'HyperMobileNetV2: num_segments must be a positive int'),
     (dict(extra_bn=True, norm_cfg=dict(type='GN', num_groups=8)), ValueError,
@@ -225,6 +224,39 @@ def test_frozen_stages_freeze_the_stem_with_its_parts():
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         HyperMobileNetV2(**kwargs)
+
+
+OUT_INDICES = ('HyperMobileNetV2: out_indices must be a non-empty list or tuple of distinct ints '
+               'in increasing order, each in 0..7 (layer1..7, then conv2), got ')
+FROZEN_STAGES = ('HyperMobileNetV2: frozen_stages must be an int in -1..8 (-1 freezes nothing, '
+                 '0 the stem; layer1..7, then conv2), got ')
+
+
+@pytest.mark.parametrize('kwargs,message', [
+    # mmaction2's message named no component
+    (dict(out_indices=(8, )), OUT_INDICES + '(8,)'),
+    (dict(frozen_stages=9), FROZEN_STAGES + '9'),
+    (dict(frozen_stages=-2), FROZEN_STAGES + '-2'),
+    # an int not iterable; range(1, 2.0) in train()
+    (dict(out_indices=7), OUT_INDICES + '7'),
+    (dict(frozen_stages=1.0), FROZEN_STAGES + '1.0'),
+    # built, and returned no output, one of two, or the two in the other order
+    (dict(out_indices=()), OUT_INDICES + '()'),
+    (dict(out_indices=(7, 7)), OUT_INDICES + '(7, 7)'),
+    (dict(out_indices=[7, 2]), OUT_INDICES + '[7, 2]'),
+])
+def test_layer_arguments_that_do_not_fit_are_refused_at_build(kwargs, message):
+    with pytest.raises(ValueError) as error:
+        MODELS.build(dict(type='HyperMobileNetV2', num_frames=T, pretrained=None, **kwargs))
+    assert str(error.value) == message
+
+
+def test_the_widest_layer_arguments_still_build():
+    hyper = MODELS.build(dict(type='HyperMobileNetV2', num_frames=T, pretrained=None,
+                              out_indices=list(range(8)), frozen_stages=8)).train()
+    outs = hyper(torch.randn(2, 3 * T, SIZE, SIZE))
+    assert [o.shape[1] for o in outs] == [16, 24, 32, 64, 96, 160, 320, 1280]
+    assert not any(p.requires_grad for p in hyper.parameters())
 
 
 @pytest.mark.parametrize('widen_factor', [0, -1, float('nan'), '1'])

@@ -2,6 +2,7 @@
 import pytest
 import torch
 import torchvision
+from mmaction.registry import MODELS
 from mmpretrain.models.backbones.mobilenet_v3 import MobileNetV3
 from torch.nn.modules.batchnorm import _BatchNorm
 
@@ -128,7 +129,6 @@ def test_checkpoint_with_neither_3_nor_3t_channels_is_an_error(tmp_path, referen
 @pytest.mark.parametrize('kwargs,error,match', [
     (dict(arch='tiny'), ValueError, r"arch must be one of \['large', 'small', 'small_050', "),
     (dict(num_frames=-2), ValueError, 'num_frames must be a positive int, got -2'),
-    (dict(frozen_stages=20), ValueError, 'frozen_stages must be in range'),
     (dict(depth=18), TypeError, "HyperframeStem.__init__.. got an unexpected keyword argument "
      "'depth'"),
     (dict(inflate_init='mean'), ValueError, 'HyperMobileNetV3: inflate_init must be one of'),
@@ -140,6 +140,42 @@ def test_checkpoint_with_neither_3_nor_3t_channels_is_an_error(tmp_path, referen
 def test_constructor_errors(kwargs, error, match):
     with pytest.raises(error, match=match):
         HyperMobileNetV3(**kwargs)
+
+
+OUT_INDICES = ('HyperMobileNetV3: out_indices must be a non-empty list or tuple of distinct ints '
+               "in increasing order, each in 0..{last} (arch='{arch}': layer0..{last}), got ")
+FROZEN_STAGES = ('HyperMobileNetV3: frozen_stages must be an int in -1..{last} (-1 freezes '
+                 "nothing, 0 the stem; arch='{arch}': layer0..{last}), got ")
+
+
+@pytest.mark.parametrize('kwargs,message', [
+    # mmpretrain's message named no component
+    (dict(out_indices=(13, )), OUT_INDICES + '(13,)'),
+    (dict(frozen_stages=20), FROZEN_STAGES + '20'),
+    (dict(arch='large', frozen_stages=17), FROZEN_STAGES + '17'),
+    (dict(frozen_stages=-2), FROZEN_STAGES + '-2'),
+    # an int not iterable; range(0, 2.0) in train()
+    (dict(out_indices=12), OUT_INDICES + '12'),
+    (dict(frozen_stages=1.0), FROZEN_STAGES + '1.0'),
+    # built, and returned no output, one of two, or the two in the other order
+    (dict(out_indices=()), OUT_INDICES + '()'),
+    (dict(arch='large', out_indices=(16, 16)), OUT_INDICES + '(16, 16)'),
+    (dict(out_indices=[12, 3]), OUT_INDICES + '[12, 3]'),
+])
+def test_layer_arguments_that_do_not_fit_are_refused_at_build(kwargs, message):
+    arch = kwargs.get('arch', 'small')
+    with pytest.raises(ValueError) as error:
+        MODELS.build(dict(type='HyperMobileNetV3', num_frames=T, pretrained=None, **kwargs))
+    assert str(error.value) == message.format(arch=arch, last=16 if arch == 'large' else 12)
+
+
+def test_the_widest_layer_arguments_still_build():
+    hyper = MODELS.build(dict(type='HyperMobileNetV3', arch='large', num_frames=T,
+                              pretrained=None, out_indices=[0, 16], frozen_stages=16)).train()
+    outs = hyper(torch.randn(2, 3 * T, SIZE, SIZE))
+    assert [tuple(o.shape) for o in outs] == [(2, 16, 16, 16), (2, 960, 1, 1)]
+    assert not any(p.requires_grad for p in hyper.parameters())
+    assert MODELS.build(dict(type='HyperMobileNetV3', num_frames=T)).out_indices == (12, )
 
 
 def test_wrong_input_is_a_clear_error():

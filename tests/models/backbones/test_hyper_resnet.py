@@ -330,6 +330,64 @@ def test_constructor_errors(kwargs, error, match):
         HyperResNet(18, **kwargs)
 
 
+@pytest.mark.parametrize('kwargs,message', [
+    # failed in train(), looking for a layer5 that is not there
+    (dict(frozen_stages=7), 'frozen_stages must be an int in -1..4 (-1 freezes nothing, 0 the '
+     'stem; num_stages=4), got 7'),
+    (dict(num_stages=2, strides=(1, 2), dilations=(1, 1), out_indices=(1, ), frozen_stages=3),
+     'frozen_stages must be an int in -1..2 (-1 freezes nothing, 0 the stem; num_stages=2), '
+     'got 3'),
+    # froze nothing, silently; failed in train() on range(1, 2.5); froze one stage
+    (dict(frozen_stages=-2), 'frozen_stages must be an int in -1..4 (-1 freezes nothing, 0 the '
+     'stem; num_stages=4), got -2'),
+    (dict(frozen_stages=1.5), 'frozen_stages must be an int in -1..4 (-1 freezes nothing, 0 the '
+     'stem; num_stages=4), got 1.5'),
+    (dict(frozen_stages=True), 'frozen_stages must be an int in -1..4 (-1 freezes nothing, 0 '
+     'the stem; num_stages=4), got True'),
+    # a bare AssertionError, max() of nothing, an int not iterable, inside mmaction2
+    (dict(out_indices=(4, )), 'out_indices must be a non-empty list or tuple of distinct ints '
+     'in increasing order, each in 0..3 (num_stages=4), got (4,)'),
+    (dict(out_indices=()), 'out_indices must be a non-empty list or tuple of distinct ints in '
+     'increasing order, each in 0..3 (num_stages=4), got ()'),
+    (dict(out_indices=3), 'out_indices must be a non-empty list or tuple of distinct ints in '
+     'increasing order, each in 0..3 (num_stages=4), got 3'),
+    # built, and returned no output, one of two, or the two in the other order
+    (dict(out_indices=(-1, )), 'out_indices must be a non-empty list or tuple of distinct ints '
+     'in increasing order, each in 0..3 (num_stages=4), got (-1,)'),
+    (dict(out_indices=(3, 3)), 'out_indices must be a non-empty list or tuple of distinct ints '
+     'in increasing order, each in 0..3 (num_stages=4), got (3, 3)'),
+    (dict(out_indices=[3, 0]), 'out_indices must be a non-empty list or tuple of distinct ints '
+     'in increasing order, each in 0..3 (num_stages=4), got [3, 0]'),
+    # bare AssertionErrors inside mmaction2
+    (dict(num_stages=5), 'num_stages must be an int in 1..4, got 5'),
+    (dict(num_stages=0), 'num_stages must be an int in 1..4, got 0'),
+    (dict(num_stages=2), 'strides must be a list or tuple of 2 positive ints, one a stage '
+     '(num_stages=2), got (1, 2, 2, 2)'),
+    (dict(dilations=(1, 1)), 'dilations must be a list or tuple of 4 positive ints, one a stage '
+     '(num_stages=4), got (1, 1)'),
+    (dict(style='tf'), "style must be 'pytorch' or 'caffe', got 'tf'"),
+    # a KeyError inside mmaction2
+    (dict(depth=17), 'invalid depth 17: depth must be one of [18, 34, 50, 101, 152]'),
+    (dict(depth='18'), "invalid depth '18': depth must be one of [18, 34, 50, 101, 152]"),
+])
+def test_stage_arguments_that_do_not_fit_are_refused_at_build(kwargs, message):
+    cfg = dict(type='HyperResNet', depth=18, num_frames=T, pretrained=None)
+    with pytest.raises(ValueError) as error:
+        MODELS.build(dict(cfg, **kwargs))
+    assert str(error.value) == f'HyperResNet: {message}'
+
+
+def test_the_widest_stage_arguments_still_build():
+    cfg = dict(type='HyperResNet', depth=18, num_frames=T, pretrained=None)
+    hyper = MODELS.build(dict(cfg, out_indices=[0, 1, 2, 3], frozen_stages=4)).train()
+    outs = hyper(torch.randn(2, 3 * T, SIZE, SIZE))
+    assert [tuple(o.shape) for o in outs] == [(2, 64, 8, 8), (2, 128, 4, 4), (2, 256, 2, 2),
+                                              (2, 512, 1, 1)]
+    assert not any(p.requires_grad for p in hyper.parameters())
+    one = MODELS.build(dict(cfg, num_stages=1, strides=[1], dilations=[1], out_indices=(0, )))
+    assert one.res_layers == ['layer1'] and one.frozen_stages == -1
+
+
 def test_resnet_arguments_reach_resnet():
     backbone = HyperResNet(18, num_frames=2, num_stages=3, out_indices=(1, 2), frozen_stages=1,
                            partial_bn=True, strides=(1, 2, 1), dilations=(1, 1, 1))
