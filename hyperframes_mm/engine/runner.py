@@ -148,8 +148,11 @@ class HyperframeRunner(Runner):
         if hook is None or not hook.by_epoch or getattr(hook, 'out_dir', None) is None:
             return
         name = hook.filename_tmpl.format(self.epoch)
-        if self.epoch < 1 or hook.file_backend.exists(hook.file_backend.join_path(hook.out_dir,
-                                                                                  name)):
+        # saved already only if this run saved it: a file of that name from an earlier run in
+        # the work dir (which this run writes over) held back the save, and --resume then
+        # continued the earlier run's weights
+        if self.epoch < 1 or self.message_hub.get_info('last_ckpt') == \
+                hook.file_backend.join_path(hook.out_dir, name):
             return
         meta = dict(epoch=self.epoch, iter=self.iter)
         try:

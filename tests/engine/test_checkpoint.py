@@ -964,6 +964,15 @@ def test_a_validation_that_fails_saves_the_epochs_trained_before_it(tmp_path, ti
     state = checkpoint.load_verified(str(saved))
     assert (state['meta']['epoch'], state['meta']['iter']) == (1, runner.iter)
     assert 'optimizer' in state
+    # an earlier run's epoch_1.pth in the work dir held the save back: --resume then continued
+    # that run's weights, and this run's epoch was lost without a word
+    again = RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='again'))
+    (tmp_path / 'work' / 'last_checkpoint').unlink()
+    with pytest.raises(Exception):
+        again.train()
+    state = checkpoint.load_verified(str(saved))
+    assert state['meta']['experiment_name'] == again.experiment_name
+    assert (tmp_path / 'work' / 'last_checkpoint').read_text() == str(saved)
 
 
 def test_a_training_that_does_not_resume_names_the_earlier_checkpoints_it_writes_among(
