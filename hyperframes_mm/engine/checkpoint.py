@@ -54,7 +54,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Union
 from mmengine.fileio import LocalBackend, register_backend
 from torch import nn
 
-from ..utils.paths import claim, host_temp_name
+from ..utils.paths import atomic_write_bytes, write_text_atomically
 
 logger = logging.getLogger(__name__)
 
@@ -199,52 +199,6 @@ def mismatch_error(filename: str, error: RuntimeError) -> CheckpointMismatchErro
                                    + '\n'.join(lines).strip())
 
 
-def atomic_write_bytes(data: bytes, path: Union[str, os.PathLike]) -> None:
-    """Write ``data`` to ``path`` so that ``path`` holds its old content or all of ``data``.
-
-    The bytes go to a temporary file in the same directory (``os.replace`` is atomic only
-    within one file system), which is fsynced, renamed over ``path``, and the directory entry
-    fsynced, so neither a kill nor a power loss leaves a partial file under the final name.
-    A kill before the rename leaves the hidden ``.NAME.HOST.PID.tmp`` file, which the next
-    training's :class:`~hyperframes_mm.engine.hooks.SafeCheckpointHook` removes
-    (:func:`~hyperframes_mm.utils.paths.remove_orphan_temps`).
-
-    Args:
-        data (bytes): the complete new content.
-        path (str | os.PathLike): the file to write; its directory is created if missing.
-    """
-    path = os.fspath(path)
-    directory = osp.dirname(osp.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    temporary = str(host_temp_name(osp.join(directory, osp.basename(path))))
-    # os.open with 0o666 lets the umask decide the mode, as the plain open() it replaces did;
-    # a file of this name is this process's own or one a killed process of its number left
-    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
-    try:
-        claim(handle)
-        with os.fdopen(handle, 'wb') as stream:
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-            os.replace(temporary, path)  # still open, so still locked: no sweep between
-    except BaseException:
-        if osp.exists(temporary):
-            os.unlink(temporary)
-        raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory: str) -> None:
-    """Persist a rename: on POSIX the directory entry lives in the directory's own inode."""
-    if os.name != 'posix':
-        return
-    handle = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
-    try:
-        os.fsync(handle)
-    finally:
-        os.close(handle)
-
-
 def _is_special_file(path: str) -> bool:
     """A device, FIFO or socket (``/dev/null``): renaming over it would replace the node."""
     return osp.exists(path) and not osp.isfile(path)
@@ -266,12 +220,6 @@ class AtomicLocalBackend(LocalBackend):
             super().put(obj, filepath)
             return
         atomic_write_bytes(obj, filepath)
-
-
-def write_text_atomically(text: str, path: Union[str, os.PathLike]) -> None:
-    """Replace the text file ``path`` with ``text`` whole (UTF-8): ``last_checkpoint``, which a
-    bare ``open(..., 'w')`` leaves empty when killed between truncation and write."""
-    atomic_write_bytes(text.encode('utf-8'), path)
 
 
 #: Bytes read from the start of a file to tell what it is.

@@ -152,6 +152,58 @@ def remove_orphan_temps(folder: PathLike, name: Optional[str] = None) -> List[Pa
     return removed
 
 
+def atomic_write_bytes(data: bytes, path: PathLike) -> None:
+    """Write ``data`` to ``path`` so that ``path`` holds its old content or all of ``data``.
+
+    The bytes go to a temporary file in the same directory (``os.replace`` is atomic only
+    within one file system), which is fsynced, renamed over ``path``, and the directory entry
+    fsynced, so neither a kill nor a power loss leaves a partial file under the final name.
+    A kill before the rename leaves the hidden ``.NAME.HOST.PID.tmp`` file, which the next
+    sweep of its folder removes (:func:`remove_orphan_temps`: the next training's
+    :class:`~hyperframes_mm.engine.hooks.SafeCheckpointHook`, a synthetic set's rebuild).
+
+    Args:
+        data (bytes): the complete new content.
+        path (str | os.PathLike): the file to write; its directory is created if missing.
+    """
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    temporary = str(host_temp_name(os.path.join(directory, os.path.basename(path))))
+    # os.open with 0o666 lets the umask decide the mode, as the plain open() it replaces did;
+    # a file of this name is this process's own or one a killed process of its number left
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+    try:
+        claim(handle)
+        with os.fdopen(handle, 'wb') as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+            os.replace(temporary, path)  # still open, so still locked: no sweep between
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    _fsync_directory(directory)
+
+
+def write_text_atomically(text: str, path: PathLike) -> None:
+    """Replace the text file ``path`` with ``text`` whole (UTF-8): ``last_checkpoint``, which a
+    bare ``open(..., 'w')`` leaves empty when killed between truncation and write."""
+    atomic_write_bytes(text.encode('utf-8'), path)
+
+
+def _fsync_directory(directory: str) -> None:
+    """Persist a rename: on POSIX the directory entry lives in the directory's own inode."""
+    if os.name != 'posix':
+        return
+    handle = os.open(directory, os.O_RDONLY | getattr(os, 'O_DIRECTORY', 0))
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
 def claim(handle) -> None:
     """Lock the temporary file open as ``handle`` (a file object or descriptor) for as long as
     this process holds it open: :func:`remove_orphan_temps` leaves a locked file alone whatever

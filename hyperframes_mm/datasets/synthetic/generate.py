@@ -20,7 +20,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple, Union
 import numpy as np
 from tqdm import tqdm
 
-from ...utils.paths import claim, host_temp_name, remove_orphan_temps
+from ...utils.paths import remove_orphan_temps, write_text_atomically
 from ...utils.processes import map_unordered
 from ..video_io import write_video
 from .classes import check_classes, class_groups, flip_label_map
@@ -159,20 +159,6 @@ def _check_arguments(clips_per_class: Mapping[str, int], seed: int, workers: int
         raise ValueError(f'size: {preset.size} is odd; H.264/yuv420p needs an even side')
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    # named and locked as write_video's temporary files are, so that _remove_temps tells a
-    # killed writer's from a live one's for both kinds
-    temp = host_temp_name(path)
-    try:
-        with open(temp, 'w') as f:
-            claim(f)
-            f.write(text)
-            f.flush()
-            os.replace(temp, path)  # still open, so still locked: no sweep between
-    finally:
-        temp.unlink(missing_ok=True)
-
-
 def written_after_dataset(path: Union[str, Path], out_dir: Union[str, Path]) -> bool:
     """Whether ``path`` exists and was written after the dataset in ``out_dir`` was (its
     ``meta.json``, written last): a result file made from an older copy of the clips is not.
@@ -280,8 +266,8 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
         videos[relative] = dict(label=label[name], **results[relative])
     for split, path in annotations.items():
         lines = [f'{rel} {videos[rel]["label"]}\n' for rel, s, _, _ in jobs if s == split]
-        _write_atomic(path, ''.join(lines))
-    _write_atomic(out_dir / 'classes.txt', ''.join(f'{name}\n' for name in classes))
+        write_text_atomically(''.join(lines), path)
+    write_text_atomically(''.join(f'{name}\n' for name in classes), out_dir / 'classes.txt')
     try:
         flips = {str(k): v for k, v in flip_label_map(classes).items()}
     except ValueError:
@@ -290,7 +276,7 @@ def make_synthetic_dataset(out_dir: Union[str, Path],
                 flip_label_map=flips,
                 annotations={split: path.name for split, path in annotations.items()},
                 videos=videos)
-    _write_atomic(out_dir / 'meta.json', json.dumps(meta, indent=1) + '\n')
+    write_text_atomically(json.dumps(meta, indent=1) + '\n', out_dir / 'meta.json')
     (out_dir / BUILDING).unlink(missing_ok=True)  # two builds of one folder: the other's
     if frame_labels:
         write_frame_labels(out_dir, progress=progress)
@@ -340,7 +326,8 @@ def _clear_previous(out_dir: Path, params: dict, lists: Set[str], videos: Set[st
     left = _files_left(out_dir)
     files = left | lists | videos
     # the mark names every file of both sets: a rerun after a kill finds them all
-    _write_atomic(out_dir / BUILDING, json.dumps(dict(params=params, files=sorted(files))) + '\n')
+    write_text_atomically(json.dumps(dict(params=params, files=sorted(files))) + '\n',
+                          out_dir / BUILDING)
     (out_dir / 'meta.json').unlink(missing_ok=True)
     for stale in out_dir.glob('*_frame_labels.jsonl'):  # they describe the clips being redone
         stale.unlink()
@@ -488,5 +475,5 @@ def write_frame_labels(out_dir: Union[str, Path], fast_speed: float = FAST_SPEED
     paths = {}
     for split, split_lines in lines.items():
         paths[split] = frame_labels_path(out_dir, split)
-        _write_atomic(paths[split], ''.join(split_lines))
+        write_text_atomically(''.join(split_lines), paths[split])
     return paths

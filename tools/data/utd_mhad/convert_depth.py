@@ -37,7 +37,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
@@ -284,6 +283,7 @@ def convert_one(source: Source, name: str, out_dir: Path, mapping: Mapping,
     import cv2
 
     from hyperframes_mm.datasets.video_io import write_video
+    from hyperframes_mm.utils.paths import write_text_atomically
     out = out_dir / video_name(name)
     stamp = out.with_suffix('.json')
     result = dict(name=name, video=video_name(name))
@@ -302,7 +302,8 @@ def convert_one(source: Source, name: str, out_dir: Path, mapping: Mapping,
             if ({key: recorded.get(key) for key in wanted} == wanted and
                     recorded.get('source_identity', identity) == identity):
                 if 'source_identity' not in recorded:
-                    _write_text(stamp, json.dumps(dict(recorded, source_identity=identity)))
+                    write_text_atomically(
+                        json.dumps(dict(recorded, source_identity=identity)), stamp)
                 return dict(result, status='kept', frames=recorded['frames'],
                             lost=recorded['lost'])
         except (ValueError, KeyError):
@@ -323,8 +324,8 @@ def convert_one(source: Source, name: str, out_dir: Path, mapping: Mapping,
     # the stamp goes first and comes back last: a video without one is never trusted
     stamp.unlink(missing_ok=True)
     write_video(out, frames, fps=FPS)
-    _write_text(stamp, json.dumps(dict(wanted, frames=len(frames), lost=lost, source=where,
-                                       source_identity=identity)))
+    write_text_atomically(json.dumps(dict(wanted, frames=len(frames), lost=lost, source=where,
+                                          source_identity=identity)), stamp)
     return dict(result, status='converted', frames=len(frames), lost=lost)
 
 
@@ -335,6 +336,7 @@ def write_lists(out_dir: Path, converted: Sequence[str],
     list written. A list without a clip is not written (the datasets' reader refuses an empty
     one), and one of these names left by an earlier run is removed: a folder holds the lists
     of one set."""
+    from hyperframes_mm.utils.paths import write_text_atomically
     entries = sorted((parse_name(name), video_name(name)) for name in converted)
     train, test = split_subjects((ids[1] for ids, _ in entries), train_subjects)
 
@@ -354,7 +356,7 @@ def write_lists(out_dir: Path, converted: Sequence[str],
     lists['classes.txt'] = class_names(max((ids[0] for ids, _ in entries), default=0))
     lists = {relative: content for relative, content in lists.items() if content}
     for relative, content in lists.items():
-        _write_text(out_dir / relative, '\n'.join(content) + '\n')
+        write_text_atomically('\n'.join(content) + '\n', out_dir / relative)
     for relative in _own_lists(out_dir) - set(lists):
         (out_dir / relative).unlink()
     return {relative: len(content) for relative, content in lists.items()}
@@ -365,16 +367,6 @@ def _own_lists(out_dir: Path) -> Set[str]:
     return {relative for folder in ('.', 'loso', 'cross_subject_val')
             for path in (out_dir / folder).glob('*.txt')
             if OWN_LIST.fullmatch(relative := path.relative_to(out_dir).as_posix())}
-
-
-def _write_text(path: Path, text: str) -> None:
-    from hyperframes_mm.utils.paths import umask_mode
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f'.{path.name}.')
-    with os.fdopen(handle, 'w') as f:
-        f.write(text)
-    umask_mode(tmp)
-    os.replace(tmp, path)
 
 
 def convert(source_root: str, out_dir: str, mapping: Mapping = Mapping(), workers: int = 1,
@@ -399,6 +391,7 @@ def convert(source_root: str, out_dir: str, mapping: Mapping = Mapping(), worker
 
     import cv2
     from tqdm import tqdm
+    from hyperframes_mm.utils.paths import write_text_atomically
     mapping.check()
     if workers < 1:
         raise ValueError(f'workers must be >= 1, got {workers}')
@@ -446,7 +439,7 @@ def convert(source_root: str, out_dir: str, mapping: Mapping = Mapping(), worker
                 converted=sum(r['status'] == 'converted' for r in done.values()),
                 max_lost_outside_crop=max((r['lost'] for r in done.values()), default=0.0),
                 frames={name: done[name]['frames'] for name in converted})
-    _write_text(out / 'convert_meta.json', json.dumps(meta, indent=1) + '\n')
+    write_text_atomically(json.dumps(meta, indent=1) + '\n', out / 'convert_meta.json')
     return meta
 
 
@@ -496,6 +489,7 @@ def rewrite_lists(out_dir: str) -> Dict:
             names the file.
         ValueError: a damaged ``convert_meta.json`` (:func:`read_meta`).
     """
+    from hyperframes_mm.utils.paths import write_text_atomically
     out = Path(out_dir)
     meta_path = out / 'convert_meta.json'
     if not meta_path.is_file():
@@ -512,7 +506,7 @@ def rewrite_lists(out_dir: str) -> Dict:
     train_subjects = meta.get('train_subjects')
     meta['lists'] = write_lists(out, converted, train_subjects)
     meta.update(_described(converted, train_subjects))
-    _write_text(meta_path, json.dumps(meta, indent=1) + '\n')
+    write_text_atomically(json.dumps(meta, indent=1) + '\n', meta_path)
     return meta
 
 
