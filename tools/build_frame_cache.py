@@ -37,7 +37,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if not Path(args.ann_file).is_file():
         raise SystemExit(f'build_frame_cache.py: {args.ann_file}: no such list file')
-    videos = read_video_list(args.ann_file, args.delimiter)
+    try:
+        videos = read_video_list(args.ann_file, args.delimiter)
+    except ValueError as error:  # names the list's file:line and the fix: no traceback needed
+        raise SystemExit(f'build_frame_cache.py: {error}') from None
     summary = build_frame_cache(videos, args.video_root, args.cache_root,
                                 short_side=args.short_side, workers=args.workers,
                                 verify=args.verify)

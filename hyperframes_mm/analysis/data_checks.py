@@ -7,7 +7,8 @@ sampler of the pipeline that reads it.
 - ``frame-rate``: frame rates that differ by more than :data:`FPS_TOLERANCE` across a dataset
   while the sampler counts frames (``time_based=False``): the same interval spans different
   times, so one class moves by different amounts per frame in different videos;
-- ``unreadable-video``: a listed video that is missing or cannot be opened;
+- ``unreadable-video``: a listed video that is missing, cannot be opened, or whose first frame
+  cannot be decoded;
 - ``interrupted-build``: a dataset folder holding the mark of a synthetic build that a kill or
   a crash stopped midway (part of its videos written, no lists, no meta.json).
 """
@@ -96,15 +97,41 @@ def interrupted_builds(dataset: Dict) -> Dict[str, str]:
 
 
 def probe_video(path: str) -> VideoInfo:
-    """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them."""
+    """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them,
+    and its first frame decoded: opening reads only the container's headers, while decord 0.6
+    cannot copy out any frame of some narrow widths and a damaged start fails every read; one
+    frame finds both at a bounded cost whatever the video's length. Damage further in is found
+    by a full decode, which ``tools/build_frame_cache.py`` makes (it lists such a video as
+    ``FAILED``)."""
     from ..datasets.video_io import _bad_video_errors, _first_line, open_video
     if not osp.isfile(path):
         return VideoInfo(path, error='file not found')
     try:
         reader = open_video(path)
+        if len(reader):  # a video of no frame is the span check's
+            reader.get_batch([0])
         return VideoInfo(path, len(reader), float(reader.get_avg_fps()))
     except _bad_video_errors() as error:
-        return VideoInfo(path, error=_first_line(error.__cause__ or error))
+        return VideoInfo(path, error=_first_line(error.__cause__ or error) + _rotated(path))
+
+
+def _rotated(path: str) -> str:
+    """The display size of a video stored on its side, as a note: decord turns the frames
+    upright before copying them out, so a width its error blames is the display width, which
+    the file's stored size does not show. ``''`` for an upright video, or one that PyAV cannot
+    read either."""
+    from ..datasets.video_io import _bad_video_errors
+    try:
+        import av
+        with av.open(path) as container:
+            frame = next(container.decode(video=0))
+    except (ImportError, StopIteration) + _bad_video_errors():
+        return ''
+    rotation = getattr(frame, 'rotation', 0)  # PyAV 13 and later read the display matrix
+    if rotation % 180 == 0:
+        return ''
+    return (f' (stored {frame.width}x{frame.height} and rotated by {abs(rotation)} degrees: '
+            f'the display width after rotation is {frame.height} pixels)')
 
 
 def probe_videos(paths: Sequence[str], progress: bool = True,
@@ -246,7 +273,8 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
             more = f'; and {len(bad) - _LISTED} more' if len(bad) > _LISTED else ''
             findings.append(Finding(
                 'error', 'unreadable-video',
-                f'{where}: {len(bad)} of {len(videos)} videos cannot be read: {listed}{more}',
+                f'{where}: {len(bad)} of {len(videos)} videos cannot be read (opened and '
+                f'their first frame decoded): {listed}{more}',
                 'fix or remove them, or wrap the dataset in GuardedDataset(on_bad_video=\'skip\')'))
         good = [video for video in videos if video.error is None]
         if spec is not None and good:

@@ -1,8 +1,9 @@
 """Reading mmaction2 ``VideoDataset`` lists (``path label ...`` per line): the one reader the
 plugin's validation, ``CheckedVideoDataset``, frame-cache builder, doctor and probes share, so
-that they agree on what a line is. Each caller keeps its own rules about what a line may hold
-(the validator refuses a blank line, the cache builder skips it). Kept free of mmaction2 imports,
-for the cache workers.
+that they agree on what a line is. Each caller keeps its own rules about what a line may hold;
+a blank line is refused here, for every reader of a list that mmaction2's ``VideoDataset`` also
+reads (the validator, the cache builder), with one message. Kept free of mmaction2 imports, for
+the cache workers.
 """
 import codecs
 import io
@@ -62,17 +63,42 @@ def _not_text(ann_file: str, number: int, column: int, what: str) -> AnnotationE
         ann_file, number)
 
 
-def read_list_lines(ann_file: Union[str, Path], delimiter: str = ' ') -> Iterator[ListLine]:
-    """The lines of a ``VideoDataset`` list, blank ones included, in order.
+def _blank_line(ann_file: str, number: int, text: str, last: int,
+                total: int) -> AnnotationError:
+    """A blank line refused, with what to remove: the usual one ends the list (``echo >>``,
+    editors), and mmaction2's own parser, which the plugin cannot change, breaks on it too."""
+    if number <= last:
+        fix = 'remove the line'
+    elif total == number:
+        fix = 'remove the blank line at the end of the list'
+    else:
+        fix = (f'remove the {total - last} blank lines at the end of the list, lines '
+               f'{number}-{total}')
+    return AnnotationError(f'{ann_file}:{number}: empty line (mmaction2 would turn it into a '
+                           f'sample with no video; {fix}): {text!r}', ann_file, number)
+
+
+def read_list_lines(ann_file: Union[str, Path], delimiter: str = ' ',
+                    blank_lines: bool = True) -> Iterator[ListLine]:
+    """The lines of a ``VideoDataset`` list, in order.
 
     The list is read as UTF-8, and a leading byte-order mark is dropped: editors that write one
     would otherwise glue an invisible ``'\\ufeff'`` to the first path, which then "does not
     exist" while it looks right in every message.
 
+    Args:
+        ann_file (str | Path): the list.
+        delimiter (str): field separator. Defaults to ``' '``.
+        blank_lines (bool): yield blank (or whitespace-only) lines; False refuses the first
+            one, as mmaction2's ``VideoDataset`` reads it as a sample with no video. A list of
+            blank lines alone is yielded all the same, for its reader to call it empty.
+            Defaults to True.
+
     Raises:
         AnnotationError: ``file:line`` of the first byte that is not UTF-8 (another encoding,
             or not a text file), or of a NUL character, which no path holds and which is what
-            UTF-16 text without a byte-order mark and binary files decode to.
+            UTF-16 text without a byte-order mark and binary files decode to; of the first
+            blank line, with ``blank_lines=False``, saying which lines to remove.
     """
     data = Path(ann_file).read_bytes()
     if data.startswith(codecs.BOM_UTF8):
@@ -88,7 +114,9 @@ def read_list_lines(ann_file: Union[str, Path], delimiter: str = ' ') -> Iterato
         raise _not_text(str(ann_file), *_position(text[:nul]), 'a NUL character')
     # newline=None: the line breaks text-mode open() reads, the same lines as before the bytes
     # were checked
-    for number, line in enumerate(io.StringIO(text, newline=None), start=1):
-        text_line = line.rstrip('\n\r')
-        yield ListLine(number, text_line,
-                       text_line.strip().split(delimiter) if text_line.strip() else [])
+    lines = [line.rstrip('\n\r') for line in io.StringIO(text, newline=None)]
+    last = max((number for number, line in enumerate(lines, start=1) if line.strip()), default=0)
+    for number, line in enumerate(lines, start=1):
+        if last and not blank_lines and not line.strip():
+            raise _blank_line(str(ann_file), number, line, last, len(lines))
+        yield ListLine(number, line, line.strip().split(delimiter) if line.strip() else [])

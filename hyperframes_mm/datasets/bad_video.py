@@ -87,14 +87,12 @@ def check_video_list(ann_file: str,
     entries = []
     #: path -> (line, labels) of its first line: a video listed again with other labels
     first_of: Dict[str, Tuple[int, List[int]]] = {}
-    for number, line, fields in read_list_lines(ann_file, delimiter):
+    for number, line, fields in read_list_lines(ann_file, delimiter, blank_lines=False):
         where = f'{ann_file}:{number}'
 
         def fail(message: str) -> AnnotationError:
             return AnnotationError(f'{where}: {message}: {line!r}', ann_file, number)
 
-        if not fields:
-            raise fail('empty line (mmaction2 would turn it into a sample with no video)')
         if len(fields) == 1 and delimiter != '\t' and '\t' in fields[0]:
             # read as one path with a tab in it: a labelled line would count as unlabelled
             # --cfg-options passes '\t' through as a backslash and a t
@@ -102,6 +100,14 @@ def check_video_list(ann_file: str,
                        'the config file' if delimiter == '\\t' else '')
             raise fail(f'the fields are separated by a tab, and the list\'s delimiter is '
                        f'{delimiter!r} (the dataset\'s delimiter option{escaped})')
+        if '' in fields:
+            # fields are split at every delimiter, as mmaction2 splits them: two in a row read
+            # as an extra, empty field, which the field count blamed on the path or the labels
+            empty = fields.index('')
+            how = ('is repeated' if 0 < empty < len(fields) - 1 else
+                   'starts the line' if empty == 0 else 'ends the line')
+            raise fail(f'field {empty + 1} is empty (the delimiter {delimiter!r} {how}): put '
+                       f'a single {delimiter!r} between the fields and none at the ends')
         if len(fields) == 1 and not allow_unlabelled:
             raise fail('missing label: expected "path label"')
         if len(fields) > 2 and not multi_class:

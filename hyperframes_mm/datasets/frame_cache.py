@@ -737,14 +737,21 @@ def read_video_list(ann_file: PathLike, delimiter: str = ' ') -> List[str]:
 
     Returns:
         list[str]: relative video paths.
+
+    Raises:
+        AnnotationError: a blank line in a ``VideoDataset`` list, as the datasets refuse it;
+            the first byte that is not UTF-8 text.
+        ValueError: an absolute video path; no video listed.
     """
     ann_file = Path(ann_file)
     if ann_file.suffix == '.jsonl':
         from .frame_label_dataset import load_frame_annotations
         return [record.video for record in load_frame_annotations(ann_file)]
     videos = []
-    for line in read_list_lines(ann_file, delimiter):
-        if line.blank:
+    # blank lines refused as the datasets refuse them: a list the cache accepted then stopped
+    # training at its last line
+    for line in read_list_lines(ann_file, delimiter, blank_lines=False):
+        if line.blank:  # a list of blank lines alone: it lists no videos
             continue
         video = line.fields[0]
         if os.path.isabs(video):

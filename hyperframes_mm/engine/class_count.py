@@ -172,7 +172,8 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
     Args:
         dataset: the loop's dataset (wrappers unwrapped here).
         split (str): the loop, for the message.
-        metrics (str): the loop's metrics, for the message (empty for training).
+        metrics (str): the loop's metrics that read labels, for the message (empty for
+            training).
     """
     for leaf, _ in leaf_datasets(dataset):
         if getattr(leaf, 'multi_class', False):
@@ -202,14 +203,20 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
                 f'({"; ".join(repeated[:_SHOWN])}{more}), and the {split} loop scores each '
                 'line, so such a video counts twice: list each video once')
         if unlabelled:
-            use = (f'scores them with {metrics}, which compares predictions with labels'
-                   if metrics else 'trains on labels')
+            use, fix = 'trains on labels', 'give every line its label'
+            if metrics:
+                # the route to predictions of a list without labels: a dump alone, which
+                # reads none (mmaction2's --dump adds one beside the config's metrics)
+                use = f'scores them against labels with {metrics}'
+                fix += (f', or, to predict a list of file names alone, evaluate with '
+                        f'{_LABEL_FREE_METRICS[0]} only, which writes the predictions and reads '
+                        f'no label: --cfg-options {split}_evaluator.type={_LABEL_FREE_METRICS[0]} '
+                        f'{split}_evaluator.out_file_path=preds.pkl')
             more = (f'; and {len(unlabelled) - _SHOWN} more' if len(unlabelled) > _SHOWN
                     else '')
             raise ClassCountError(
                 f'{split} list {source}: {len(unlabelled)} sample(s) without a label '
-                f'({"; ".join(unlabelled[:_SHOWN])}{more}), and the {split} loop {use}: '
-                'give every line its label (a list of file names alone is for inference)')
+                f'({"; ".join(unlabelled[:_SHOWN])}{more}), and the {split} loop {use}: {fix}')
 
 
 def check_not_replacing(dataset, split: str) -> None:
@@ -261,8 +268,10 @@ class ClassCountHook(Hook):
             check_labels(loop.dataloader.dataset, classes, split)
             check_flip_labels(loop.dataloader.dataset, classes, split)
             if loop_needs_labels(split, loop):
-                metrics = ', '.join(type(metric).__name__ for metric in
-                                    getattr(getattr(loop, 'evaluator', None), 'metrics', ()))
+                # the metrics that read labels: a dump beside them reads none
+                metrics = ', '.join(name for metric in
+                                    getattr(getattr(loop, 'evaluator', None), 'metrics', ())
+                                    if metrics_need_labels([name := type(metric).__name__]))
                 check_labelled(loop.dataloader.dataset, split,
                                '' if split == 'train' else metrics)
         if 'train' not in loops:

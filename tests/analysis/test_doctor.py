@@ -233,7 +233,7 @@ def test_what_the_datasets_refuse_in_a_list_is_found_before_a_run(tmp_path):
     assert findings('a.mp4 0\nb.mp4 1\n') == []
     assert findings('a.mp4 0\nb.mp4 1\n\n') == [('annotation', (
         f"train_dataloader.dataset: {ann_file}:3: empty line (mmaction2 would turn it into a "
-        "sample with no video): ''"))]
+        "sample with no video; remove the blank line at the end of the list): ''"))]
     assert findings('a.mp4 0\nb.mp4 1.0\n') == [('annotation', (
         f"train_dataloader.dataset: {ann_file}:2: label '1.0' is not an integer (ASCII "
         "digits): 'b.mp4 1.0'"))]

@@ -4,6 +4,7 @@ import codecs
 import pytest
 
 from hyperframes_mm.datasets.annotations import AnnotationError, ListLine, read_list_lines
+from hyperframes_mm.datasets.bad_video import check_video_list
 
 
 def test_lines_keep_their_numbers_blank_lines_and_fields(tmp_path):
@@ -16,6 +17,29 @@ def test_lines_keep_their_numbers_blank_lines_and_fields(tmp_path):
     assert [line.blank for line in lines] == [False, True, False, False]
     path.write_text('b y.mp4,1\n')
     assert list(read_list_lines(path, ','))[0].fields == ['b y.mp4', '1']
+
+
+@pytest.mark.parametrize('text, number, fix, line', [
+    ('a.mp4 0\nb.mp4 1\n\n', 3, 'remove the blank line at the end of the list', ''),
+    ('a.mp4 0\nb.mp4 1\n  \n', 3, 'remove the blank line at the end of the list', '  '),
+    ('a.mp4 0\nb.mp4 1\n\n \r\n', 3,
+     'remove the 2 blank lines at the end of the list, lines 3-4', ''),
+    ('a.mp4 0\n\nb.mp4 1\n', 2, 'remove the line', ''),
+])
+def test_a_blank_line_is_refused_naming_what_to_remove(tmp_path, text, number, fix, line):
+    """One blank line at the end (``echo >>``, editors) stopped training with "empty line" and
+    no word of what to do, while the frame-cache builder read the same list."""
+    path = tmp_path / 'list.txt'
+    path.write_bytes(text.encode())
+    with pytest.raises(AnnotationError) as info:
+        list(read_list_lines(path, blank_lines=False))
+    assert str(info.value) == (f'{path}:{number}: empty line (mmaction2 would turn it into a '
+                               f'sample with no video; {fix}): {line!r}')
+    assert (info.value.ann_file, info.value.line) == (str(path), number)
+    assert len(list(read_list_lines(path))) == text.count('\n')  # yielded by default
+    path.write_text('\n \n')  # blank lines alone: their reader calls the list empty
+    assert list(read_list_lines(path, blank_lines=False)) == [ListLine(1, '', []),
+                                                              ListLine(2, ' ', [])]
 
 
 def test_a_byte_order_mark_is_dropped(tmp_path):
@@ -53,3 +77,23 @@ def test_what_is_not_utf8_text_names_file_line_and_column(tmp_path, data, line, 
         'or a file that is not a list, such as a video; save it as UTF-8)')
     assert (info.value.ann_file, info.value.line) == (str(path), line)
     assert isinstance(info.value, ValueError)  # callers that catch ValueError still do
+
+
+@pytest.mark.parametrize('line, delimiter, kwargs, where, number', [
+    ('a.mp4  0', ' ', {}, 'is repeated', 2),
+    ('a.mp4  0', ' ', dict(multi_class=True), 'is repeated', 2),
+    ('a.mp4,,0', ',', {}, 'is repeated', 2),
+    ('a.mp4,0,', ',', {}, 'ends the line', 3),
+    (',a.mp4,0', ',', {}, 'starts the line', 1),
+])
+def test_an_empty_field_names_the_repeated_delimiter(tmp_path, line, delimiter, kwargs, where,
+                                                     number):
+    """Two spaces between path and label: the hint blamed a path with spaces or several
+    labels (and, with multi_class, an empty label that is not an integer)."""
+    path = tmp_path / 'list.txt'
+    path.write_text(f'b.mp4{delimiter}1\n{line}\n')
+    with pytest.raises(AnnotationError) as info:
+        check_video_list(str(path), delimiter, **kwargs)
+    assert str(info.value) == (
+        f'{path}:2: field {number} is empty (the delimiter {delimiter!r} {where}): put a single '
+        f'{delimiter!r} between the fields and none at the ends: {line!r}')

@@ -13,6 +13,7 @@ import pytest
 from mmaction.registry import TRANSFORMS
 from mmengine.dataset import Compose
 
+from hyperframes_mm.datasets.annotations import AnnotationError
 from hyperframes_mm.datasets.frame_cache import (
     CorruptFrameCacheError, FrameCacheError, FrameCacheHeader, MissingFrameCacheError,
     StaleFrameCacheError, build_frame_cache, entry_path, open_entry, read_frames, read_header,
@@ -695,6 +696,13 @@ def test_command_line_tool(videos, tmp_path, capsys):
     assert out.out.startswith(f'3 videos: 3 built, 0 rebuilt, 0 fresh, 0 failed; 94 frames, '
                               f'{mib:.1f} MiB cached ({mib:.1f} MiB written) in ')
     assert 'frame cache' in out.err
+    # a list that stops training at its blank last line: refused here too, without a traceback
+    (videos / 'list.txt').write_text('a.mp4 0\nb.mp4 1\n\n')
+    with pytest.raises(SystemExit) as info:
+        tool.main(args)
+    assert info.value.code == (
+        f'build_frame_cache.py: {videos}/list.txt:3: empty line (mmaction2 would turn it into '
+        "a sample with no video; remove the blank line at the end of the list): ''")
     (videos / 'list.txt').write_text('a.mp4 0\nmissing.mp4 1\n')
     assert tool.main(args) == 1
     out = capsys.readouterr()
@@ -704,7 +712,7 @@ def test_command_line_tool(videos, tmp_path, capsys):
 
 def test_video_lists(tmp_path):
     listing = tmp_path / 'list.txt'
-    listing.write_text('x/a.mp4 3\n\nb.mp4\n')
+    listing.write_text('x/a.mp4 3\nb.mp4\n')
     assert read_video_list(listing) == ['x/a.mp4', 'b.mp4']
     listing.write_text('x/a.mp4,3\n')
     assert read_video_list(listing, delimiter=',') == ['x/a.mp4']
@@ -716,6 +724,11 @@ def test_video_lists(tmp_path):
         read_video_list(listing)
     with pytest.raises(ValueError, match='workers must be a positive int, got 0'):
         build_frame_cache(['a.mp4'], tmp_path, tmp_path, workers=0)
+    # a blank line: the datasets refuse the list, so the cache built for it trained nothing
+    listing.write_text('x/a.mp4 3\n\nb.mp4\n')
+    with pytest.raises(AnnotationError, match=rf'^{listing}:2: empty line \(mmaction2 would '
+                       r"turn it into a sample with no video; remove the line\): ''$"):
+        read_video_list(listing)
     with pytest.raises(ValueError, match='short_side must be a positive int or None'):
         build_frame_cache(['a.mp4'], tmp_path, tmp_path, short_side=-2)
     with pytest.raises(ValueError, match='must name a file inside the video root'):

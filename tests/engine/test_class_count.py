@@ -8,6 +8,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 from mmengine.config import Config
+from mmengine.fileio import load
 
 from hyperframes_mm.engine.class_count import ClassCountError, check_labels, labels_outside
 from ..conftest import TINY_CONFIG
@@ -102,11 +103,28 @@ def test_an_unlabelled_test_list_is_refused_where_it_was_scored_against_minus_on
                       for index, video in enumerate(videos[:5]))
     with pytest.raises(ClassCountError) as error:
         runner.test()
-    assert str(error.value) == (
+    message = (
         f'test list {bare}: {len(videos)} sample(s) without a label ({shown}; and '
-        f'{len(videos) - 5} more), and the test loop scores them with AccMetric, which compares '
-        'predictions with labels: give every line its label (a list of file names alone is for '
-        'inference)')
+        f'{len(videos) - 5} more), and the test loop scores them against labels with AccMetric: '
+        'give every line its label, or, to predict a list of file names alone, evaluate with '
+        'DumpResults only, which writes the predictions and reads no label: --cfg-options '
+        'test_evaluator.type=DumpResults test_evaluator.out_file_path=preds.pkl')
+    assert str(error.value) == message
+    # tools/test.py --dump adds a DumpResults beside the config's metrics: it reads no label,
+    # and the message named it among the metrics that compare predictions with labels
+    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(bare), **STOCK_DATASET,
+                          'test_evaluator': [dict(type='AccMetric'), dict(
+                              type='DumpResults', out_file_path=str(tmp_path / 'p.pkl'))]})
+    with pytest.raises(ClassCountError) as error:
+        runner.test()
+    assert str(error.value) == message
+    # the route the message names: a list of file names alone is predicted
+    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(bare), **STOCK_DATASET,
+                          'test_evaluator.type': 'DumpResults',
+                          'test_evaluator.out_file_path': str(tmp_path / 'preds.pkl')})
+    runner.test()
+    assert [sample['gt_label'].item() for sample in load(tmp_path / 'preds.pkl')] == \
+        [-1] * len(videos)
     train, _, labels = _relabelled(tiny_dataset, tmp_path, 'train.txt',
                                    lambda label: -1 if label == 3 else label)
     runner = runner_of(**{'train_dataloader.dataset.ann_file': str(train), **STOCK_DATASET})
