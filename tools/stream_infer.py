@@ -138,6 +138,9 @@ def build_engine(args: argparse.Namespace, sink):
                 raise ValueError(f'--window: the sampler of stage {each.name!r} '
                                  f'({spread.sampler_cfg}) spreads its picks over the whole '
                                  'video; give the window length in frames')
+    else:
+        for each in filter(None, (stage, confirm)):
+            each.check_window(args.window, '--window')
     alert = None if args.threshold is None else AlertRule(args.threshold, args.release,
                                                           args.alert_classes)
     return StreamEngine(stage, stride=args.stride, window=args.window,

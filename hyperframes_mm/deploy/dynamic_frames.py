@@ -18,7 +18,7 @@ nothing is re-inflated per window.
 """
 import copy
 import logging
-from typing import Dict, Hashable, Optional, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -212,10 +212,8 @@ class DynamicFrameStage(ModelStage):
         return self.window or max(pipeline.default_window(fps)
                                   for pipeline in self.pipelines.values())
 
-    def spreading_pipeline(self) -> Optional[WindowPipeline]:
-        # one pipeline a frame count
-        return next((pipeline for pipeline in self.pipelines.values()
-                     if self.window is None and pipeline.spreads_over_video()), None)
+    def window_pipelines(self) -> List[WindowPipeline]:
+        return list(self.pipelines.values())
 
     def score_window(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> float:
         """The window's motion score (:func:`window_motion_score` with the trained T)."""
@@ -225,6 +223,7 @@ class DynamicFrameStage(ModelStage):
 
     def prepare(self, frames: Sequence[np.ndarray], fps: Optional[float],
                 filename: str = 'stream') -> Tuple[Hashable, Dict]:
+        self.check_frames(frames)
         num_frames = choose_num_frames(self.score_window(frames, fps), self.thresholds,
                                        self.choices)
         pipeline = self.pipelines[num_frames]

@@ -6,7 +6,8 @@ RGB array, and raises :class:`SourceError` naming the stream when it cannot open
 * Files decode with decord by default, the decoder of mmaction2's ``DecordDecode``: a stream
   then sees the very pixels offline testing sees. decord stops at a corrupt packet (the stream
   ends there with a :class:`SourceError`); the PyAV backend skips the packet, logs it, and
-  decodes on.
+  decodes on. An MPEG-TS file is read with PyAV whatever the backend, with a logged note:
+  decord gives later frames in place of its first ones and repeats one frame for the rest.
 * URLs (``rtsp://``, ``http://``, ``tcp://``...) and cameras (``/dev/videoN``) decode with PyAV,
   with an open timeout and a read timeout: a stream that stalls longer than ``read_timeout``
   raises :class:`SourceError` (the streaming engine then reconnects or stops that stream).
@@ -23,6 +24,12 @@ BACKENDS = ('auto', 'decord', 'pyav')
 _URL = re.compile(r'^[a-zA-Z][a-zA-Z0-9+.-]*://')
 
 Frame = Tuple[int, float, np.ndarray]
+
+#: containers (PyAV's format names) whose frames decord returns out of place, intact or
+#: truncated: later frames in place of the first ones, then the last frame it reached repeated
+#: for the rest ("recovered from nearest frames"). Only its own stderr says so, and a model
+#: scores the wrong frames and a frozen image as confidently as the video's.
+DECORD_MISREADS = {'mpegts': 'MPEG-TS'}
 
 
 class SourceError(RuntimeError):
@@ -42,7 +49,8 @@ class VideoSource:
             or a V4L2 camera (``/dev/video0``).
         name (str, optional): the stream's name in logs and outputs. Defaults to ``uri``.
         backend (str): ``'decord'`` or ``'pyav'``; ``'auto'`` takes decord for files and PyAV
-            for URLs and cameras. Defaults to ``'auto'``.
+            for URLs and cameras. Defaults to ``'auto'``. A file in a container of
+            :data:`DECORD_MISREADS` is read with PyAV either way (logged at :meth:`open`).
         open_timeout (float): seconds to wait for a URL to open. Defaults to 10.
         read_timeout (float): seconds without data before a URL counts as stalled.
             Defaults to 10.
@@ -87,6 +95,8 @@ class VideoSource:
                 raise SourceError(f'{self.name}: video file not found: {self.uri}')
             if os.path.getsize(self.uri) == 0:
                 raise SourceError(f'{self.name}: video file is empty (0 bytes): {self.uri}')
+        if self.backend == 'decord':
+            self._avoid_decord_misreads()
         try:
             fps = self._open_decord() if self.backend == 'decord' else self._open_pyav()
         except SourceError:
@@ -95,6 +105,21 @@ class VideoSource:
             self.close()
             raise self._fail('cannot open', error) from error
         self.fps = self.fps_override or fps
+
+    def _avoid_decord_misreads(self) -> None:
+        """Read a container decord returns frames of out of place (:data:`DECORD_MISREADS`)
+        with PyAV, saying so: a stream never scores frames other than the video's."""
+        import av
+        try:
+            with av.open(self.uri) as container:
+                misread = DECORD_MISREADS.get(container.format.name)
+        except av.error.FFmpegError:
+            return  # not a container PyAV knows: decord's own open says what is wrong
+        if misread is not None:
+            print_log(f'{self.name}: {self.uri} is {misread}, whose frames decord returns out of '
+                      'place (later frames first, then one frame repeated); reading it with '
+                      'PyAV', logger='current', level=logging.WARNING)
+            self.backend = 'pyav'
 
     def _open_decord(self) -> Optional[float]:
         from ..datasets.video_io import open_video

@@ -7,13 +7,59 @@ them (in the model thread). ``prepare`` also returns a key: samples are batched 
 samples of the same key (a dynamic-frame stage keys them by T, see
 :mod:`hyperframes_mm.deploy.dynamic_frames`).
 """
-from typing import Dict, Hashable, Optional, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
 from torch import nn
 
 from ..apis.inference import ConfigLike, WindowPipeline, init_recognizer, predict_scores
+
+
+#: what to do with frames of a channel count the model does not take, by that count, where the
+#: model takes RGB: grey and RGBA cameras give them, and files never do (decoders give RGB)
+_CHANNEL_HINTS = {
+    1: 'repeat the grey channel 3 times (np.repeat(frame.reshape(H, W, 1), 3, axis=2)), as '
+       'decoders turn a grey video into the RGB frames the model was trained on',
+    4: 'drop the alpha channel (frame[..., :3])',
+}
+
+
+def frame_channels(cfg) -> int:
+    """Channels of one frame the model of ``cfg`` takes: its data preprocessor's
+    ``channels_per_frame``, 3 (RGB) where it names none."""
+    preprocessor = (cfg or {}).get('model', {}).get('data_preprocessor') or {}
+    return int(preprocessor.get('channels_per_frame', 3))
+
+
+def check_frames(frames: Sequence[np.ndarray], channels: int, owner: str) -> None:
+    """Refuse window frames that are not ``H x W x channels`` uint8 pixels, naming the cause.
+
+    The test pipeline stacks whatever it is given and the model scales it as 0..255 pixels:
+    16-bit or float 0..1 frames were scored, confidently and wrongly, by a checkpoint (a uint8
+    graph refused them), and grey or RGBA frames failed at the model with a message about the
+    config. Every stage kind refuses them here, at its entry, alike.
+
+    Raises:
+        ValueError: naming ``owner``, the frame's index in the window, its dtype or shape, and
+            what to do.
+    """
+    for index, frame in enumerate(frames):
+        shape = tuple(frame.shape)
+        found = shape[2] if len(shape) == 3 else 1 if len(shape) == 2 else None
+        if found != channels:
+            hint = (_CHANNEL_HINTS.get(found) if channels == 3 else None) or \
+                f'convert them to {channels} channels'
+            what = 'not an image' if found is None else \
+                f'{found} channel{"s" if found > 1 else ""}'
+            raise ValueError(f'{owner}: frame {index} of the window is '
+                             f'{" x ".join(map(str, shape))} ({what}) and the model takes '
+                             f'{channels} channels (H x W x {channels}): {hint}')
+        if frame.dtype != np.uint8:
+            raise ValueError(f'{owner}: frame {index} of the window holds {frame.dtype} pixels '
+                             'and the model takes uint8 pixels 0..255, as decoders give them: '
+                             'scale the frames to 0..255 and convert them to uint8 (16-bit: '
+                             'frame >> 8; float 0..1: np.round(frame * 255))')
 
 
 def shape_key(packed: Dict) -> Hashable:
@@ -52,6 +98,7 @@ class ModelStage:
         self.pipeline = pipeline
         self.name = name
         self.window = window
+        self.channels = frame_channels(getattr(model, 'cfg', None))
 
     @classmethod
     def from_config(cls, config: ConfigLike, checkpoint: Optional[str] = None,
@@ -72,13 +119,32 @@ class ModelStage:
         """Frames this stage's windows span at ``fps``."""
         return self.window or self.pipeline.default_window(fps)
 
+    def window_pipelines(self) -> List[WindowPipeline]:
+        """The pipelines this stage's windows go through (a dynamic-frame stage has one a T)."""
+        return [self.pipeline]
+
     def spreading_pipeline(self) -> Optional[WindowPipeline]:
         """The pipeline whose sampler spreads its picks over the whole video
         (:meth:`WindowPipeline.spreads_over_video`) where the stage has no window of its own:
         its windows then have no length unless the engine gives one. None otherwise."""
-        if self.window is None and self.pipeline.spreads_over_video():
-            return self.pipeline
-        return None
+        return next((pipeline for pipeline in self.window_pipelines()
+                     if self.window is None and pipeline.spreads_over_video()), None)
+
+    def check_window(self, window: int, option: str) -> None:
+        """Refuse a ``window`` (given as ``option``) shorter than one clip of this stage's
+        sampler before any stream opens: each stream would otherwise open and fail at its first
+        window, one by one. A time-based sampler's clip is known only at a stream's fps; its
+        streams still refuse such a window each.
+
+        Raises:
+            ValueError: naming ``option``, the stage and the clip's length in frames.
+        """
+        spans = [pipeline._fixed_span(None) for pipeline in self.window_pipelines()]
+        span = max(filter(None, spans), default=None)
+        if span is not None and window < span:
+            raise ValueError(f'{option}: a window of {window} frames is shorter than one clip of '
+                             f'stage {self.name!r} ({span} frames from its sampler\'s first pick '
+                             f'to its last); give a window of at least {span} frames')
 
     def select(self, frames: Sequence[np.ndarray], fps: Optional[float]) -> list:
         """The frames the sampler picks from a window (``frames``: oldest first)."""
@@ -92,11 +158,17 @@ class ModelStage:
         frames, and samples of two sizes cannot be stacked into one batch. A model that
         checks its samples (an exported graph of fixed sizes) refuses one here, in the stream's
         reader, so that stream fails alone."""
+        self.check_frames(frames)
         packed = self.pipeline(self.select(frames, fps), len(frames), fps, filename)
         check = getattr(self.model, 'check_sample', None)
         if check is not None:
             check(packed['inputs'])
         return shape_key(packed), packed
+
+    def check_frames(self, frames: Sequence[np.ndarray]) -> None:
+        """Refuse a window of frames the model cannot take (:func:`check_frames`); every
+        stage kind's :meth:`prepare` begins with it."""
+        check_frames(frames, self.channels, f'{type(self).__name__} {self.name!r}')
 
     def key_fields(self, key: Hashable) -> Dict:
         """What a window's record says of its batch key (nothing: it is the input shape)."""

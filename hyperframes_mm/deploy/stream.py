@@ -168,7 +168,8 @@ class StreamEngine:
         stage (ModelStage): the model run on every window (the screening model of a cascade).
         stride (int): frames between consecutive windows of a stream. Defaults to 4.
         window (int, optional): frames a window spans. Defaults to the longest window of the
-            stages at the stream's fps (K clip spans of the test sampler).
+            stages at the stream's fps (K clip spans of the test sampler). One shorter than a
+            stage's clip is refused here (:meth:`ModelStage.check_window`).
         batch_size (int): windows per model call, taken from all streams. Defaults to 8.
         alert (AlertRule, optional): raise alerts from the (confirming) scores, with
             hysteresis. Defaults to None.
@@ -214,6 +215,9 @@ class StreamEngine:
                  progress: bool = True) -> None:
         if window is not None and window < 1:
             raise ValueError(f'StreamEngine: window must be >= 1 frame, got {window!r}')
+        if window is not None:
+            for each in filter(None, (stage, confirm)):
+                each.check_window(window, 'StreamEngine: window')
         if reconnect < 0:
             raise ValueError(f'StreamEngine: reconnect must be >= 0, got {reconnect}')
         if confirm_wait < 0:

@@ -596,3 +596,32 @@ def test_the_report_names_the_graphs_from_its_own_folder(tiny_work_dir, tiny_dat
                                                               't8.onnx']
     monkeypatch.chdir(REPO)
     assert 'Cast' in float_operators(folder / report['float_model'], 'QDQ')
+
+
+def test_tool_refuses_an_out_folder_it_cannot_make_before_loading_anything(tmp_path, capsys):
+    tool = load_script('tools/deployment/quantize_int8.py')
+    (tmp_path / 'afile').write_text('')
+    out = tmp_path / 'afile' / 'm.onnx'
+    # a checkpoint that does not exist: the --out check comes before the model is loaded
+    assert tool.main([str(TINY_CONFIG), str(tmp_path / 'missing.pth'), '--out', str(out)]) == 1
+    assert capsys.readouterr().err == (f'error: --out {out}: its folder {out.parent} cannot be '
+                                       f'made: {out.parent} is a file\n')
+
+
+def test_tool_names_out_when_its_folder_refuses_the_files(tiny_work_dir, tiny_dataset, tmp_path,
+                                                          capsys, monkeypatch):
+    """A folder that passes the up-front check and refuses the files anyway (root in a folder
+    its file system refuses) ended in a traceback naming a temporary file."""
+    import hyperframes_mm.deploy.export as export
+
+    def refuse(model, path, *args, **kwargs):
+        raise PermissionError(13, 'Permission denied', str(path))
+
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    monkeypatch.setattr(export, 'export_onnx', refuse)
+    tool = load_script('tools/deployment/quantize_int8.py')
+    out = tmp_path / 'm.onnx'
+    assert tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '1', '--max-test', '1', '--no-progress']) == 1
+    assert capsys.readouterr().err == f'error: --out {out}: Permission denied\n'
+    assert sorted(tmp_path.iterdir()) == []

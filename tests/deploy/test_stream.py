@@ -157,11 +157,38 @@ def test_several_streams_batched_and_bad_streams_stop_alone(api_models, api_vide
     assert 'b: ended, 31 frames, 5 windows' in report.summary()
 
 
-def test_truncated_stream_ends_after_its_intact_frames(api_models, api_videos):
-    report = _run(_stage(api_models), [api_videos['truncated_ts']], backend='pyav', stride=5)
+@pytest.mark.parametrize('backend', ['pyav', 'decord'])  # decord hands an MPEG-TS to PyAV
+def test_truncated_stream_ends_after_its_intact_frames(api_models, api_videos, backend):
+    report = _run(_stage(api_models), [api_videos['truncated_ts']], backend=backend, stride=5)
     stats = report.streams[0]
     assert stats.status == 'ended' and 10 <= stats.frames < 40
     assert stats.windows == stats.frames // 5 - 1  # windows end on frames 9, 14, ...
+
+
+@pytest.mark.parametrize('video', ['ts', 'truncated_ts'])
+def test_an_mpeg_ts_streams_the_video_s_own_frames_with_the_default_backend(api_videos, video,
+                                                                          log_lines):
+    """decord gives an MPEG-TS's later frames in place of its first ones and then repeats one
+    frame; the source reads it with PyAV instead, saying so."""
+    import av
+    path = str(api_videos[video])
+    source = VideoSource(path, name='cam')
+    source.open()
+    frames = np.stack([frame for _, _, frame in source.frames()])
+    source.close()
+    assert source.backend == 'pyav'
+    assert log_lines == [f'cam: {path} is MPEG-TS, whose frames decord returns out of place '
+                         '(later frames first, then one frame repeated); reading it with PyAV']
+    # the frames FFmpeg decodes in order, each once
+    with av.open(path) as container:
+        decoded = [frame.to_ndarray(format='rgb24') for frame in container.decode(video=0)]
+    assert len(decoded) == 40 if video == 'ts' else 10 <= len(decoded) < 40
+    np.testing.assert_array_equal(frames, np.stack(decoded))
+    # an mp4 stays on decord, the decoder of offline testing
+    intact = VideoSource(str(api_videos['a']))
+    intact.open()
+    intact.close()
+    assert intact.backend == 'decord'
 
 
 def test_corrupt_packet_pyav_skips_it_decord_stops(api_models, api_videos):
@@ -349,6 +376,41 @@ def test_a_window_shorter_than_one_clip_is_refused():
     assert len(uniform.frame_indices(2)) == 3
 
 
+_GREY_HINT = ('repeat the grey channel 3 times (np.repeat(frame.reshape(H, W, 1), 3, axis=2)), '
+              'as decoders turn a grey video into the RGB frames the model was trained on')
+_PIXELS_HINT = ('pixels and the model takes uint8 pixels 0..255, as decoders give them: scale the '
+                'frames to 0..255 and convert them to uint8 (16-bit: frame >> 8; float 0..1: '
+                'np.round(frame * 255))')
+
+
+@pytest.mark.parametrize('kind', ['checkpoint', 'dynamic'])
+@pytest.mark.parametrize('frame, error', [
+    (np.full((64, 64, 3), 40000, np.uint16), f'holds uint16 {_PIXELS_HINT}'),
+    (np.full((64, 64, 3), 0.5, np.float32), f'holds float32 {_PIXELS_HINT}'),
+    (np.full((64, 64), 100, np.uint8),
+     f'is 64 x 64 (1 channel) and the model takes 3 channels (H x W x 3): {_GREY_HINT}'),
+    (np.full((64, 64, 1), 100, np.uint8),
+     f'is 64 x 64 x 1 (1 channel) and the model takes 3 channels (H x W x 3): {_GREY_HINT}'),
+    (np.full((64, 64, 4), 100, np.uint8), 'is 64 x 64 x 4 (4 channels) and the model takes 3 '
+     'channels (H x W x 3): drop the alpha channel (frame[..., :3])'),
+])
+def test_frames_the_model_cannot_take_are_refused_at_every_stage_s_entry(api_models, kind,
+                                                                         frame, error):
+    """A checkpoint scored 16-bit and float 0..1 frames as 0..255 pixels, silently, and grey
+    or RGBA frames failed at the model with a message blaming the config."""
+    from hyperframes_mm.deploy.dynamic_frames import DynamicFrameStage
+    if kind == 'checkpoint':
+        stage, owner = _stage(api_models), "ModelStage 'model'"
+    else:
+        model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+        stage, owner = DynamicFrameStage(model, (2, 3, 4)), "DynamicFrameStage 'dynamic'"
+    frames = [np.zeros((64, 64, 3), np.uint8)] * (stage.window_length(25.0) - 1) + [frame]
+    last = len(frames) - 1
+    with pytest.raises(ValueError) as raised:
+        stage.prepare(frames, 25.0, 'cam')
+    assert str(raised.value) == f'{owner}: frame {last} of the window {error}'
+
+
 def test_a_file_shorter_than_one_window_says_so_in_the_summary(api_models, tmp_path):
     """It ended with status 'ended', 0 windows and no word why: read as a clip with no event."""
     from hyperframes_mm.datasets.video_io import write_video
@@ -446,6 +508,39 @@ def test_stream_infer_counts_are_checked_by_option(api_models, api_videos, capsy
                    str(api_videos['a']), option, value])
     assert exit_info.value.code == 2
     assert f'argument {option}: must be an int >= 1, got {value}' in capsys.readouterr().err
+
+
+def test_a_window_shorter_than_one_clip_is_refused_before_any_stream_opens(api_models,
+                                                                          api_videos, tmp_path,
+                                                                          capsys):
+    """Every stream opened and failed at its first window, one by one."""
+    from hyperframes_mm.deploy.dynamic_frames import DynamicFrameStage
+    stage = _stage(api_models)
+    span = stage.pipeline.span()
+    short = span - 1
+    refusal = (f'a window of {short} frames is shorter than one clip of stage {{}} ({span} '
+               f"frames from its sampler's first pick to its last); give a window of at least "
+               f'{span} frames')
+    with pytest.raises(ValueError) as raised:
+        StreamEngine(stage, window=short)
+    assert str(raised.value) == 'StreamEngine: window: ' + refusal.format("'model'")
+    # a dynamic-frame stage's longest clip: T'=7 picks at the trained interval
+    dynamic = DynamicFrameStage(stage.model, (3, 5, 7), keep_span=False, window=40)
+    longest = dynamic.pipelines[7].span()
+    assert longest > span
+    with pytest.raises(ValueError, match=rf'^StreamEngine: window: a window of {longest - 1} '
+                       rf"frames is shorter than one clip of stage 'dynamic' \({longest} "):
+        StreamEngine(dynamic, window=longest - 1)
+    tool = load_script('tools/stream_infer.py')
+    out = tmp_path / 'preds.jsonl'
+    out.write_text('{"earlier": "run"}\n')
+    # the source does not exist: a stream that opened would fail on it instead
+    assert tool.main([str(api_models['single']), str(api_models['single_ckpt']),
+                      str(tmp_path / 'gone.mp4'), '--window', str(short), '--out', str(out),
+                      '--no-progress']) == 1
+    assert capsys.readouterr().err.splitlines()[-1] == \
+        'error: --window: ' + refusal.format("'model'")
+    assert out.read_text() == '{"earlier": "run"}\n'
 
 
 def test_a_width_decord_decodes_to_garbage_fails_its_stream_alone(api_models, api_videos,

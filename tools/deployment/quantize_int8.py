@@ -11,7 +11,8 @@ config's test list (``--max-test`` clips spread over it) and how often their top
 the two graphs' file names (beside the report). All three are written whole or not at all: a run
 that fails leaves an earlier run's files as they were. The calibration clips are spread over the
 config's training list and go through its test pipeline. An ``--out`` that would replace the
-config, the checkpoint, a list or one of its videos is refused before any work.
+config, the checkpoint, a list or one of its videos, or whose folder cannot be made or written,
+is refused before any work.
 Either ``.onnx`` runs where a checkpoint does: ``init_recognizer(config, 'model_int8.onnx')``,
 ``tools/stream_infer.py CONFIG model_int8.onnx ...``.
 """
@@ -63,7 +64,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     from hyperframes_mm.deploy.quantize import (dataset_list, labelled_videos, parity_report,
                                                 pipeline_samples, quantize_int8, spread)
     from hyperframes_mm.engine import CheckpointRefusedError
-    from hyperframes_mm.utils import refuse_overwrite
+    from hyperframes_mm.utils import check_output_folder, refuse_overwrite
     from hyperframes_mm.utils.paths import written_beside
     out = Path(args.out)
     float_path, report_path = out.with_suffix('.float.onnx'), out.with_suffix('.json')
@@ -71,6 +72,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     progress = not args.no_progress
     try:
         refuse_overwrite(outputs, {'the config': args.config, 'the checkpoint': args.checkpoint})
+        # the graphs are written only after every clip was read and calibrated: a folder that
+        # cannot take them is refused before that work, not after it
+        check_output_folder('--out', args.out)
         model = init_recognizer(args.config, args.checkpoint, 'cpu', args.cfg_options,
                                 allow_onnx=False)
         cfg = model.cfg
@@ -92,25 +96,30 @@ def main(argv: Optional[List[str]] = None) -> int:
         # Each file is written beside its target and moved into place only once all three are
         # (the moves in the reverse order of the with: the report last); a failure or a kill
         # before then leaves an earlier run's files as they were
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with written_beside(report_path, '.json') as report_partial, \
-                written_beside(out, '.onnx') as int8_partial, \
-                written_beside(float_path, '.onnx') as float_partial:
-            export_onnx(model, float_partial, example, args.input_dtype)
-            done = quantize_int8(float_partial, int8_partial, calibration, args.format,
-                                 args.exclude, progress=progress)
-            # the report's paths are read from its folder (the graphs are beside it), so that
-            # they hold wherever the run was started and wherever the folder is moved
-            report = dict(done, format=args.format, float_model=float_path.name,
-                          int8_model=out.name,
-                          **parity_report(OnnxRecognizer(float_partial, cfg),
-                                          OnnxRecognizer(int8_partial, cfg), samples,
-                                          progress=progress))
-            report_partial.write_text(json.dumps(report, indent=1) + '\n')
-            # the report marks a finished run: an earlier one's goes before the graphs it
-            # describes are replaced, so a kill between the moves leaves graphs without a
-            # report, never a report beside graphs it was not written for
-            report_path.unlink(missing_ok=True)
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            with written_beside(report_path, '.json') as report_partial, \
+                    written_beside(out, '.onnx') as int8_partial, \
+                    written_beside(float_path, '.onnx') as float_partial:
+                export_onnx(model, float_partial, example, args.input_dtype)
+                done = quantize_int8(float_partial, int8_partial, calibration, args.format,
+                                     args.exclude, progress=progress)
+                # the report's paths are read from its folder (the graphs are beside it), so that
+                # they hold wherever the run was started and wherever the folder is moved
+                report = dict(done, format=args.format, float_model=float_path.name,
+                              int8_model=out.name,
+                              **parity_report(OnnxRecognizer(float_partial, cfg),
+                                              OnnxRecognizer(int8_partial, cfg), samples,
+                                              progress=progress))
+                report_partial.write_text(json.dumps(report, indent=1) + '\n')
+                # the report marks a finished run: an earlier one's goes before the graphs it
+                # describes are replaced, so a kill between the moves leaves graphs without a
+                # report, never a report beside graphs it was not written for
+                report_path.unlink(missing_ok=True)
+        except OSError as error:
+            # a folder the check above passed can still refuse the files (a file system
+            # that refuses even root, a full disk): name --out, not a temporary file
+            raise ValueError(f'--out {args.out}: {error.strerror or error}') from error
     except (FileNotFoundError, ValueError, BadVideoError, CheckpointRefusedError) as error:
         print(f'error: {error}', file=sys.stderr)
         return 1
