@@ -30,6 +30,9 @@ one-line fix):
 - ``override``: a config's own variable (``data_root``, ``num_frames``) overridden on the
   command line, which reaches none of the settings made from it when the file was read, so the
   other checks read the file's data and T;
+- ``schedule`` (:func:`~hyperframes_mm.engine.schedule_check.schedule_overruns`): a parameter
+  scheduler that ends, or whose cosine anneals, after ``train_cfg.max_epochs`` (a shortened
+  training that stops at its peak learning rate), or that begins after it and never runs;
 - ``memory`` (:mod:`.memory`): activation memory per sample and the largest batch that fits.
 """
 import copy
@@ -49,6 +52,7 @@ from ..datasets.annotations import AnnotationError, ListLine, parse_label, read_
 from ..datasets.transforms.pipeline_info import transform_type
 from ..engine.num_frames_hook import frame_count_mismatches, model_streams
 from ..engine.runner import OVERRIDE_FIX, top_level_overrides
+from ..engine.schedule_check import schedule_overruns
 from .config_utils import unique_pipelines
 from .data_checks import check_data
 from .findings import SEVERITIES, Finding
@@ -629,6 +633,8 @@ def diagnose(cfg: Config,
     # made from it: the checks below read the file's data and T, not the ones the user named
     findings = [Finding('warning', 'override', line, OVERRIDE_FIX)
                 for line in top_level_overrides(cfg)]
+    findings += [Finding('warning', 'schedule', message, fix)
+                 for message, fix in schedule_overruns(cfg)]
     findings += check_augmentation(cfg) + check_flip_labels(cfg)
     buildable, timm_findings = timm_pretrained_offline(cfg)
     findings += timm_findings

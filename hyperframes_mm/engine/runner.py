@@ -33,6 +33,7 @@ from .distributed import accelerator_available, init_cpu_process_group, wrap_cpu
 from .hooks import SafeCheckpointHook
 from .last_batch_hook import LastBatchHook
 from .num_frames_hook import HYPERFRAME_STEM, NumFramesHook
+from .schedule_check import schedule_overruns
 from .segments_hook import SegmentsHook
 
 
@@ -82,7 +83,10 @@ class HyperframeRunner(Runner):
       (:func:`~hyperframes_mm.engine.checkpoint.check_pretrained_inits`).
     - A top-level value of the config that differs from its file's (an override of a value
       the rest was computed from, ``num_frames``) is named in a warning
-      (:func:`top_level_overrides`).
+      (:func:`top_level_overrides`); so, when a training starts, is a parameter scheduler
+      that ends (or anneals) after ``train_cfg.max_epochs`` or never runs, with the options
+      that fit it (:func:`~hyperframes_mm.engine.schedule_check.schedule_overruns`): a
+      ``--cfg-options train_cfg.max_epochs=8`` left the config's 50-epoch schedule as it was.
     - Before a loop runs, the labels it reads are checked against the head's classes, and the
       batch blending gets the head's width (:class:`~hyperframes_mm.engine.class_count.
       ClassCountHook`, registered by the runner): a config carried to another data set with
@@ -132,6 +136,9 @@ class HyperframeRunner(Runner):
         self.register_hook(ValidationTracker(), priority='VERY_HIGH')
 
     def train(self):
+        # here, not in __init__: a tools/test.py run builds the runner with the same schedule
+        for message, fix in schedule_overruns(self.cfg):
+            self.logger.warning(f'{message} ({fix})')
         try:
             return super().train()
         except Exception:

@@ -698,3 +698,19 @@ def test_a_list_below_the_datasets_data_root_is_read_there(tmp_path):
     paths, reason = annotation_videos(dict(ann_file='val.txt', data_root=str(tmp_path),
                                            data_prefix=dict(video='v')))
     assert (paths, reason) == ([str(tmp_path / 'v/v/a.mp4')], None)
+
+
+def test_a_schedule_longer_than_the_training_is_named(tiny_root):
+    """--cfg-options train_cfg.max_epochs=8 left a 50-epoch warm-up + cosine as it was: the
+    doctor said 0 warnings, and the run ended at its peak learning rate."""
+    schedule = [dict(type='LinearLR', start_factor=0.1, by_epoch=True, begin=0, end=5),
+                dict(type='CosineAnnealingLR', T_max=45, by_epoch=True, begin=5, end=50)]
+    assert problems(run('good', param_scheduler=schedule, **{'train_cfg.max_epochs': 50})) == []
+    findings = run('good', param_scheduler=schedule, **{'train_cfg.max_epochs': 8})
+    assert problems(findings) == [('warning', 'schedule')]
+    assert findings[0].message == (
+        'param_scheduler.1 (CosineAnnealingLR) ends at epoch 50 and anneals over T_max=45 '
+        'epochs, to epoch 50, after train_cfg.max_epochs=8: the training stops inside it, at '
+        'the value it has reached then (a warm-up\'s peak, a cosine not yet annealed)')
+    assert findings[0].fix == ('end it with the training: --cfg-options '
+                               'param_scheduler.1.end=8 param_scheduler.1.T_max=3')
