@@ -22,6 +22,11 @@ from ..utils import positive_int
 from .checkpoint import first_names
 from .distributed import main_process_first
 
+#: how to build the cache before a run: for a rank that waited for rank 0's build longer than
+#: the process group's timeout
+BUILD_AHEAD = ('python tools/build_frame_cache.py ANN_FILE VIDEO_ROOT CACHE_ROOT for each list '
+               'the config caches; the entries rank 0 wrote so far are kept, and a relaunch '
+               'skips them')
 #: the runner's loops, by the name a log line gives them
 _LOOPS = (('train', '_train_loop'), ('val', '_val_loop'), ('test', '_test_loop'))
 
@@ -269,7 +274,7 @@ class BuildFrameCacheHook(Hook):
             refuse_missing_videos(read)
         for read in reads:
             video_root, cache_root, videos = cache_plan(read.step, read.filenames)
-            with main_process_first(what='building the frame cache'):
+            with main_process_first(what='building the frame cache', ahead=BUILD_AHEAD):
                 summary = build_frame_cache(videos, video_root, cache_root,
                                             short_side=read.step.short_side,
                                             workers=self.workers, verify=self.verify,

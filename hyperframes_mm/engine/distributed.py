@@ -16,6 +16,7 @@ import atexit
 import copy
 import datetime
 import os
+import time
 from contextlib import contextmanager
 from typing import Iterator, Optional
 
@@ -149,7 +150,8 @@ def _is_leader(local: bool) -> bool:
 
 
 @contextmanager
-def main_process_first(local: bool = False, what: str = 'preparation') -> Iterator[None]:
+def main_process_first(local: bool = False, what: str = 'preparation',
+                       ahead: Optional[str] = None) -> Iterator[None]:
     """Run the block on rank 0 first; the other ranks run it once rank 0 has finished.
 
     For one-off work that every rank needs but only one should do: writing a dataset,
@@ -162,9 +164,14 @@ def main_process_first(local: bool = False, what: str = 'preparation') -> Iterat
         local (bool): let local rank 0 of every node go first, for node-local storage. Defaults
             to False (global rank 0, for a shared file system).
         what (str): what the block does, for the error message. Defaults to 'preparation'.
+        ahead (str, optional): how to do the block's work before the run, for the message of
+            a wait that outlasts the process group's timeout. Defaults to None.
 
     Raises:
         RuntimeError: on the waiting ranks, naming the ranks whose block failed.
+        TimeoutError: on the waiting ranks, when the block outlasts the process group's
+            timeout (the collective they wait in is bounded by it), naming ``what``, the
+            timeout and the ways out (:func:`_waited_too_long`).
 
     Example:
         >>> with main_process_first(what='frame cache'):
@@ -182,9 +189,47 @@ def main_process_first(local: bool = False, what: str = 'preparation') -> Iterat
             raise
         all_gather_object(None)
         return
-    failures = [(rank, message) for rank, message in enumerate(all_gather_object(None))
+    started = time.monotonic()
+    try:
+        gathered = all_gather_object(None)
+    except RuntimeError as error:  # torch's DistBackendError and gloo's errors are these
+        timed_out = _waited_too_long(error, what, ahead, time.monotonic() - started)
+        if timed_out is None:
+            raise
+        raise timed_out from error
+    failures = [(rank, message) for rank, message in enumerate(gathered)
                 if message is not None]
     if failures:
         raise RuntimeError(f'rank {get_rank()} did not run {what}: it failed on ' + '; '.join(
             f'rank {rank} ({message})' for rank, message in failures))
     yield
+
+
+def _group_timeout() -> Optional[float]:
+    """The default process group's timeout in seconds (``env_cfg.dist_cfg.timeout``, or
+    torch's default), or None where this torch does not tell it."""
+    from torch.distributed import distributed_c10d
+    try:
+        group = distributed_c10d._get_default_group()
+        return group._get_backend(group._device_types[0]).options._timeout.total_seconds()
+    except (AttributeError, IndexError, RuntimeError, ValueError):
+        return None
+
+
+def _waited_too_long(error: RuntimeError, what: str, ahead: Optional[str],
+                     waited: float) -> Optional[TimeoutError]:
+    """The error a waiting rank of :func:`main_process_first` raises when its collective gave
+    up (``error``, after ``waited`` seconds) because rank 0's block outlasted the process
+    group's timeout, or None for any other failure: gloo says only "Timed out waiting 400ms
+    for send operation", which names neither the work rank 0 was doing nor the setting."""
+    from mmengine.dist import get_rank
+    timeout = _group_timeout()
+    if not ((timeout is not None and waited >= timeout) or 'timed out' in str(error).lower()):
+        return None
+    limit = f'{timeout:g} s' if timeout is not None else 'its timeout'
+    before = f'Do the work before the run ({ahead})' if ahead else 'Do the work before the run'
+    return TimeoutError(
+        f'rank {get_rank()} waited for rank 0 to finish {what} longer than the process group '
+        f'allows, {limit} (env_cfg.dist_cfg.timeout), and stopped. {before}, or raise '
+        f'env_cfg.dist_cfg.timeout (seconds) above the time {what} takes: --cfg-options '
+        'env_cfg.dist_cfg.timeout=7200')

@@ -11,6 +11,7 @@ from mmengine.runner import Runner
 from torch import nn
 
 from hyperframes_mm.engine import distributed
+from hyperframes_mm.engine.cache_hook import BUILD_AHEAD
 from hyperframes_mm.engine.sync_bn import (CPUSyncBatchNorm, convert_cpu_sync_batchnorm,
                                            count_cpu_sync_batchnorm)
 
@@ -176,6 +177,49 @@ def test_main_process_first_failure_on_rank_zero_stops_the_others(two_ranks):
     assert two_ranks[0]['failure'] == 'OSError: disk full'
     assert two_ranks[1]['failure'] == ('RuntimeError: rank 1 did not run frame cache: it failed '
                                        'on rank 0 (OSError: disk full)')
+
+
+def _slow_rank_zero_main(rank: int, port: int, out: str) -> None:
+    """One of two gloo processes whose rank 0 takes longer over its block than the process
+    group's timeout allows the other rank to wait."""
+    from datetime import timedelta
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port), LOCAL_RANK=str(rank))
+    dist.init_process_group('gloo', rank=rank, world_size=2)
+    # set once both ranks have joined: a timeout this short could end the rendezvous instead
+    dist.distributed_c10d.set_timeout(timedelta(seconds=0.5))
+    try:
+        with distributed.main_process_first(what='building the frame cache',
+                                            ahead=BUILD_AHEAD):
+            if rank == 0:
+                time.sleep(3)
+    except Exception as error:  # rank 0: the collective after its block finds rank 1 gone
+        message = f'{type(error).__name__}: {error}'
+        if rank == 1:
+            message += f' (from {type(error.__cause__).__name__})'
+        with open(os.path.join(out, f'rank{rank}.txt'), 'w') as file:
+            file.write(message)
+
+
+def test_a_wait_longer_than_the_groups_timeout_names_the_work_and_the_setting(tmp_path):
+    """gloo's bare "Timed out waiting 500ms for send operation" named neither the frame cache
+    rank 0 was building nor env_cfg.dist_cfg.timeout."""
+    context = multiprocessing.get_context('fork')
+    port = free_port()
+    ranks = [context.Process(target=_slow_rank_zero_main, args=(rank, port, str(tmp_path)))
+             for rank in range(2)]
+    for process in ranks:
+        process.start()
+    for process in ranks:
+        process.join(120)
+    assert (tmp_path / 'rank1.txt').read_text() == (
+        'TimeoutError: rank 1 waited for rank 0 to finish building the frame cache longer than '
+        'the process group allows, 0.5 s (env_cfg.dist_cfg.timeout), and stopped. Do the work '
+        'before the run (python tools/build_frame_cache.py ANN_FILE VIDEO_ROOT '
+        'CACHE_ROOT for each list the config caches; the entries rank 0 wrote so far are kept, '
+        'and a relaunch skips them), or raise env_cfg.dist_cfg.timeout (seconds) above the time '
+        'building the frame cache takes: --cfg-options env_cfg.dist_cfg.timeout=7200 (from '
+        'RuntimeError)')
 
 
 def test_cpu_sync_batchnorm_in_ddp_equals_batchnorm_over_the_whole_batch(two_ranks):
