@@ -1,8 +1,8 @@
 """Video files in and out: :func:`open_video` is the one place the plugin opens a video to read
-its frames (decord, as mmaction2's ``DecordInit``; a file that is missing or that it cannot read
-is a :class:`BadVideoError` naming it), :func:`write_video` writes real video files (H.264 through
-PyAV, mp4v as the fallback), atomically. Kept free of mmaction2 imports, so that frame-cache
-build workers load it cheaply."""
+its frames (decord, as mmaction2's ``DecordInit``; a file that is missing, that it cannot read or
+whose frames it returns out of place (:func:`decord_misread`) is a :class:`BadVideoError` naming
+it), :func:`write_video` writes real video files (H.264 through PyAV, mp4v as the fallback),
+atomically. Kept free of mmaction2 imports, so that frame-cache build workers load it cheaply."""
 import io
 import os
 from pathlib import Path
@@ -68,6 +68,36 @@ def _first_line(error: BaseException) -> str:
     return type(error).__name__ + hint
 
 
+#: containers (PyAV's format names) whose frames decord returns out of place, intact or
+#: truncated: later frames in place of the first ones, then the last frame it reached repeated
+#: for the rest ("recovered from nearest frames"). Only its own stderr says so, and a model
+#: learns from and is scored on the wrong frames and a frozen image as if they were the video's.
+DECORD_MISREADS = {'mpegts': 'MPEG-TS'}
+
+
+def decord_misread(source: Union[str, os.PathLike, io.BytesIO]) -> Optional[str]:
+    """The container's description (``'MPEG-TS'``) if it is one of :data:`DECORD_MISREADS`,
+    else None; also None where PyAV cannot open it either (decord's own open then says what is
+    wrong).
+
+    The header is probed with PyAV, since a name's suffix does not tell (an MPEG-TS named
+    ``.mp4``); the probe reads the headers only, a fraction of what decord's open reads. An
+    in-memory file is probed from where it stands and left there, since decord reads it from
+    there.
+    """
+    import av
+    in_memory = hasattr(source, 'read')
+    position = source.tell() if in_memory else None
+    try:
+        with av.open(source if in_memory else os.fspath(source)) as container:
+            return DECORD_MISREADS.get(container.format.name)
+    except av.error.FFmpegError:
+        return None
+    finally:
+        if in_memory:
+            source.seek(position)
+
+
 def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
                name: Optional[str] = None):
     """A ``decord.VideoReader`` on ``source`` (a path, or an in-memory file named ``name``).
@@ -75,14 +105,27 @@ def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
     Every reader the plugin makes comes from here, so that a broken file fails the same way
     everywhere: as a :class:`BadVideoError` naming the file, not as decord's many-line
     ``RuntimeError`` naming neither file nor sample. A local path that does not exist says so:
-    decord reports it as a read error, which reads as a damaged file.
+    decord reports it as a read error, which reads as a damaged file. A container whose frames
+    decord returns out of place (:func:`decord_misread`) is refused, saying how to remux it:
+    decord would hand out wrong frames without an error.
     """
     import decord
     name = name or str(source)
-    if isinstance(source, (str, os.PathLike)) and '://' not in str(source) and \
-            not os.path.exists(source):
-        where = '' if name == str(source) else f' ({source})'
+    path = isinstance(source, (str, os.PathLike))
+    where = '' if not path or name == str(source) else f' ({source})'
+    url = path and '://' in str(source)
+    if path and not url and not os.path.exists(source):
         raise BadVideoError(f'{name}: video file not found{where}', name)
+    # a URL is decord's to open: a probe of it could wait on the network
+    misread = None if url else decord_misread(source)
+    if misread is not None:
+        # the reason is the cause, as decord's error is for a file it cannot read: the doctor
+        # and the frame-cache builder report the cause
+        reason = ValueError(
+            f'{misread}, whose frames decord 0.6 returns out of place (later frames first, then '
+            'one frame repeated): remux it into mp4 without re-encoding (ffmpeg -i IN -c copy '
+            'OUT.mp4) and list the mp4')
+        raise BadVideoError(f'{name}{where}: {reason}', name) from reason
     try:
         return decord.VideoReader(source, num_threads=num_threads)
     except _bad_video_errors() as error:

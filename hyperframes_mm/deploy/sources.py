@@ -25,12 +25,6 @@ _URL = re.compile(r'^[a-zA-Z][a-zA-Z0-9+.-]*://')
 
 Frame = Tuple[int, float, np.ndarray]
 
-#: containers (PyAV's format names) whose frames decord returns out of place, intact or
-#: truncated: later frames in place of the first ones, then the last frame it reached repeated
-#: for the rest ("recovered from nearest frames"). Only its own stderr says so, and a model
-#: scores the wrong frames and a frozen image as confidently as the video's.
-DECORD_MISREADS = {'mpegts': 'MPEG-TS'}
-
 
 class SourceError(RuntimeError):
     """A stream that cannot be opened or read; the message names the stream and the source."""
@@ -49,8 +43,10 @@ class VideoSource:
             or a V4L2 camera (``/dev/video0``).
         name (str, optional): the stream's name in logs and outputs. Defaults to ``uri``.
         backend (str): ``'decord'`` or ``'pyav'``; ``'auto'`` takes decord for files and PyAV
-            for URLs and cameras. Defaults to ``'auto'``. A file in a container of
-            :data:`DECORD_MISREADS` is read with PyAV either way (logged at :meth:`open`).
+            for URLs and cameras. Defaults to ``'auto'``. A file in a container whose frames
+            decord returns out of place
+            (:func:`~hyperframes_mm.datasets.video_io.decord_misread`) is read with PyAV
+            either way (logged at :meth:`open`).
         open_timeout (float): seconds to wait for a URL to open. Defaults to 10.
         read_timeout (float): seconds without data before a URL counts as stalled.
             Defaults to 10.
@@ -107,14 +103,12 @@ class VideoSource:
         self.fps = self.fps_override or fps
 
     def _avoid_decord_misreads(self) -> None:
-        """Read a container decord returns frames of out of place (:data:`DECORD_MISREADS`)
-        with PyAV, saying so: a stream never scores frames other than the video's."""
-        import av
-        try:
-            with av.open(self.uri) as container:
-                misread = DECORD_MISREADS.get(container.format.name)
-        except av.error.FFmpegError:
-            return  # not a container PyAV knows: decord's own open says what is wrong
+        """Read a container decord returns frames of out of place
+        (:func:`~hyperframes_mm.datasets.video_io.decord_misread`) with PyAV, saying so: a
+        stream never scores frames other than the video's. (``open_video`` refuses such a
+        file: ``DecordDecode`` needs decord's reader, a stream does not.)"""
+        from ..datasets.video_io import decord_misread
+        misread = decord_misread(self.uri)
         if misread is not None:
             print_log(f'{self.name}: {self.uri} is {misread}, whose frames decord returns out of '
                       'place (later frames first, then one frame repeated); reading it with '

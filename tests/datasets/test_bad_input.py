@@ -762,3 +762,33 @@ def test_safe_decord_init_takes_automatic_threads(videos):
     # decord's 0 is its automatic thread count.
     results = SafeDecordInit(num_threads=0)(dict(filename=str(videos['root'] / 'three_frames.mp4')))
     assert results['total_frames'] == 3
+
+
+def test_an_mpeg_ts_is_refused_in_training_by_the_doctor_and_by_the_cache_builder(tmp_path):
+    """decord read an MPEG-TS (named .ts or not) without an error, its later frames in place of
+    its first ones: a .ts data set trained, tested and was cached on the wrong frames."""
+    from hyperframes_mm.analysis.data_checks import probe_video
+    from hyperframes_mm.datasets.frame_cache import build_frame_cache
+    root = tmp_path / 'ts'
+    write_video(root / 'clip.ts', frames_of(12), fps=25)
+    (root / 'ts_named.mp4').write_bytes((root / 'clip.ts').read_bytes())
+    write_video(root / 'good.mp4', frames_of(12), fps=25)
+    misread = ('MPEG-TS, whose frames decord 0.6 returns out of place (later frames first, then '
+               'one frame repeated): remux it into mp4 without re-encoding (ffmpeg -i IN -c copy '
+               'OUT.mp4) and list the mp4')
+    ann = write_list(root, 'list.txt', ['clip.ts 0', 'ts_named.mp4 1', 'good.mp4 0'])
+    dataset = DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset'))
+    for index, name in enumerate(['clip.ts', 'ts_named.mp4']):
+        with pytest.raises(BadVideoError) as info:
+            dataset[index]
+        path = root / name
+        assert str(info.value) == f'{path} (sample {index}): BadVideoError: {path}: {misread}'
+        assert probe_video(str(path)).error == f'ValueError: {misread}'
+    assert dataset[2]['inputs'].shape[-2:] == (32, 32)
+    assert probe_video(str(root / 'good.mp4')).error is None
+    summary = build_frame_cache(['clip.ts', 'ts_named.mp4', 'good.mp4'], root, tmp_path / 'cache',
+                                progress=False)
+    assert summary.failed == {name: f'{root / name}: cannot open the video: {misread}'
+                              for name in ('clip.ts', 'ts_named.mp4')}
+    assert (summary.built, sorted(summary.undecodable), summary.frames) == (
+        1, ['clip.ts', 'ts_named.mp4'], 12)

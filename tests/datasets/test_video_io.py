@@ -1,5 +1,6 @@
 """datasets/video_io.py: the one video opener and its errors, and the video writer."""
 import fcntl
+import io
 import os
 import socket
 
@@ -98,3 +99,75 @@ def test_the_package_opens_videos_through_open_video_only():
                for path in sorted((REPO / 'hyperframes_mm').rglob('*.py'))
                if 'VideoReader(' in path.read_text()]
     assert openers == ['hyperframes_mm/datasets/video_io.py']
+
+
+def moving_bar(count=60):
+    """Frame i lights column i: the column a decoder returns says which frame it gave."""
+    frames = np.zeros((count, 48, 64, 3), np.uint8)
+    frames[np.arange(count), :, np.arange(count)] = 255
+    return frames
+
+
+def lit_columns(frames):
+    return [int(frame.mean(axis=(0, 2)).argmax()) for frame in frames]
+
+
+MISREAD = ('MPEG-TS, whose frames decord 0.6 returns out of place (later frames first, then one '
+           'frame repeated): remux it into mp4 without re-encoding (ffmpeg -i IN -c copy OUT.mp4) '
+           'and list the mp4')
+
+
+def test_an_mpeg_ts_is_refused_saying_how_to_remux_it(tmp_path):
+    """decord read an intact MPEG-TS without an error, its later frames in place of its first
+    ones and then one frame repeated (only its stderr said so): training, testing and the
+    frame cache took them as the video's. The container is probed, not guessed from the name."""
+    import decord
+    ts = tmp_path / 'clip.ts'
+    write_video(ts, moving_bar(), fps=25)
+    # what decord hands out (if a decord release reads it right, the refusal can go)
+    assert lit_columns(decord.VideoReader(str(ts)).get_batch(list(range(60))).asnumpy()[:1]) \
+        != [0]
+    with pytest.raises(BadVideoError) as caught:
+        open_video(str(ts))
+    assert str(caught.value) == f'{ts}: {MISREAD}'
+    assert caught.value.filename == str(ts)
+    # the doctor and the frame-cache builder report the cause, as for decord's own errors
+    assert type(caught.value.__cause__) is ValueError and str(caught.value.__cause__) == MISREAD
+    with pytest.raises(BadVideoError) as caught:
+        open_video(str(ts), name='camera 1')
+    assert str(caught.value) == f'camera 1 ({ts}): {MISREAD}'
+    named_mp4 = tmp_path / 'really_ts.mp4'
+    named_mp4.write_bytes(ts.read_bytes())
+    assert video_io.decord_misread(named_mp4) == 'MPEG-TS'
+    with pytest.raises(BadVideoError) as caught:
+        open_video(str(named_mp4))
+    assert str(caught.value) == f'{named_mp4}: {MISREAD}'
+    # an in-memory copy (SafeDecordInit's remote backends) is probed too
+    with pytest.raises(BadVideoError) as caught:
+        open_video(io.BytesIO(ts.read_bytes()), name='s3://bucket/clip.ts')
+    assert str(caught.value) == f's3://bucket/clip.ts: {MISREAD}'
+
+
+def test_an_mp4_stays_on_decord_and_a_remuxed_mpeg_ts_reads_right(tmp_path):
+    mp4 = tmp_path / 'clip.mp4'
+    write_video(mp4, moving_bar(), fps=25)
+    assert video_io.decord_misread(str(mp4)) is None
+    assert lit_columns(open_video(str(mp4)).get_batch(list(range(60))).asnumpy()) == \
+        list(range(60))
+    # an in-memory file is left where it stood: decord reads it from there
+    data = io.BytesIO(mp4.read_bytes())
+    assert video_io.decord_misread(data) is None and data.tell() == 0
+    assert len(open_video(data, name='clip.mp4')) == 60
+    # not a video: None, and decord's own open says what is wrong
+    assert video_io.decord_misread(io.BytesIO(b'\x00' * 4096)) is None
+    # the remux the message gives (ffmpeg -c copy: packets copied, nothing re-encoded)
+    ts, remuxed = tmp_path / 'clip.ts', tmp_path / 'remuxed.mp4'
+    write_video(ts, moving_bar(), fps=25)
+    with av.open(str(ts)) as source, av.open(str(remuxed), 'w') as target:
+        stream = target.add_stream_from_template(source.streams.video[0])
+        for packet in source.demux(source.streams.video[0]):
+            if packet.dts is not None:  # the flush packet
+                packet.stream = stream
+                target.mux(packet)
+    assert lit_columns(open_video(str(remuxed)).get_batch(list(range(60))).asnumpy()) == \
+        list(range(60))
