@@ -67,32 +67,6 @@ def check_output_folder(name: str, path: PathLike) -> None:
                          'not writable)')
 
 
-def umask_mode(path: PathLike) -> None:
-    """Give a file made by ``tempfile.mkstemp`` (always ``0o600``, so that no one else reads a
-    temporary file) the mode a plain ``open()`` gives, as the umask decides, before it is
-    renamed into place: a data set or list written so was readable by its owner alone, not by
-    other users or a container's."""
-    try:
-        os.chmod(path, 0o666 & ~_umask())
-    except OSError:  # a file system without modes (vfat, some network shares): its own rule
-        pass
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where Linux shows it (``os.umask`` can
-    only be read by setting it, which another thread would see)."""
-    try:
-        with open('/proc/self/status') as status:
-            for line in status:
-                if line.startswith('Umask:'):
-                    return int(line.split()[1], 8)
-    except OSError:
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 @contextmanager
 def written_beside(path: PathLike, suffix: str = '') -> Iterator[Path]:
     """A temporary path beside ``path`` (``.NAME.PID.tmpSUFFIX``: the same file system, so the

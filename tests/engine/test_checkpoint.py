@@ -946,6 +946,8 @@ def test_a_validation_that_fails_saves_the_epochs_trained_before_it(tmp_path, ti
     from mmengine.config import Config
     from mmengine.registry import RUNNERS
 
+    from hyperframes_mm.datasets.video_io import BadVideoError
+
     from ..conftest import TINY_CONFIG
     data = tmp_path / 'data'
     shutil.copytree(tiny_dataset, data)
@@ -956,7 +958,7 @@ def test_a_validation_that_fails_saves_the_epochs_trained_before_it(tmp_path, ti
     cfg = Config.fromfile(str(TINY_CONFIG))
     cfg.default_hooks.checkpoint = dict(cfg.default_hooks.get('checkpoint', {}), interval=5)
     runner = RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='val'))
-    with pytest.raises(Exception):
+    with pytest.raises(BadVideoError, match=re.escape(str(video))):
         runner.train()
     saved = tmp_path / 'work' / 'epoch_1.pth'
     assert saved.is_file()
@@ -968,7 +970,7 @@ def test_a_validation_that_fails_saves_the_epochs_trained_before_it(tmp_path, ti
     # that run's weights, and this run's epoch was lost without a word
     again = RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='again'))
     (tmp_path / 'work' / 'last_checkpoint').unlink()
-    with pytest.raises(Exception):
+    with pytest.raises(BadVideoError, match=re.escape(str(video))):
         again.train()
     state = checkpoint.load_verified(str(saved))
     assert state['meta']['experiment_name'] == again.experiment_name
