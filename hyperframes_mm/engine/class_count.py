@@ -208,9 +208,12 @@ def check_labelled(dataset, split: str, metrics: str = '') -> None:
                 # the route to predictions of a list without labels: a dump alone, which
                 # reads none (mmaction2's --dump adds one beside the config's metrics)
                 use = f'scores them against labels with {metrics}'
+                # _delete_: the dump replaces the evaluator whole; merged into it, it took the
+                # metric's own options (metric_list), which DumpResults refuses
                 fix += (f', or, to predict a list of file names alone, evaluate with '
                         f'{_LABEL_FREE_METRICS[0]} only, which writes the predictions and reads '
-                        f'no label: --cfg-options {split}_evaluator.type={_LABEL_FREE_METRICS[0]} '
+                        f'no label: --cfg-options {split}_evaluator._delete_=True '
+                        f'{split}_evaluator.type={_LABEL_FREE_METRICS[0]} '
                         f'{split}_evaluator.out_file_path=preds.pkl')
             more = (f'; and {len(unlabelled) - _SHOWN} more' if len(unlabelled) > _SHOWN
                     else '')

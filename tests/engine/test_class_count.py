@@ -9,6 +9,7 @@ import pytest
 import torch
 from mmengine.config import Config
 from mmengine.fileio import load
+from mmengine.registry import RUNNERS
 
 from hyperframes_mm.engine.class_count import ClassCountError, check_labels, labels_outside
 from ..conftest import TINY_CONFIG
@@ -108,7 +109,8 @@ def test_an_unlabelled_test_list_is_refused_where_it_was_scored_against_minus_on
         f'{len(videos) - 5} more), and the test loop scores them against labels with AccMetric: '
         'give every line its label, or, to predict a list of file names alone, evaluate with '
         'DumpResults only, which writes the predictions and reads no label: --cfg-options '
-        'test_evaluator.type=DumpResults test_evaluator.out_file_path=preds.pkl')
+        'test_evaluator._delete_=True test_evaluator.type=DumpResults '
+        'test_evaluator.out_file_path=preds.pkl')
     assert str(error.value) == message
     # tools/test.py --dump adds a DumpResults beside the config's metrics: it reads no label,
     # and the message named it among the metrics that compare predictions with labels
@@ -118,11 +120,15 @@ def test_an_unlabelled_test_list_is_refused_where_it_was_scored_against_minus_on
     with pytest.raises(ClassCountError) as error:
         runner.test()
     assert str(error.value) == message
-    # the route the message names: a list of file names alone is predicted
-    runner = runner_of(**{'test_dataloader.dataset.ann_file': str(bare), **STOCK_DATASET,
-                          'test_evaluator.type': 'DumpResults',
-                          'test_evaluator.out_file_path': str(tmp_path / 'preds.pkl')})
-    runner.test()
+    # the route the message names, on an evaluator with options of its own (the frame-cache
+    # configs' metric_list, which a dump merged into it took and refused): a list of file
+    # names alone is predicted
+    cfg = Config.fromfile(str(TINY_CONFIG))
+    cfg.merge_from_dict({'test_dataloader.dataset.ann_file': str(bare), **STOCK_DATASET,
+                         'test_evaluator.metric_list': ('top_k_accuracy', )})
+    cfg.merge_from_dict({'test_evaluator._delete_': True, 'test_evaluator.type': 'DumpResults',
+                         'test_evaluator.out_file_path': str(tmp_path / 'preds.pkl')})
+    RUNNERS.build(dict(cfg, work_dir=str(tmp_path / 'work'), experiment_name='dump')).test()
     assert [sample['gt_label'].item() for sample in load(tmp_path / 'preds.pkl')] == \
         [-1] * len(videos)
     train, _, labels = _relabelled(tiny_dataset, tmp_path, 'train.txt',
