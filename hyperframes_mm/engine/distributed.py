@@ -187,7 +187,17 @@ def main_process_first(local: bool = False, what: str = 'preparation',
         except BaseException as error:
             all_gather_object(f'{type(error).__name__}: {error}')
             raise
-        all_gather_object(None)
+        try:
+            all_gather_object(None)
+        except RuntimeError as error:
+            # gloo says "Connection closed by peer ... a remote worker crashing": this rank's
+            # log, the one read first, named neither the block nor the waiting ranks' timeout
+            timeout = _group_timeout()
+            limit = f'{timeout:g} s' if timeout is not None else 'its timeout'
+            raise RuntimeError(
+                f'rank {get_rank()} finished {what}, and the ranks waiting for it were gone: '
+                'their logs say why; a wait longer than the process group allows '
+                f'({limit}, env_cfg.dist_cfg.timeout) ends them so') from error
         return
     started = time.monotonic()
     try:

@@ -220,6 +220,11 @@ def test_a_wait_longer_than_the_groups_timeout_names_the_work_and_the_setting(tm
         'and a relaunch skips them), or raise env_cfg.dist_cfg.timeout (seconds) above the time '
         'building the frame cache takes: --cfg-options env_cfg.dist_cfg.timeout=7200 (from '
         'RuntimeError)')
+    # rank 0's own log said only "Connection closed by peer ... a remote worker crashing"
+    assert (tmp_path / 'rank0.txt').read_text() == (
+        'RuntimeError: rank 0 finished building the frame cache, and the ranks waiting for it '
+        'were gone: their logs say why; a wait longer than the process group allows (0.5 s, '
+        'env_cfg.dist_cfg.timeout) ends them so')
 
 
 def test_cpu_sync_batchnorm_in_ddp_equals_batchnorm_over_the_whole_batch(two_ranks):
