@@ -1,10 +1,13 @@
 """Argument checks shared by the components, so that one rule gives one message."""
+import numbers
 from typing import Any, Optional
 
 
 def is_int(value: Any) -> bool:
-    """An int that is not a bool: ``num_frames=True`` is a config mistake, never 1 frame."""
-    return isinstance(value, int) and not isinstance(value, bool)
+    """An integer that is not a bool: ``num_frames=True`` is a config mistake, never 1 frame.
+    NumPy's integers count (``tuple(np.arange(4))`` as ``out_indices``): they index and count as
+    ints do."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def int_at_least(value: Any, name: str, minimum: int, owner: Optional[str] = None) -> int:

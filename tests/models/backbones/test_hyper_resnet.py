@@ -410,3 +410,15 @@ def test_a_hyperframe_checkpoint_of_another_encoding_is_refused(tmp_path):
                        r"input_encoding='diff', diff_gain=4"):
         load_hyper(str(path), input_encoding='diff')
     assert isinstance(load_hyper(str(path)), HyperResNet)
+
+
+def test_numpy_integers_count_as_ints_in_the_stage_arguments():
+    """``tuple(np.arange(4))`` as ``out_indices`` indexes as ints do; it was refused with a
+    message that showed ``np.int64(3)`` as the reason."""
+    import numpy as np
+    from mmaction.registry import MODELS
+    model = MODELS.build(dict(type='HyperResNet', depth=18, num_frames=2, pretrained=None,
+                              out_indices=tuple(np.arange(4)),
+                              strides=tuple(np.array([1, 2, 2, 2])), frozen_stages=np.int64(1)))
+    assert [output.shape[1] for output in model.eval()(torch.zeros(1, 6, 32, 32))] == [
+        64, 128, 256, 512]
