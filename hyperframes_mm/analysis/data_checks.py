@@ -7,8 +7,9 @@ sampler of the pipeline that reads it.
 - ``frame-rate``: frame rates that differ by more than :data:`FPS_TOLERANCE` across a dataset
   while the sampler counts frames (``time_based=False``): the same interval spans different
   times, so one class moves by different amounts per frame in different videos;
-- ``unreadable-video``: a listed video that is missing, cannot be opened, or whose first frame
-  cannot be decoded;
+- ``unreadable-video``: a listed video that is missing or cannot be opened, or, for a pipeline
+  that reads with decord (:func:`reads_with_decord`), whose first frame decord cannot decode or
+  whose frames it returns out of place;
 - ``interrupted-build``: a dataset folder holding the mark of a synthetic build that a kill or
   a crash stopped midway (part of its videos written, no lists, no meta.json).
 """
@@ -22,14 +23,18 @@ from mmengine.config import Config
 from tqdm import tqdm
 
 from ..datasets.annotations import AnnotationError, read_list_lines
-from ..datasets.bad_video import decodes_with_decord, decord_path
+from ..datasets.bad_video import DECORD_OPENERS, decodes_with_decord, decord_path
 from ..datasets.synthetic.generate import BUILDING, interrupted_build
+from ..datasets.transforms.pipeline_info import transform_type
 from .config_utils import SamplerSpec, sampler_spec, unique_pipelines
 from .findings import Finding
 
 #: largest max/min frame-rate ratio accepted with frame-based sampling
 FPS_TOLERANCE = 1.2
 _LISTED = 5
+#: the steps whose frames decord decodes: its openers, and the frame cache's, whose entries its
+#: builder decodes with ``open_video``
+DECORD_READERS = frozenset(DECORD_OPENERS) | {'FrameCacheInit'}
 
 
 @dataclass(frozen=True)
@@ -96,19 +101,28 @@ def interrupted_builds(dataset: Dict) -> Dict[str, str]:
     return {folder: command for folder, command in commands.items() if command is not None}
 
 
-def probe_video(path: str) -> VideoInfo:
-    """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them,
-    and its first frame decoded: opening reads only the container's headers, while decord 0.6
-    cannot copy out any frame of some narrow widths and a damaged start fails every read; one
-    frame finds both at a bounded cost whatever the video's length. Damage further in is found
-    by a full decode, which ``tools/build_frame_cache.py`` makes (it lists such a video as
-    ``FAILED``)."""
+def reads_with_decord(pipeline: Sequence[Dict]) -> bool:
+    """Whether a pipeline's frames are decord's (a step of :data:`DECORD_READERS`): the
+    failures of decord alone (a width it cannot copy out, frames it returns out of place) are
+    then the pipeline's; PyAV's and OpenCV's readers decode such videos right."""
+    return any(transform_type(step) in DECORD_READERS for step in pipeline)
+
+
+def probe_video(path: str, decord_reads: bool = True) -> VideoInfo:
+    """Frame count and average frame rate as decord (what ``DecordInit`` uses) reports them.
+
+    With ``decord_reads`` (:func:`reads_with_decord`), a video whose frames decord returns out
+    of place is refused as ``open_video`` refuses it, and its first frame is decoded: opening
+    reads only the container's headers, while decord 0.6 cannot copy out any frame of
+    some narrow widths and a damaged start fails every read; one frame finds both at a bounded
+    cost whatever the video's length. Damage further in is found by a full decode, which
+    ``tools/build_frame_cache.py`` makes (it lists such a video as ``FAILED``)."""
     from ..datasets.video_io import _bad_video_errors, _first_line, open_video
     if not osp.isfile(path):
         return VideoInfo(path, error='file not found')
     try:
-        reader = open_video(path)
-        if len(reader):  # a video of no frame is the span check's
+        reader = open_video(path, refuse_misread=decord_reads)
+        if decord_reads and len(reader):  # a video of no frame is the span check's
             reader.get_batch([0])
         return VideoInfo(path, len(reader), float(reader.get_avg_fps()))
     except _bad_video_errors() as error:
@@ -135,13 +149,15 @@ def _rotated(path: str) -> str:
 
 
 def probe_videos(paths: Sequence[str], progress: bool = True,
-                 cache: Optional[Dict[str, VideoInfo]] = None) -> List[VideoInfo]:
-    """:func:`probe_video` for every path, with a progress bar; ``cache`` is reused and filled."""
+                 cache: Optional[Dict[Tuple[str, bool], VideoInfo]] = None,
+                 decord_reads: bool = True) -> List[VideoInfo]:
+    """:func:`probe_video` for every path, with a progress bar; ``cache`` (keyed by path and
+    ``decord_reads``) is reused and filled."""
     cache = {} if cache is None else cache
     for path in tqdm(paths, desc='doctor: probing videos', unit='video', disable=not progress):
-        if path not in cache:
-            cache[path] = probe_video(path)
-    return [cache[path] for path in paths]
+        if (path, decord_reads) not in cache:
+            cache[path, decord_reads] = probe_video(path, decord_reads)
+    return [cache[path, decord_reads] for path in paths]
 
 
 def _describe(spec: SamplerSpec) -> str:
@@ -240,7 +256,7 @@ def check_frame_rates(where: str, spec: SamplerSpec, videos: Sequence[VideoInfo]
 def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
     """Probe the videos of every dataset of the config and check them against its sampler."""
     findings: List[Finding] = []
-    cache: Dict[str, VideoInfo] = {}
+    cache: Dict[Tuple[str, bool], VideoInfo] = {}
     interrupted: Dict[str, Tuple[List[str], str]] = {}  # folder -> wheres, command
     checked: List[Tuple[str, SamplerSpec, List[VideoInfo]]] = []
     for where, dataset, pipeline in unique_pipelines(cfg):
@@ -266,15 +282,17 @@ def check_data(cfg: Config, progress: bool = True) -> List[Finding]:
                                     f'{where}: {dataset.get("ann_file")} lists no video',
                                     'fill the list, or point ann_file at the right one'))
             continue
-        videos = probe_videos(paths, progress, cache)
+        decord_reads = reads_with_decord(pipeline)
+        videos = probe_videos(paths, progress, cache, decord_reads)
         bad = [video for video in videos if video.error is not None]
         if bad:
             listed = '; '.join(f'{video.path}: {video.error}' for video in bad[:_LISTED])
             more = f'; and {len(bad) - _LISTED} more' if len(bad) > _LISTED else ''
+            how = 'opened and their first frame decoded' if decord_reads else 'opened'
             findings.append(Finding(
                 'error', 'unreadable-video',
-                f'{where}: {len(bad)} of {len(videos)} videos cannot be read (opened and '
-                f'their first frame decoded): {listed}{more}',
+                f'{where}: {len(bad)} of {len(videos)} videos cannot be read ({how}): '
+                f'{listed}{more}',
                 'fix or remove them, or wrap the dataset in GuardedDataset(on_bad_video=\'skip\')'))
         good = [video for video in videos if video.error is None]
         if spec is not None and good:

@@ -3,6 +3,7 @@ its frames (decord, as mmaction2's ``DecordInit``; a file that is missing, that 
 whose frames it returns out of place (:func:`decord_misread`) is a :class:`BadVideoError` naming
 it), :func:`write_video` writes real video files (H.264 through PyAV, mp4v as the fallback),
 atomically. Kept free of mmaction2 imports, so that frame-cache build workers load it cheaply."""
+import functools
 import io
 import os
 from pathlib import Path
@@ -53,8 +54,8 @@ def _bad_video_errors() -> Tuple[type, ...]:
 #: decord messages that say nothing of their cause, and what it is
 _DECORD_HINTS = {
     'DECORDArrayCopyFromTo': ' (decord 0.6 cannot copy out the frames of some narrow widths, '
-                             '16, 24 and 48 pixels among them: re-encode the video at another '
-                             'width)',
+                             '16, 24, 48 and 72 pixels among them: re-encode the video at '
+                             'another width)',
 }
 
 
@@ -69,37 +70,64 @@ def _first_line(error: BaseException) -> str:
 
 
 #: containers (PyAV's format names) whose frames decord returns out of place, intact or
-#: truncated: later frames in place of the first ones, then the last frame it reached repeated
-#: for the rest ("recovered from nearest frames"). Only its own stderr says so, and a model
-#: learns from and is scored on the wrong frames and a frozen image as if they were the video's.
+#: truncated, where their video stream has B-frames (pictures stored out of display order):
+#: later frames in place of the first ones, then the last frame it reached repeated for the
+#: rest ("recovered from nearest frames"). Only its own stderr says so, and a model learns from
+#: and is scored on the wrong frames and a frozen image as if they were the video's. The same
+#: container without B-frames (MPEG-4 Part 2, or H.264 as many cameras write it) reads right.
 DECORD_MISREADS = {'mpegts': 'MPEG-TS'}
+#: verdicts kept per process: the size of a Kinetics-400 training list, so that a DataLoader
+#: worker probes each video of such a set once, not at every epoch's open of it
+_VERDICTS = 2 ** 18
 
 
 def decord_misread(source: Union[str, os.PathLike, io.BytesIO]) -> Optional[str]:
-    """The container's description (``'MPEG-TS'``) if it is one of :data:`DECORD_MISREADS`,
-    else None; also None where PyAV cannot open it either (decord's own open then says what is
-    wrong).
+    """The container's description (``'MPEG-TS'``) if it is one of :data:`DECORD_MISREADS` and
+    holds a video stream with B-frames, else None; also None where PyAV cannot open it either
+    (decord's own open then says what is wrong).
 
     The header is probed with PyAV, since a name's suffix does not tell (an MPEG-TS named
-    ``.mp4``); the probe reads the headers only, a fraction of what decord's open reads. An
-    in-memory file is probed from where it stands and left there, since decord reads it from
-    there.
+    ``.mp4``): the decoder's reorder delay (``has_b_frames``), which FFmpeg's stream probe sets
+    from the first frames, is what tells a stream decord misreads from one it reads right. A
+    file's verdict is kept per (path, size, modification time), so that the probe runs once a
+    process, not at every open of a training sample. An in-memory file is probed from where it
+    stands and left there, since decord reads it from there.
     """
-    import av
-    in_memory = hasattr(source, 'read')
-    position = source.tell() if in_memory else None
+    if hasattr(source, 'read'):
+        position = source.tell()
+        try:
+            return _probe_misread(source)
+        finally:
+            source.seek(position)
+    path = os.fspath(source)
     try:
-        with av.open(source if in_memory else os.fspath(source)) as container:
-            return DECORD_MISREADS.get(container.format.name)
+        stat = os.stat(path)
+    except OSError:  # decord's own open says what is wrong
+        return None
+    return _misread_on_disk(path, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=_VERDICTS)
+def _misread_on_disk(path: str, size: int, mtime_ns: int) -> Optional[str]:
+    """:func:`_probe_misread` of a file; size and time are in the key so that a file written
+    anew is probed anew."""
+    return _probe_misread(path)
+
+
+def _probe_misread(source: Union[str, io.BytesIO]) -> Optional[str]:
+    import av
+    try:
+        with av.open(source) as container:
+            misread = DECORD_MISREADS.get(container.format.name)
+            reordered = any(stream.codec_context.has_b_frames
+                            for stream in container.streams.video)
+            return misread if reordered else None
     except av.error.FFmpegError:
         return None
-    finally:
-        if in_memory:
-            source.seek(position)
 
 
 def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
-               name: Optional[str] = None):
+               name: Optional[str] = None, refuse_misread: bool = True):
     """A ``decord.VideoReader`` on ``source`` (a path, or an in-memory file named ``name``).
 
     Every reader the plugin makes comes from here, so that a broken file fails the same way
@@ -107,7 +135,9 @@ def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
     ``RuntimeError`` naming neither file nor sample. A local path that does not exist says so:
     decord reports it as a read error, which reads as a damaged file. A container whose frames
     decord returns out of place (:func:`decord_misread`) is refused, saying how to remux it:
-    decord would hand out wrong frames without an error.
+    decord would hand out wrong frames without an error. ``refuse_misread=False`` opens it all
+    the same, for a caller that reads only its frame count and rate (the doctor, for a pipeline
+    that decodes with another library).
     """
     import decord
     name = name or str(source)
@@ -117,14 +147,15 @@ def open_video(source: Union[str, io.BytesIO], num_threads: int = 1,
     if path and not url and not os.path.exists(source):
         raise BadVideoError(f'{name}: video file not found{where}', name)
     # a URL is decord's to open: a probe of it could wait on the network
-    misread = None if url else decord_misread(source)
+    misread = None if url or not refuse_misread else decord_misread(source)
     if misread is not None:
         # the reason is the cause, as decord's error is for a file it cannot read: the doctor
         # and the frame-cache builder report the cause
         reason = ValueError(
-            f'{misread}, whose frames decord 0.6 returns out of place (later frames first, then '
-            'one frame repeated): remux it into mp4 without re-encoding (ffmpeg -i IN -c copy '
-            'OUT.mp4) and list the mp4')
+            f'{misread} with B-frames (pictures stored out of display order), whose frames '
+            'decord 0.6 returns out of place (later frames first, then one frame repeated): '
+            'remux it into mp4 without re-encoding (ffmpeg -i IN -c copy OUT.mp4) and list the '
+            'mp4')
         raise BadVideoError(f'{name}{where}: {reason}', name) from reason
     try:
         return decord.VideoReader(source, num_threads=num_threads)

@@ -683,7 +683,7 @@ def test_a_width_decord_cannot_copy_out_is_named_as_such(videos, tmp_path):
     dataset = DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset'))
     with pytest.raises(BadVideoError, match=r'narrow\.mp4 \(sample 0\): DECORDError: .*The size '
                        r'must exactly match \(decord 0\.6 cannot copy out the frames of some '
-                       r'narrow widths, 16, 24 and 48 pixels among them'):
+                       r'narrow widths, 16, 24, 48 and 72 pixels among them'):
         dataset[0]
 
 
@@ -773,9 +773,10 @@ def test_an_mpeg_ts_is_refused_in_training_by_the_doctor_and_by_the_cache_builde
     write_video(root / 'clip.ts', frames_of(12), fps=25)
     (root / 'ts_named.mp4').write_bytes((root / 'clip.ts').read_bytes())
     write_video(root / 'good.mp4', frames_of(12), fps=25)
-    misread = ('MPEG-TS, whose frames decord 0.6 returns out of place (later frames first, then '
-               'one frame repeated): remux it into mp4 without re-encoding (ffmpeg -i IN -c copy '
-               'OUT.mp4) and list the mp4')
+    misread = ('MPEG-TS with B-frames (pictures stored out of display order), whose frames '
+               'decord 0.6 returns out of place (later frames first, then one frame repeated): '
+               'remux it into mp4 without re-encoding (ffmpeg -i IN -c copy OUT.mp4) and list '
+               'the mp4')
     ann = write_list(root, 'list.txt', ['clip.ts 0', 'ts_named.mp4 1', 'good.mp4 0'])
     dataset = DATASETS.build(dict(video_dataset(root, ann), type='CheckedVideoDataset'))
     for index, name in enumerate(['clip.ts', 'ts_named.mp4']):
