@@ -223,7 +223,7 @@ class DynamicFrameStage(ModelStage):
 
     def prepare(self, frames: Sequence[np.ndarray], fps: Optional[float],
                 filename: str = 'stream') -> Tuple[Hashable, Dict]:
-        self.check_frames(frames)
+        frames = self.model_frames(frames, filename)
         num_frames = choose_num_frames(self.score_window(frames, fps), self.thresholds,
                                        self.choices)
         pipeline = self.pipelines[num_frames]

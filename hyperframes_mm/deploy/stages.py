@@ -7,22 +7,16 @@ them (in the model thread). ``prepare`` also returns a key: samples are batched 
 samples of the same key (a dynamic-frame stage keys them by T, see
 :mod:`hyperframes_mm.deploy.dynamic_frames`).
 """
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+import logging
+import threading
+from typing import Dict, Hashable, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 import torch
+from mmengine.logging import print_log
 from torch import nn
 
 from ..apis.inference import ConfigLike, WindowPipeline, init_recognizer, predict_scores
-
-
-#: what to do with frames of a channel count the model does not take, by that count, where the
-#: model takes RGB: grey and RGBA cameras give them, and files never do (decoders give RGB)
-_CHANNEL_HINTS = {
-    1: 'repeat the grey channel 3 times (np.repeat(frame.reshape(H, W, 1), 3, axis=2)), as '
-       'decoders turn a grey video into the RGB frames the model was trained on',
-    4: 'drop the alpha channel (frame[..., :3])',
-}
 
 
 def frame_channels(cfg) -> int:
@@ -32,34 +26,52 @@ def frame_channels(cfg) -> int:
     return int(preprocessor.get('channels_per_frame', 3))
 
 
-def check_frames(frames: Sequence[np.ndarray], channels: int, owner: str) -> None:
-    """Refuse window frames that are not ``H x W x channels`` uint8 pixels, naming the cause.
+def _channels(count: int) -> str:
+    return f'{count} channel{"s" if count > 1 else ""}'
+
+
+def model_frames(frames: Sequence[np.ndarray],
+                 channels: int, owner: str) -> Tuple[Sequence[np.ndarray], bool]:
+    """The window ``frames`` as ``H x W x channels`` uint8 pixels, and whether some were grey.
 
     The test pipeline stacks whatever it is given and the model scales it as 0..255 pixels:
     16-bit or float 0..1 frames were scored, confidently and wrongly, by a checkpoint (a uint8
-    graph refused them), and grey or RGBA frames failed at the model with a message about the
-    config. Every stage kind refuses them here, at its entry, alike.
+    graph refused them), and RGBA frames failed at the model with a message about the config.
+    Grey frames (``H x W`` or ``H x W x 1``) of a model that takes RGB are repeated into 3
+    channels, as decoders turn a grey video into the RGB frames the model was trained on. Every
+    stage kind takes its window through here, at its entry, alike.
+
+    Returns:
+        tuple: ``frames`` (a new list where a grey frame was repeated) and whether one was.
 
     Raises:
         ValueError: naming ``owner``, the frame's index in the window, its dtype or shape, and
             what to do.
     """
+    taken, grey = [], False
     for index, frame in enumerate(frames):
         shape = tuple(frame.shape)
         found = shape[2] if len(shape) == 3 else 1 if len(shape) == 2 else None
-        if found != channels:
-            hint = (_CHANNEL_HINTS.get(found) if channels == 3 else None) or \
-                f'convert them to {channels} channels'
-            what = 'not an image' if found is None else \
-                f'{found} channel{"s" if found > 1 else ""}'
-            raise ValueError(f'{owner}: frame {index} of the window is '
-                             f'{" x ".join(map(str, shape))} ({what}) and the model takes '
-                             f'{channels} channels (H x W x {channels}): {hint}')
-        if frame.dtype != np.uint8:
+        if found is not None and frame.dtype != np.uint8:
+            # not frame >> 8: it maps a depth camera's millimetres (a few thousand) to 0..17
             raise ValueError(f'{owner}: frame {index} of the window holds {frame.dtype} pixels '
                              'and the model takes uint8 pixels 0..255, as decoders give them: '
-                             'scale the frames to 0..255 and convert them to uint8 (16-bit: '
-                             'frame >> 8; float 0..1: np.round(frame * 255))')
+                             'map the frames to 0..255 the way the training frames were made '
+                             'and convert them to uint8 (depth in millimetres: the near/far '
+                             'mapping of depth_to_uint8 in tools/data/utd_mhad/convert_depth.py; '
+                             'float 0..1: np.round(frame * 255))')
+        if found == 1 and channels == 3:
+            frame = np.repeat(frame.reshape(shape[0], shape[1], 1), 3, axis=2)
+            grey = True
+        elif found != channels:
+            hint = 'drop the alpha channel (frame[..., :3])' if (found, channels) == (4, 3) \
+                else f'convert them to {_channels(channels)}'
+            what = 'not an image' if found is None else _channels(found)
+            raise ValueError(f'{owner}: frame {index} of the window is '
+                             f'{" x ".join(map(str, shape))} ({what}) and the model takes '
+                             f'{_channels(channels)} (H x W x {channels}): {hint}')
+        taken.append(frame)
+    return (taken if grey else frames), grey
 
 
 def shape_key(packed: Dict) -> Hashable:
@@ -99,6 +111,10 @@ class ModelStage:
         self.name = name
         self.window = window
         self.channels = frame_channels(getattr(model, 'cfg', None))
+        # the streams whose grey frames were logged: once each, not at every window; reader
+        # threads of several streams prepare windows at once
+        self._grey_streams: Set[str] = set()
+        self._grey_lock = threading.Lock()
 
     @classmethod
     def from_config(cls, config: ConfigLike, checkpoint: Optional[str] = None,
@@ -158,17 +174,29 @@ class ModelStage:
         frames, and samples of two sizes cannot be stacked into one batch. A model that
         checks its samples (an exported graph of fixed sizes) refuses one here, in the stream's
         reader, so that stream fails alone."""
-        self.check_frames(frames)
+        frames = self.model_frames(frames, filename)
         packed = self.pipeline(self.select(frames, fps), len(frames), fps, filename)
         check = getattr(self.model, 'check_sample', None)
         if check is not None:
             check(packed['inputs'])
         return shape_key(packed), packed
 
-    def check_frames(self, frames: Sequence[np.ndarray]) -> None:
-        """Refuse a window of frames the model cannot take (:func:`check_frames`); every
-        stage kind's :meth:`prepare` begins with it."""
-        check_frames(frames, self.channels, f'{type(self).__name__} {self.name!r}')
+    def model_frames(self, frames: Sequence[np.ndarray], filename: str) -> Sequence[np.ndarray]:
+        """The window ``frames`` of stream ``filename`` as the model takes them, grey ones
+        repeated into 3 channels, or refused (:func:`model_frames`); every stage kind's
+        :meth:`prepare` begins with it. A stream's grey frames are logged at its first window
+        that has them."""
+        owner = f'{type(self).__name__} {self.name!r}'
+        frames, grey = model_frames(frames, self.channels, owner)
+        if grey:
+            with self._grey_lock:
+                first = filename not in self._grey_streams
+                self._grey_streams.add(filename)
+            if first:
+                print_log(f'{owner}: stream {filename!r} gives grey frames; each is repeated into '
+                          '3 channels, as decoders turn a grey video into the RGB frames the '
+                          'model was trained on', logger='current', level=logging.WARNING)
+        return frames
 
     def key_fields(self, key: Hashable) -> Dict:
         """What a window's record says of its batch key (nothing: it is the input shape)."""

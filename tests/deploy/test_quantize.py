@@ -625,3 +625,49 @@ def test_tool_names_out_when_its_folder_refuses_the_files(tiny_work_dir, tiny_da
                       '--calib-clips', '1', '--max-test', '1', '--no-progress']) == 1
     assert capsys.readouterr().err == f'error: --out {out}: Permission denied\n'
     assert sorted(tmp_path.iterdir()) == []
+
+
+
+def _quantize_failing(error, out, tiny_work_dir, tiny_dataset, monkeypatch):
+    """quantize_int8.py's exit status, its int8 step raising ``error``."""
+    import hyperframes_mm.deploy.quantize as quantize
+
+    def fail(*args, **kwargs):
+        raise error
+
+    monkeypatch.setenv('HF_SYNTHETIC_TINY', str(tiny_dataset))
+    monkeypatch.setattr(quantize, 'quantize_int8', fail)
+    tool = load_script('tools/deployment/quantize_int8.py')
+    return tool.main([str(TINY_CONFIG), str(tiny_work_dir / 'epoch_1.pth'), '--out', str(out),
+                      '--calib-clips', '1', '--max-test', '1', '--no-progress'])
+
+
+def test_tool_keeps_the_message_of_an_error_outside_the_out_folder(
+        tiny_work_dir, tiny_dataset, tmp_path, capsys, monkeypatch):
+    """Any OSError of the export, the calibration or the parity check (a file onnxruntime
+    misses in its temporary folder) was reported as --out's, without its own path."""
+    missing = FileNotFoundError(2, 'No such file or directory', '/tmp/ort.calib/augmented.onnx')
+    assert _quantize_failing(missing, tmp_path / 'm.onnx', tiny_work_dir, tiny_dataset,
+                             monkeypatch) == 1
+    assert capsys.readouterr().err == ("error: [Errno 2] No such file or directory: "
+                                       "'/tmp/ort.calib/augmented.onnx'\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tool_keeps_the_traceback_of_a_full_temporary_folder(tiny_work_dir, tiny_dataset,
+                                                             tmp_path, monkeypatch):
+    """A full /tmp under onnxruntime's calibration ended as '--out X: No space left on
+    device', sending the user to a folder with room to spare."""
+    full = OSError(28, 'No space left on device', '/tmp/ort.calib/augmented.onnx')
+    with pytest.raises(OSError) as raised:
+        _quantize_failing(full, tmp_path / 'm.onnx', tiny_work_dir, tiny_dataset, monkeypatch)
+    assert raised.value is full
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_tool_names_out_when_a_folder_made_for_it_refuses(tiny_work_dir, tiny_dataset, tmp_path,
+                                                          capsys, monkeypatch):
+    out = tmp_path / 'made' / 'm.onnx'
+    refused = PermissionError(13, 'Permission denied', str(tmp_path / 'made'))
+    assert _quantize_failing(refused, out, tiny_work_dir, tiny_dataset, monkeypatch) == 1
+    assert capsys.readouterr().err == f'error: --out {out}: Permission denied\n'

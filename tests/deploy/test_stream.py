@@ -376,39 +376,77 @@ def test_a_window_shorter_than_one_clip_is_refused():
     assert len(uniform.frame_indices(2)) == 3
 
 
-_GREY_HINT = ('repeat the grey channel 3 times (np.repeat(frame.reshape(H, W, 1), 3, axis=2)), '
-              'as decoders turn a grey video into the RGB frames the model was trained on')
-_PIXELS_HINT = ('pixels and the model takes uint8 pixels 0..255, as decoders give them: scale the '
-                'frames to 0..255 and convert them to uint8 (16-bit: frame >> 8; float 0..1: '
-                'np.round(frame * 255))')
+_PIXELS_HINT = ('pixels and the model takes uint8 pixels 0..255, as decoders give them: map the '
+                'frames to 0..255 the way the training frames were made and convert them to uint8 '
+                '(depth in millimetres: the near/far mapping of depth_to_uint8 in '
+                'tools/data/utd_mhad/convert_depth.py; float 0..1: np.round(frame * 255))')
+
+
+def _any_stage(api_models, kind):
+    """A stage of each kind, and its name in messages."""
+    from hyperframes_mm.deploy.dynamic_frames import DynamicFrameStage
+    if kind == 'checkpoint':
+        return _stage(api_models), "ModelStage 'model'"
+    model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
+    return DynamicFrameStage(model, (2, 3, 4)), "DynamicFrameStage 'dynamic'"
 
 
 @pytest.mark.parametrize('kind', ['checkpoint', 'dynamic'])
 @pytest.mark.parametrize('frame, error', [
     (np.full((64, 64, 3), 40000, np.uint16), f'holds uint16 {_PIXELS_HINT}'),
+    (np.full((64, 64), 1500, np.uint16), f'holds uint16 {_PIXELS_HINT}'),  # a depth camera
     (np.full((64, 64, 3), 0.5, np.float32), f'holds float32 {_PIXELS_HINT}'),
-    (np.full((64, 64), 100, np.uint8),
-     f'is 64 x 64 (1 channel) and the model takes 3 channels (H x W x 3): {_GREY_HINT}'),
-    (np.full((64, 64, 1), 100, np.uint8),
-     f'is 64 x 64 x 1 (1 channel) and the model takes 3 channels (H x W x 3): {_GREY_HINT}'),
+    (np.full((64, 64, 2), 100, np.uint8), 'is 64 x 64 x 2 (2 channels) and the model takes 3 '
+     'channels (H x W x 3): convert them to 3 channels'),
     (np.full((64, 64, 4), 100, np.uint8), 'is 64 x 64 x 4 (4 channels) and the model takes 3 '
      'channels (H x W x 3): drop the alpha channel (frame[..., :3])'),
+    (np.full((64, 64, 5), 100, np.uint8), 'is 64 x 64 x 5 (5 channels) and the model takes 3 '
+     'channels (H x W x 3): convert them to 3 channels'),
 ])
 def test_frames_the_model_cannot_take_are_refused_at_every_stage_s_entry(api_models, kind,
                                                                          frame, error):
-    """A checkpoint scored 16-bit and float 0..1 frames as 0..255 pixels, silently, and grey
-    or RGBA frames failed at the model with a message blaming the config."""
-    from hyperframes_mm.deploy.dynamic_frames import DynamicFrameStage
-    if kind == 'checkpoint':
-        stage, owner = _stage(api_models), "ModelStage 'model'"
-    else:
-        model = init_recognizer(api_models['single'], api_models['single_ckpt'], 'cpu')
-        stage, owner = DynamicFrameStage(model, (2, 3, 4)), "DynamicFrameStage 'dynamic'"
+    """A checkpoint scored 16-bit and float 0..1 frames as 0..255 pixels, silently, and RGBA
+    frames failed at the model with a message blaming the config; the 16-bit hint was
+    ``frame >> 8``, which maps a depth camera's millimetres to 0..17."""
+    stage, owner = _any_stage(api_models, kind)
     frames = [np.zeros((64, 64, 3), np.uint8)] * (stage.window_length(25.0) - 1) + [frame]
     last = len(frames) - 1
     with pytest.raises(ValueError) as raised:
         stage.prepare(frames, 25.0, 'cam')
     assert str(raised.value) == f'{owner}: frame {last} of the window {error}'
+
+
+@pytest.mark.parametrize('kind', ['checkpoint', 'dynamic'])
+def test_grey_frames_are_taken_as_rgb_and_logged_once_a_stream(api_models, kind, log_lines):
+    """Grey camera frames (H x W, H x W x 1) were refused, where a test pipeline with
+    ConsistentClipAugment took them: every stage kind repeats them into 3 channels, as decoders
+    do with a grey video, and says so once a stream, not at every window."""
+    stage, owner = _any_stage(api_models, kind)
+    window = stage.window_length(25.0)
+    grey = [np.full((64, 64), 10 * index, np.uint8) for index in range(window)]
+    rgb = [np.repeat(frame[..., None], 3, axis=2) for frame in grey]
+    mixed = [frame[..., None] if index % 2 else rgb[index] for index, frame in enumerate(grey)]
+    key, expected = stage.prepare(rgb, 25.0, 'cam')
+    for frames in (grey, mixed):
+        got_key, packed = stage.prepare(frames, 25.0, 'cam')
+        assert got_key == key
+        torch.testing.assert_close(packed['inputs'], expected['inputs'], rtol=0, atol=0)
+    stage.prepare(grey, 25.0, 'door')
+    logged = [f'{owner}: stream {name!r} gives grey frames; each is repeated into 3 channels, as '
+              'decoders turn a grey video into the RGB frames the model was trained on'
+              for name in ('cam', 'door')]
+    assert [line for line in log_lines if 'grey' in line] == logged
+
+
+def test_a_model_of_one_channel_frames_takes_them_as_they_are():
+    from hyperframes_mm.deploy.stages import model_frames
+    frames = [np.zeros((8, 8, 1), np.uint8), np.zeros((8, 8), np.uint8)]
+    taken, grey = model_frames(frames, 1, 'stage')
+    assert taken is frames and grey is False
+    with pytest.raises(ValueError) as raised:
+        model_frames([np.zeros((8, 8, 3), np.uint8)], 1, 'stage')
+    assert str(raised.value) == ('stage: frame 0 of the window is 8 x 8 x 3 (3 channels) and the '
+                                 'model takes 1 channel (H x W x 1): convert them to 1 channel')
 
 
 def test_a_file_shorter_than_one_window_says_so_in_the_summary(api_models, tmp_path):

@@ -18,6 +18,7 @@ Either ``.onnx`` runs where a checkpoint does: ``init_recognizer(config, 'model_
 """
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Iterable, List, Optional, Sequence
@@ -118,7 +119,10 @@ def main(argv: Optional[List[str]] = None) -> int:
                 report_path.unlink(missing_ok=True)
         except OSError as error:
             # a folder the check above passed can still refuse the files (a file system
-            # that refuses even root, a full disk): name --out, not a temporary file
+            # that refuses even root, a full disk): name --out, not a temporary file. Other
+            # errors (onnxruntime's temporary folder filling up) keep their own message
+            if not names_output_folder(error, out.parent):
+                raise
             raise ValueError(f'--out {args.out}: {error.strerror or error}') from error
     except (FileNotFoundError, ValueError, BadVideoError, CheckpointRefusedError) as error:
         print(f'error: {error}', file=sys.stderr)
@@ -128,6 +132,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     print(f'test list, {report["clips"]} clips: top-1 float {report["top1_float"]:.3f}, int8 '
           f'{report["top1_int8"]:.3f}; top-1 agreement {report["agreement"]:.3f}')
     return 0
+
+
+def names_output_folder(error: OSError, folder: Path) -> bool:
+    """Whether ``error`` names a file of ``folder`` (the outputs and their temporary files) or
+    ``folder`` itself or one above it (the folders made for them)."""
+    folder = folder.absolute()
+    # an error of a file descriptor names no path (its filename is None or a number)
+    names = [Path(name).absolute() for name in (error.filename, error.filename2)
+             if isinstance(name, (str, os.PathLike))]
+    return any(name.parent == folder or name == folder or name in folder.parents
+               for name in names)
 
 
 def tqdm_clips(samples: Iterable, clips: Sequence, desc: str, progress: bool) -> Iterable:
