@@ -13,6 +13,11 @@ from typing import Iterator, List, Tuple
 from mmengine.optim.scheduler.param_scheduler import INF
 
 
+#: schedulers whose value does not depend on where they end: a later end than the training's
+#: cuts nothing short
+_ENDLESS = ('Step', 'Exponential')
+
+
 def _schedulers(value, key: str = 'param_scheduler') -> Iterator[Tuple[str, dict]]:
     """``(--cfg-options key, scheduler)`` of every scheduler given as a dict: one, a list, or
     a list per optimizer (a dict of them, as an ``OptimWrapperDict`` takes)."""
@@ -39,6 +44,8 @@ def schedule_overruns(cfg) -> List[Tuple[str, str]]:
     numbers are epochs) against ``train_cfg.max_epochs``, schedulers by iteration against an
     iteration-based loop's ``max_iters``; the other pairings depend on the data's length and
     are not checked. A scheduler without ``end`` ends with the training (mmengine's default).
+    A step schedule is read by its steps: a ``MultiStep`` milestone past the training is named
+    (its end changes nothing), and a ``Step`` or ``Exponential`` one's end cuts nothing short.
     """
     train_cfg = cfg.get('train_cfg') or {}
     by_epoch = train_cfg.get('max_epochs') is not None
@@ -51,6 +58,8 @@ def schedule_overruns(cfg) -> List[Tuple[str, str]]:
     for key, scheduler in _schedulers(cfg.get('param_scheduler')):
         if scheduler.get('by_epoch', True) != by_epoch:
             continue
+        if scheduler.get('type') is None:
+            continue  # mmengine refuses to build it, naming what is missing
         # a pure-Python config names the class itself
         kind = getattr(scheduler['type'], '__name__', str(scheduler['type']))
         begin = scheduler.get('begin', 0)
@@ -65,7 +74,17 @@ def schedule_overruns(cfg) -> List[Tuple[str, str]]:
                 f'before it), remove it, or train for more than {begin} {unit}s ({limit})'))
             continue
         late, options = [], []
-        if end > length:
+        if kind.startswith('MultiStep'):
+            # its value changes only at its milestones: one past the training never happens,
+            # and the end, whatever it is, changes nothing
+            never = [step for step in scheduler.get('milestones', ()) if step >= length]
+            if never:
+                found.append((
+                    f'{where} steps at {unit}s {never}, at or after {limit}={length}: the '
+                    'training ends before them, at the value the earlier steps leave',
+                    f'move them before {unit} {length} ({key}.milestones), or train longer'))
+            continue
+        if end > length and not kind.startswith(_ENDLESS):
             late.append(f'ends at {unit} {end}')
             options.append(f'{key}.end={length}')
         t_max = scheduler.get('T_max') if 'CosineAnnealing' in kind else None

@@ -106,3 +106,24 @@ def test_a_scheduler_named_by_its_class_is_checked_as_by_its_name():
     cfg = warm_up_then_cosine(max_epochs=8)
     cfg.param_scheduler[1]['type'] = CosineAnnealingLR
     assert schedule_overruns(cfg) == schedule_overruns(warm_up_then_cosine(max_epochs=8))
+
+
+def test_step_schedules_are_read_by_their_steps_not_their_end():
+    """A MultiStepLR ending after the training was named with the fix ``end=50``, which
+    changes nothing, while its milestone past the training went unnamed; a StepLR's or an
+    exponential decay's end cuts nothing short; a scheduler without a type raised KeyError."""
+    def config(*schedulers):
+        return Config(dict(train_cfg=dict(type='EpochBasedTrainLoop', max_epochs=50),
+                           param_scheduler=list(schedulers)))
+    assert schedule_overruns(config(dict(type='MultiStepLR', by_epoch=True, begin=0, end=100,
+                                         milestones=[40, 80]))) == [(
+        'param_scheduler.0 (MultiStepLR) steps at epochs [80], at or after '
+        'train_cfg.max_epochs=50: the training ends before them, at the value the earlier '
+        'steps leave',
+        'move them before epoch 50 (param_scheduler.0.milestones), or train longer')]
+    assert schedule_overruns(config(dict(type='MultiStepLR', by_epoch=True, end=100,
+                                         milestones=[20, 40]),
+                                    dict(type='StepLR', by_epoch=True, end=100, step_size=10),
+                                    dict(type='ExponentialLR', by_epoch=True, end=100,
+                                         gamma=0.9),
+                                    dict(by_epoch=True, end=100))) == []
