@@ -12,6 +12,10 @@ one-line fix):
 - ``flip-label-map``: a horizontal (vertical) flip without a ``flip_label_map`` while class names
   say left/right/clockwise (up/down), so a flipped "swipe left" keeps its label;
 - ``num-frames``: the backbone's ``num_frames`` differs from the sampler's T (per stream);
+- ``pipeline-order``: a transform that works on frames (mmaction2's ``Flip``, a crop, a resize)
+  placed after ``HyperframeStack``, which reads the stacked hyperframes' channels as image rows
+  (a flip turns the video upside down) or, for two streams, finds no frames and still swaps the
+  label; or no ``HyperframeStack`` in front of a hyperframe backbone;
 - ``mean-std``: the data preprocessor's mean/std have neither 3 nor 3T values;
 - ``pretrained``: the ``pretrained`` checkpoint is missing, unreadable with weights-only loading,
   or its first conv has neither 3 nor 3T input channels; a ``timm.*`` backbone asks for
@@ -50,7 +54,8 @@ from mmengine.config import Config
 from ..apis.inference import init_recognizer
 from ..datasets.annotations import AnnotationError, ListLine, parse_label, read_list_lines
 from ..datasets.transforms.pipeline_info import transform_type
-from ..engine.num_frames_hook import frame_count_mismatches, model_streams
+from ..datasets.transforms.pipeline_order import pipeline_order_problems
+from ..engine.num_frames_hook import frame_count_mismatches, model_streams, needs_stack
 from ..engine.runner import OVERRIDE_FIX, top_level_overrides
 from ..engine.schedule_check import schedule_overruns
 from .config_utils import unique_pipelines
@@ -386,6 +391,16 @@ def check_num_frames(cfg: Config, streams: Dict[Optional[str], object]) -> List[
             for problem, fix in frame_count_mismatches(where, pipeline, streams)]
 
 
+def check_pipeline_order(cfg: Config, streams: Dict[Optional[str], object]) -> List[Finding]:
+    """Frame transforms after ``HyperframeStack``, and a missing stack for the model's hyperframe
+    backbone (``streams``: :func:`model_streams`, empty for another model), in every pipeline
+    (:func:`~hyperframes_mm.datasets.transforms.pipeline_order.pipeline_order_problems`, the
+    check the runner makes before a loop runs)."""
+    return [Finding('error', 'pipeline-order', problem, fix)
+            for where, _, pipeline in unique_pipelines(cfg)
+            for problem, fix in pipeline_order_problems(where, pipeline, needs_stack(streams))]
+
+
 def check_mean_std(cfg: Config, frames: Sequence[int]) -> List[Finding]:
     """The data preprocessor's mean/std length: 3 (tiled over the frames) or 3T (per frame)."""
     preprocessor = cfg.model.get('data_preprocessor') or {}
@@ -651,6 +666,7 @@ def diagnose(cfg: Config,
         findings.append(Finding('info', 'num-frames',
                                 'the model has no hyperframe backbone: T checks skipped'))
     findings += check_num_frames(cfg, streams) if streams else []
+    findings += check_pipeline_order(cfg, streams)
     findings += check_mean_std(cfg, sorted({b.num_frames for b in streams.values()}))
     findings += check_pretrained(streams)
     findings += check_pipelines(cfg, data) + check_load_from(cfg, model)

@@ -25,6 +25,7 @@ from mmengine.model import is_model_wrapper
 from torch import nn
 
 from ..datasets.transforms.pipeline_info import fuses_streams, stacked_segments, transform_type
+from ..datasets.transforms.pipeline_order import pipeline_order_problems
 from .cache_hook import built_loops
 
 DATALOADER_KEYS = ('train_dataloader', 'val_dataloader', 'test_dataloader')
@@ -159,6 +160,13 @@ def model_streams(model) -> Dict[Optional[str], object]:
     return streams
 
 
+def needs_stack(streams: Dict[Optional[str], object]) -> bool:
+    """Whether a model of these :func:`model_streams` needs its pipelines' ``HyperframeStack``:
+    any hyperframe backbone of T > 1, and every multi-stream model (the stack writes the
+    ``imgs_<name>`` it reads). A T = 1 backbone reads single frames as they are."""
+    return bool(streams) and (set(streams) != {None} or streams[None].num_frames > 1)
+
+
 def frame_count_mismatches(where: str, pipeline: Sequence[Dict],
                            streams: Dict[Optional[str], object]) -> List[Tuple[str, str]]:
     """``(problem, fix)`` for each stream whose sampled T differs from its backbone's
@@ -207,9 +215,12 @@ def frame_count_mismatches(where: str, pipeline: Sequence[Dict],
 class NumFramesHook(Hook):
     """Before a run (``before_run``: loops built, nothing read or trained yet): the T every
     pipeline of the run's loops samples against the model's hyperframe backbone
-    (:func:`frame_count_mismatches`, the doctor's ``num-frames`` check), read from the config's
-    dataloaders so that the error names the key to change. A model without a hyperframe
-    backbone is not checked. Registered by :class:`~hyperframes_mm.engine.runner.
+    (:func:`frame_count_mismatches`, the doctor's ``num-frames`` check), and where the pipeline
+    places ``HyperframeStack`` (:func:`~hyperframes_mm.datasets.transforms.pipeline_order.
+    pipeline_order_problems`, the doctor's ``pipeline-order`` check: a frame transform after
+    it, or no stack for a hyperframe backbone), read from the config's dataloaders so that the
+    error names the key to change. A model without a hyperframe backbone gets the order check
+    alone. Registered by :class:`~hyperframes_mm.engine.runner.
     HyperframeRunner`.
 
     Raises:
@@ -220,10 +231,12 @@ class NumFramesHook(Hook):
 
     def before_run(self, runner) -> None:
         streams = model_streams(runner.model)
-        if not streams:
-            return
-        found = [f'{problem}; {fix}' for split, _ in built_loops(runner)
-                 for where, dataset in dataloader_datasets(runner.cfg, (f'{split}_dataloader', ))
-                 for problem, fix in frame_count_mismatches(where, dataset['pipeline'], streams)]
+        found = []
+        for split, _ in built_loops(runner):
+            for where, dataset in dataloader_datasets(runner.cfg, (f'{split}_dataloader', )):
+                pipeline = dataset['pipeline']
+                problems = frame_count_mismatches(where, pipeline, streams) if streams else []
+                problems += pipeline_order_problems(where, pipeline, needs_stack(streams))
+                found += [f'{problem}; {fix}' for problem, fix in problems]
         if found:
             raise ValueError('\n'.join(found))

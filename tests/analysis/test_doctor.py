@@ -714,3 +714,30 @@ def test_a_schedule_longer_than_the_training_is_named(tiny_root):
         'the value it has reached then (a warm-up\'s peak, a cosine not yet annealed)')
     assert findings[0].fix == ('end it with the training: --cfg-options '
                                'param_scheduler.1.end=8 param_scheduler.1.T_max=3')
+
+
+def test_a_flip_after_the_stack_and_a_missing_stack_are_pipeline_order_errors(tiny_root):
+    """mmaction2's Flip after HyperframeStack turned the video upside down, and a TSN-style
+    FormatShape ending without the stack failed at the first step: the doctor said 0 errors."""
+    cfg = config('good')
+    pipeline = cfg.train_dataloader.dataset.pipeline
+    cfg.train_dataloader.dataset.pipeline = pipeline[:5] + [
+        dict(type='Flip', flip_ratio=0.5, flip_label_map=cfg.flip_label_map), pipeline[5]]
+    findings = diagnose(cfg, progress=False)
+    assert problems(findings) == [('error', 'pipeline-order')]
+    assert findings[0].message.startswith(
+        'train_dataloader.dataset.pipeline: Flip (pipeline[5]) after HyperframeStack '
+        '(pipeline[4]), which has already stacked the frames into [N, 3T, H, W] hyperframes')
+    assert findings[0].fix == ('move them before HyperframeStack (FormatShape: remove it, the '
+                               'stack lays the hyperframes out); of the plugin\'s and '
+                               'mmaction2\'s steps only CenterFrameTarget, PackActionInputs may '
+                               'follow it')
+    cfg.train_dataloader.dataset.pipeline = pipeline[:4] + [
+        dict(type='FormatShape', input_format='NCHW'), pipeline[5]]
+    findings = diagnose(cfg, progress=False)
+    assert problems(findings) == [('error', 'pipeline-order')]
+    assert (findings[0].message, findings[0].fix) == (
+        'train_dataloader.dataset.pipeline has no HyperframeStack, but the model\'s hyperframe '
+        'backbone reads [N, 3T, H, W] hyperframes: it will receive single 3-channel frames and '
+        'refuse them at the first step',
+        'replace FormatShape (pipeline[4]) by dict(type=\'HyperframeStack\')')
