@@ -17,7 +17,7 @@ in before the 2D class, gives every such backbone one copy of
 import logging
 import os
 from collections import OrderedDict
-from typing import Dict, List, Optional, Sequence, Set
+from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import torch
 from mmengine.logging import MMLogger, print_log
@@ -47,12 +47,51 @@ def strip_prefixes(state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tenso
     return state_dict
 
 
-def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
-    """A checkpoint file's weights: a bare state dict, or one under ``state_dict``/``model``."""
-    from ...engine.checkpoint import load_verified
+def timm_classifier_prefixes(model: nn.Module, prefix: str = '') -> Tuple[str, ...]:
+    """The key prefixes of a timm model's classifier head(s), as its ``pretrained_cfg`` names
+    them (``'fc'``, ``'head.fc'``, ``('head', 'head_dist')``), under ``prefix``; none for a
+    model that is not timm's."""
+    cfg = getattr(model, 'pretrained_cfg', None) or {}
+    names = cfg.get('classifier') or ()
+    names = (names,) if isinstance(names, str) else tuple(names)
+    return tuple(f'{prefix}{name}.' for name in names)
+
+
+def is_safetensors(path: str) -> bool:
+    """Whether ``path`` is a safetensors file (timm's and the HF hub's ``model.safetensors``,
+    whatever its extension): an 8-byte little-endian header length, then its JSON header."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, 'rb') as file:
+        head = file.read(9)
+    return (len(head) == 9 and head[8:] == b'{'
+            and int.from_bytes(head[:8], 'little') <= os.path.getsize(path) - 8)
+
+
+def load_checkpoint_file(path: str):
+    """Read a checkpoint file as it is: a safetensors file with safetensors (which holds only
+    tensors, so nothing in it can run code), anything else by the verified, weights-only
+    ``torch.load`` of :func:`~hyperframes_mm.engine.checkpoint.load_verified`; NaN or Inf is
+    refused either way."""
+    from ...engine.checkpoint import check_finite, load_verified
     if os.path.isdir(path):
         raise IsADirectoryError(f'{path}: is a directory, not a checkpoint file')
-    checkpoint = load_verified(path, map_location='cpu')
+    if not is_safetensors(path):
+        return load_verified(path, map_location='cpu')
+    try:
+        from safetensors.torch import load_file
+    except ImportError:
+        raise ImportError(f'{path}: a safetensors file, and the safetensors package is not '
+                          'installed: pip install safetensors, or convert it where it is with '
+                          'torch.save(safetensors.torch.load_file(path), "model.pth")') from None
+    checkpoint = load_file(path, device='cpu')
+    check_finite(checkpoint, path)
+    return checkpoint
+
+
+def read_state_dict(path: str) -> Dict[str, torch.Tensor]:
+    """A checkpoint file's weights: a bare state dict, or one under ``state_dict``/``model``."""
+    checkpoint = load_checkpoint_file(path)
     for key in ('state_dict', 'model'):
         if isinstance(checkpoint, dict) and isinstance(checkpoint.get(key), dict):
             checkpoint = checkpoint[key]
@@ -139,6 +178,12 @@ class HyperframeBackboneMixin:
     def convert_checkpoint(self, state_dict: Dict[str, torch.Tensor]) -> Dict[str, torch.Tensor]:
         """Map a checkpoint's keys to this module's; identity unless a subclass knows layouts."""
         return state_dict
+
+    def classifier_prefixes(self) -> Tuple[str, ...]:
+        """Key prefixes (after :meth:`convert_checkpoint`) of the 2D classifier head, the only
+        weights a checkpoint may hold that this backbone has no place for. None by default: the
+        converters of a known layout drop its head, and ``strip_prefixes`` a recognizer's."""
+        return ()
 
     def init_weights(self) -> None:
         """Initialise from scratch as the 2D backbone's ``init_cfg`` says (never its own
@@ -248,7 +293,9 @@ def load_inflated_checkpoint(model: nn.Module,
             initialisation).
         ValueError: its first conv has neither C nor C*T input channels, or it holds stem parts
             the backbone was built without.
-        RuntimeError: another weight has the wrong shape (wrong depth or arch).
+        RuntimeError: another weight has the wrong shape (wrong depth or arch), or the file
+            holds weights the model has no place for beyond a classifier head (another
+            network's file: an SE-ResNet's into a ResNet).
     """
     name = type(model).__name__
     state_dict = strip_prefixes(read_state_dict(path))
@@ -277,14 +324,19 @@ def load_inflated_checkpoint(model: nn.Module,
     if in_channels == channels_per_frame:
         # inflated in the frame basis, where replicate/center have their meaning, then moved
         # to the model's input basis: the network computes the same function either way
-        weight = inflate_conv_weight(state_dict[key], num_frames, inflate_init, channels_per_frame)
-        state_dict[key] = weight if stem is None else stem.to_encoding(weight, to_encoded=True)
+        # a half-precision file is inflated in float32 (as timm's adapt_input_conv does), then
+        # cast to the model's dtype: W / T rounded back to half loses T * (W / T) == W
+        kernel = state_dict[key]
+        if kernel.is_floating_point():
+            kernel = kernel.to(torch.promote_types(kernel.dtype, torch.float32))
+        weight = inflate_conv_weight(kernel, num_frames, inflate_init, channels_per_frame)
+        weight = weight if stem is None else stem.to_encoding(weight, to_encoded=True)
+        state_dict[key] = weight.to(model.get_submodule(first_conv).weight.dtype)
         how = f'inflated {in_channels} -> {expected} channels (inflate_init={inflate_init}){basis}'
     elif in_channels == expected:
         if stem is not None:  # trained in some input basis: the file's config says which
-            from ...engine.checkpoint import (check_input_basis, load_verified,
-                                              trained_input_basis)
-            checkpoint = load_verified(path, map_location='cpu')
+            from ...engine.checkpoint import check_input_basis, trained_input_basis
+            checkpoint = load_checkpoint_file(path)
             if trained_input_basis(checkpoint) is None:
                 # a bare state dict: no weight's shape records the encoding, so a kernel
                 # learnt on frame differences loads into a model fed frames (and back) and
@@ -322,12 +374,23 @@ def load_inflated_checkpoint(model: nn.Module,
         raise ValueError(f'{path} was trained with {dropped_parts}, which this {name} lacks: '
                          'build it with ' + ', '.join(f'{part}=True' for part in dropped_parts) +
                          ' (dropping them would change what the model computes)')
+    head = (model.classifier_prefixes() if isinstance(model, HyperframeBackboneMixin)
+            else timm_classifier_prefixes(model))
+    foreign = [k for k in unexpected if not k.startswith(head)]
+    if foreign:
+        # the file's network has layers this one lacks (an SE/ECA block where the model has
+        # none, another stem): loading the rest would compute a network that is neither
+        raise RuntimeError(f'{path} is another network\'s checkpoint, not {name}\'s: it holds '
+                           f'{len(foreign)} weights {name} has no place for, which are not its '
+                           f'classifier head {list(head)}: {foreign[:5]}. Load a checkpoint of '
+                           'the same architecture, or build the backbone the file was saved from')
     print_log(f'{name}: loaded {path}: first conv {how}; new parts initialised: '
               f'{sorted({stem_part(k) for k in missing if stem_part(k)})}',
               logger='current', level=logging.INFO)
     if unexpected:
         print_log(f'{name}: {path} holds {len(unexpected)} weights {name} has no place for, '
-                  f'ignored: {unexpected[:10]}', logger='current', level=logging.WARNING)
+                  f'ignored: {unexpected[:10]} (the 2D classifier head)', logger='current',
+                  level=logging.WARNING)
     return set(state_dict) - set(unexpected)
 
 

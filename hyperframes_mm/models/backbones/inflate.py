@@ -10,6 +10,7 @@ The property every mode but ``'random'`` keeps is the *temporal sum* of the kern
 ``conv(x, sum_t W_t)``, so a kernel whose temporal sum is the 2D kernel gives the 2D output.
 """
 import logging
+import sys
 from typing import Optional
 
 import torch
@@ -156,21 +157,46 @@ def inflate_conv_weight(weight: torch.Tensor,
     return inflated.to(weight.dtype)
 
 
-def _check_plain_conv(conv: nn.Module) -> None:
+#: Convs that standardise their kernel over its fan-in in every forward (timm's NFNets and BiT
+#: ResNetV2s, mmcv's ConvWS), by module and class name: a module of them is in ``sys.modules``
+#: wherever such a conv was built, and neither library has to be installed.
+WEIGHT_STANDARDISED_CONVS = (
+    ('timm.layers.std_conv', ('StdConv2d', 'StdConv2dSame', 'ScaledStdConv2d',
+                              'ScaledStdConv2dSame')),
+    ('mmcv.cnn.bricks.conv_ws', ('ConvWS2d', 'ConvAWS2d')),
+)
+
+
+def _is_weight_standardised(conv: nn.Module) -> bool:
+    return any(isinstance(conv, getattr(sys.modules[module], cls))
+               for module, classes in WEIGHT_STANDARDISED_CONVS if module in sys.modules
+               for cls in classes)
+
+
+def _check_plain_conv(conv: nn.Module, name: str = 'conv') -> None:
     if not isinstance(conv, nn.Conv2d):
         raise TypeError(f'expected an nn.Conv2d to inflate, got {type(conv).__name__}')
     if conv.groups != 1:
         raise ValueError(f'cannot inflate a grouped conv (groups={conv.groups}): its input '
                          'channels are not one kernel per frame')
+    if _is_weight_standardised(conv):
+        # standardised over all C*T inputs, the T per-frame parts of a kernel are rescaled
+        # together, so their temporal sum is no longer the 2D kernel
+        raise TypeError(f'{name} is a {type(conv).__name__}, which standardises its kernel over '
+                        'its input channels in every forward: inflated to C*T channels, T '
+                        'identical frames would no longer give the 2D output. A network with a '
+                        'weight-standardised first conv (NFNet, BiT ResNetV2) cannot be '
+                        'inflated: pick one whose first conv is a plain Conv2d')
 
 
-def resize_conv_input(conv: nn.Conv2d, in_channels: int) -> nn.Conv2d:
+def resize_conv_input(conv: nn.Conv2d, in_channels: int, name: str = 'conv') -> nn.Conv2d:
     """Give ``conv`` (in place) ``in_channels`` inputs, freshly initialised as torch does.
 
     The module keeps its class, stride, padding, bias and hooks; only its kernel (and bias,
     re-initialised with it) change. Used when a backbone is built, before weights are loaded.
+    ``name`` (the network and layer) heads the errors.
     """
-    _check_plain_conv(conv)
+    _check_plain_conv(conv, name)
     weight = conv.weight
     conv.weight = nn.Parameter(
         weight.new_empty((weight.shape[0], in_channels) + tuple(weight.shape[2:])),

@@ -1,6 +1,6 @@
 """Inflate any 2D backbone (mmaction2, mmpretrain, timm) by the name of its first convolution."""
 import copy
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Tuple
 
 import torch
 from mmaction.registry import MODELS
@@ -8,7 +8,8 @@ from mmengine.model import BaseModule
 from torch import nn
 
 from ...utils import positive_int
-from .hyperframe_backbone import HyperframeBackboneMixin, check_hyperframe_args
+from .hyperframe_backbone import (HyperframeBackboneMixin, check_hyperframe_args,
+                                  timm_classifier_prefixes)
 from .inflate import resize_conv_input
 from .stem import HyperframeStem
 from .temporal_shift import check_segments, move_under_shift, shift_blocks, shifted_convs
@@ -30,6 +31,12 @@ def build_2d_backbone(cfg: Dict) -> nn.Module:
         raise ValueError('InflatedBackbone: give the 2D checkpoint as InflatedBackbone('
                          'pretrained=...) so that its first conv is inflated; the inner '
                          'backbone\'s init_cfg=Pretrained would skip that conv (shape mismatch)')
+    if backbone_type.startswith('torchvision.'):
+        # mmaction2's recognizers take torchvision.* in this slot; its registry here does not
+        raise ValueError(f'InflatedBackbone: {backbone_type}: torchvision models are not '
+                         'supported; use the timm model of that architecture (e.g. '
+                         "type='timm.resnet18'), or HyperResNet, HyperMobileNetV2 or "
+                         'HyperMobileNetV3, which load torchvision ResNet and MobileNet files')
     if backbone_type.startswith('timm.'):
         import timm
         if cfg.pop('pretrained', False):
@@ -57,6 +64,19 @@ def _find_first_conv(model: nn.Module, first_conv: str, type_name: str) -> str:
                         f'{type(module).__name__}, not a Conv2d (mmpretrain ViT: '
                         '"patch_embed.projection", timm vit_*: "patch_embed.proj")')
     return first_conv
+
+
+def _refuse_not_first(model: nn.Module, where: str, in_channels: int) -> None:
+    """Refuse a named conv that does not read the 3-channel image, saying what does."""
+    readers = [name for name, m in model.named_modules()
+               if isinstance(m, nn.Conv2d) and m.in_channels == 3]
+    if readers:
+        raise ValueError(f'InflatedBackbone: {where} takes {in_channels} channels, so it is not '
+                         f'the first conv: the convs reading 3 channels are {readers[:3]}')
+    raise ValueError(f'InflatedBackbone: {where} takes {in_channels} channels and no conv of the '
+                     'network reads 3: build the 2D backbone at 3 channels. A network whose '
+                     'image reaches its first conv through another layer (TResNet\'s '
+                     'SpaceToDepth) cannot be inflated by a first-conv rewrite')
 
 
 def feature_map(out: Any) -> Any:
@@ -141,12 +161,13 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
         conv_path = _find_first_conv(self.model, first_conv, type_name)
         conv = self.model.get_submodule(conv_path)
         if conv.in_channels != 3:
-            raise ValueError(f'InflatedBackbone: {type_name}.{conv_path} takes '
-                             f'{conv.in_channels} channels; build the 2D backbone at 3')
+            _refuse_not_first(self.model, f'{type_name}.{conv_path}', conv.in_channels)
         self.first_conv_name = f'model.{conv_path}'
-        resize_conv_input(conv, 3 * num_frames)
+        resize_conv_input(conv, 3 * num_frames, f'{name}: {type_name}.{conv_path}')
         self.inflate_init, self.pretrained = inflate_init, pretrained
         self.hyperframe_stem = HyperframeStem(num_frames, name, **stem)
+        # the stem has no conv-norm stem of a generic backbone to check (channels_per_frame)
+        self.hyperframe_stem.check_first_conv(conv)
         self.num_segments = num_segments
         self.shifted = (shift_blocks(self.model, num_segments, shift_div, name, type_name)
                         if num_segments > 1 else [])
@@ -159,6 +180,11 @@ class InflatedBackbone(HyperframeBackboneMixin, BaseModule):
         if f'{self.first_conv_name}.weight' not in state_dict:
             state_dict = {f'model.{key}': value for key, value in state_dict.items()}
         return move_under_shift(state_dict, shifted_convs(self.shifted, 'model.'))
+
+    def classifier_prefixes(self) -> Tuple[str, ...]:
+        """A timm model's classifier head, which the wrapper builds without (``num_classes=0``);
+        an mmpretrain file's head sits outside its ``backbone.`` prefix and is never read."""
+        return timm_classifier_prefixes(self.model, 'model.')
 
     def forward(self, x: torch.Tensor) -> Any:
         """``[N, 3T, H, W]`` hyperframes -> the wrapped backbone's features (see class doc)."""

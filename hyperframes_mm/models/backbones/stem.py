@@ -116,18 +116,10 @@ class HyperframeStem(BaseModule):
         extra_bn = flag(extra_bn, 'extra_bn', owner)
         motion_products = flag(motion_products, 'motion_products', owner)
         check_encoding(input_encoding, diff_gain)
-        conv = getattr(conv_stem, 'conv', conv_stem)
-        wanted = num_frames * channels_per_frame
-        if isinstance(getattr(conv, 'in_channels', None), int) and conv.in_channels != wanted:
-            # else every later error describes a network of another T than the one configured
-            per_frame = conv.in_channels // num_frames
-            raise ValueError(f'{owner}: channels_per_frame={channels_per_frame} makes '
-                             f'{wanted} input channels of num_frames={num_frames}, and its first '
-                             f'conv is built for {conv.in_channels} ({per_frame} channels a '
-                             'frame); leave channels_per_frame out')
         self.num_frames = num_frames
         self.owner = owner
         self.channels_per_frame = channels_per_frame
+        self.check_first_conv(getattr(conv_stem, 'conv', conv_stem))
         self.input_encoding = input_encoding
         self.diff_gain = float(diff_gain)
         # built in this order (frame attention, extra_bn, motion products): the order in which
@@ -161,6 +153,17 @@ class HyperframeStem(BaseModule):
     def in_channels(self) -> int:
         """``C * T``: the channels of the hyperframes the stem reads."""
         return self.channels_per_frame * self.num_frames
+
+    def check_first_conv(self, conv: Optional[nn.Module]) -> None:
+        """Refuse a first conv built for other than ``C * T`` inputs: else every later error
+        describes a network of another T than the one configured."""
+        if isinstance(getattr(conv, 'in_channels', None), int) and \
+                conv.in_channels != self.in_channels:
+            raise ValueError(f'{self.owner}: channels_per_frame={self.channels_per_frame} makes '
+                             f'{self.in_channels} input channels of num_frames='
+                             f'{self.num_frames}, and its first conv is built for '
+                             f'{conv.in_channels} ({conv.in_channels // self.num_frames} channels '
+                             'a frame); leave channels_per_frame out')
 
     # ------------------------------------------------------------------------- forward
     def check_input(self, x: torch.Tensor) -> None:

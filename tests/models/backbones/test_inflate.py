@@ -5,6 +5,8 @@ from fractions import Fraction
 import pytest
 import torch
 import torch.nn.functional as F
+from mmcv.cnn.bricks.conv_ws import ConvWS2d
+from timm.layers import StdConv2d
 from torch import nn
 
 from hyperframes_mm.models.backbones.inflate import (inflate_conv_weight, reinflate_conv_weight,
@@ -170,6 +172,10 @@ def test_resize_and_set_conv_weight_keep_the_module():
 @pytest.mark.parametrize('call,error,match', [
     (lambda: resize_conv_input(nn.Conv2d(3, 6, 3, groups=3), 15), ValueError, 'grouped conv'),
     (lambda: resize_conv_input(nn.Linear(3, 4), 15), TypeError, 'expected an nn.Conv2d'),
+    (lambda: resize_conv_input(StdConv2d(3, 8, 3), 15), TypeError,
+     'conv is a StdConv2d, which standardises its kernel over its input channels'),
+    (lambda: resize_conv_input(ConvWS2d(3, 8, 3), 15), TypeError,
+     'conv is a ConvWS2d, which standardises its kernel over its input channels'),
     (lambda: set_conv_weight(nn.Conv2d(3, 8, 3), torch.zeros(8, 15, 5, 5)), ValueError,
      'does not fit a conv with 8 outputs and kernel'),
 ])

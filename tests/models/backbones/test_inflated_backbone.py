@@ -108,7 +108,12 @@ def test_wrong_input_is_a_clear_error():
      r"has no module 'patch_embed.conv'; its first convolutions are \['patch_embed.projection'\]"),
     (dict(first_conv='layers.0.attn.qkv'), TypeError, 'is a Linear, not a Conv2d'),
     (dict(backbone=dict(MMPRETRAIN_VIT, in_channels=6)), ValueError,
-     'patch_embed.projection takes 6 channels; build the 2D backbone at 3'),
+     r'mmpretrain.VisionTransformer.patch_embed.projection takes 6 channels and no conv of the '
+     r'network reads 3: build the 2D backbone at 3 channels. A network whose image reaches its '
+     r"first conv through another layer \(TResNet's SpaceToDepth\) cannot be inflated"),
+    (dict(backbone=dict(type='timm.resnet18'), first_conv='layer1.0.conv1'), ValueError,
+     r'InflatedBackbone: timm.resnet18.layer1.0.conv1 takes 64 channels, so it is not the first '
+     r"conv: the convs reading 3 channels are \['conv1'\]$"),
     (dict(backbone=dict(MMPRETRAIN_VIT, init_cfg=dict(type='Pretrained', checkpoint='x.pth'))),
      ValueError, r'give the 2D checkpoint as InflatedBackbone\(pretrained=...\)'),
     # on the wrapper itself: its keys carry model., the file's not, so it loaded nothing
@@ -118,10 +123,19 @@ def test_wrong_input_is_a_clear_error():
     (dict(backbone=dict(TIMM_VIT, pretrained=True), first_conv='patch_embed.proj'), ValueError,
      'timm pretrained=True downloads weights'),
     (dict(backbone=dict(img_size=SIZE)), TypeError, 'backbone needs a type name'),
+    # mmaction2's recognizers take it; mmengine's registry would answer with a bare KeyError
+    (dict(backbone=dict(type='torchvision.resnet18')), ValueError,
+     r"^InflatedBackbone: torchvision.resnet18: torchvision models are not supported; use the "
+     r"timm model of that architecture \(e.g. type='timm.resnet18'\), or HyperResNet, "
+     r'HyperMobileNetV2 or HyperMobileNetV3, which load torchvision ResNet and MobileNet files$'),
     (dict(extra_bn=True), ValueError, 'InflatedBackbone has no conv-norm stem to put extra_bn in'),
     (dict(motion_products=True), ValueError,
      'InflatedBackbone has no conv-norm stem to put motion_products in'),
     (dict(num_frame=T), TypeError, "unexpected keyword argument 'num_frame'"),
+    # its first conv is widened to 3 channels a frame: a grey C=1 input would fail in torch
+    (dict(channels_per_frame=1), ValueError,
+     r'InflatedBackbone: channels_per_frame=1 makes 5 input channels of num_frames=5, and its '
+     r'first conv is built for 15 \(3 channels a frame\); leave channels_per_frame out'),
     (dict(pretrained=True), TypeError,
      'InflatedBackbone: pretrained must be a checkpoint path or None'),
 ])
