@@ -174,11 +174,17 @@ class HyperframeStem(BaseModule):
                              f'tensor of shape {tuple(x.shape)}')
         channels = x.shape[1]
         if channels != self.in_channels:
-            seen = (f' ({channels // self.channels_per_frame} frames)'
+            frames = channels // self.channels_per_frame
+            seen = (f' ({frames} frame{"s" if frames != 1 else ""})'
                     if channels % self.channels_per_frame == 0 else '')
+            # one frame's channels: frames that were never stacked (FormatShape in place of
+            # HyperframeStack), whatever T the sampler picked
+            why = ('the pipeline has no HyperframeStack (frames reach the model one by one), '
+                   'or the sampler\'s num_frames differs from the backbone\'s'
+                   if channels == self.channels_per_frame else
+                   'the sampler\'s num_frames must equal the backbone\'s')
             raise ValueError(f'{name} expects {self.in_channels} input channels, got '
-                             f'{channels}{seen}: the sampler\'s num_frames must equal the '
-                             'backbone\'s')
+                             f'{channels}{seen}: {why}')
 
     def frames(self, x: torch.Tensor) -> torch.Tensor:
         """Check the input and apply frame attention: the frames the first conv reads (in the

@@ -293,6 +293,10 @@ def test_checkpoint_errors_name_the_file(tmp_path, resnet18_checkpoint):
     ((1, 9, SIZE, SIZE), r"^HyperResNet\(num_frames=5\) expects 15 input channels, got 9 \(3 "
      r"frames\): the sampler's num_frames must equal the backbone's$"),
     ((1, 16, SIZE, SIZE), r'expects 15 input channels, got 16: the sampler'),
+    # one frame's channels: FormatShape in place of HyperframeStack, whatever T was sampled
+    ((1, 3, SIZE, SIZE), r"^HyperResNet\(num_frames=5\) expects 15 input channels, got 3 \(1 "
+     r"frame\): the pipeline has no HyperframeStack \(frames reach the model one by one\), or "
+     r"the sampler's num_frames differs from the backbone's$"),
     ((1, 1, 15, SIZE, SIZE), r'expects hyperframes \[N, 15, H, W\], got a tensor of shape'),
 ])
 def test_wrong_input_is_a_clear_error(shape, match):

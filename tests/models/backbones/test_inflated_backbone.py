@@ -99,7 +99,7 @@ def test_a_convmodule_name_resolves_to_its_conv():
 
 def test_wrong_input_is_a_clear_error():
     with pytest.raises(ValueError, match=r'InflatedBackbone\(num_frames=5\) expects 15 input '
-                       r'channels, got 3 \(1 frames\)'):
+                       r'channels, got 3 \(1 frame\)'):
         inflated('timm')(torch.randn(1, 3, SIZE, SIZE))
 
 
