@@ -194,10 +194,16 @@ def frame_count_mismatches(where: str, pipeline: Sequence[Dict],
                  f'{3 * total}-channel input',
                  f'set the backbone\'s num_frames to the streams\' total, {total}')]
     if set(sampled) != set(streams):
+        fix = ('give the sampler streams=dict(...) named like the recognizer\'s streams (or '
+               'none for a single-stream model)')
+        if set(streams) == {None}:
+            # a single-stream recognizer (Recognizer2D) reads imgs, which a stack of separate
+            # streams leaves empty: it failed with "'dict' object has no attribute 'shape'"
+            fix += ('; or keep the streams: FastSlowRecognizer with streams named like the '
+                    'sampler\'s, or HyperframeStack(fuse_streams=True) to stack them into one '
+                    'hyperframe of their total T for this backbone')
         return [(f'{place}: {spec.type} samples streams {sorted(map(str, sampled))} but the '
-                 f'model takes {sorted(map(str, streams))}',
-                 'give the sampler streams=dict(...) named like the recognizer\'s streams (or '
-                 'none for a single-stream model)')]
+                 f'model takes {sorted(map(str, streams))}', fix)]
     found = []
     for name, frames in sampled.items():
         expected = streams[name].num_frames

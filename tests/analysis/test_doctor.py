@@ -301,6 +301,12 @@ def test_sampler_streams_the_model_does_not_have(tiny_root):
                               dict(fast=dict(interval=0.05), slow=dict(interval=0.2))})
     assert problems(findings) == [('error', 'num-frames')]
     assert "samples streams ['fast', 'slow'] but the model takes ['None']" in findings[0].message
+    # a Recognizer2D given separate streams failed with "'dict' object has no attribute 'shape'"
+    assert findings[0].fix == (
+        "give the sampler streams=dict(...) named like the recognizer's streams (or none for a "
+        "single-stream model); or keep the streams: FastSlowRecognizer with streams named like "
+        "the sampler's, or HyperframeStack(fuse_streams=True) to stack them into one hyperframe "
+        "of their total T for this backbone")
 
 
 def test_model_without_hyperframe_backbone(tiny_root):
