@@ -478,3 +478,18 @@ def test_a_fixed_batch_graph_scores_any_number_of_samples(api_models, tmp_path):
         scores = fixed.scores(samples[:count])
         assert scores.shape == (count, 4)
         np.testing.assert_allclose(scores, dynamic.scores(samples[:count]), atol=1e-5)
+
+
+def test_frame_attention_exports_with_a_dynamic_batch_at_any_size(api_models, tmp_path):
+    """The exporter could not write frame attention's adaptive pooling with a dynamic batch
+    ("input size not accessible"), nor, with a fixed one, at sides that are not multiples of
+    its pooled size: every frame-attention model failed to export with a traceback."""
+    model = init_recognizer(api_models['single'], None, 'cpu',
+                            {'model.backbone.frame_attention': True})
+    attention = model.backbone.hyperframe_stem.frame_attention
+    torch.nn.init.normal_(attention.fc2.weight, std=0.5)  # weights that differ between frames
+    inputs = random_pixels((1, 1, 9, 56, 40), 2)
+    path = export_onnx(model, tmp_path / 'attention.onnx', inputs)
+    expected = pytorch_scores(model, random_pixels((1, 1, 9, 56, 40), 3))
+    got = run_onnx(onnx_session(path), model, random_pixels((1, 1, 9, 56, 40), 3))
+    assert got.shape == (3, 4) and np.abs(got - expected).max() <= 1e-5

@@ -31,12 +31,31 @@ def frame_descriptors(x: torch.Tensor,
         raise ValueError(f'{channels} channels are not a whole number of frames of '
                          f'{channels_per_frame} channels')
     if x.shape[2] > pooled_size or x.shape[3] > pooled_size:
-        x = F.adaptive_avg_pool2d(x, pooled_size)
+        x = (_adaptive_mean(x, pooled_size) if torch.onnx.is_in_onnx_export() else
+             F.adaptive_avg_pool2d(x, pooled_size))
     frames = x.float().reshape(num, channels // channels_per_frame, channels_per_frame,
                                *x.shape[2:])
     colour = frames.mean(dim=(3, 4))
     motion = (frames - frames.mean(dim=1, keepdim=True)).abs().mean(dim=(3, 4))
     return torch.cat([colour, motion], dim=2)
+
+
+def _pool_matrix(length: int, size: int, like: torch.Tensor) -> torch.Tensor:
+    """``[size, length]``: row ``i`` averages the bin ``adaptive_avg_pool`` gives output ``i``
+    (from ``floor(i * length / size)`` to ``ceil((i + 1) * length / size)``)."""
+    matrix = torch.zeros(size, length, dtype=like.dtype, device=like.device)
+    for index in range(size):
+        start, end = index * length // size, -(-(index + 1) * length // size)
+        matrix[index, start:end] = 1 / (end - start)
+    return matrix
+
+
+def _adaptive_mean(x: torch.Tensor, size: int) -> torch.Tensor:
+    """``F.adaptive_avg_pool2d(x, size)`` as two products with constant bin matrices: the ONNX
+    exporter cannot write the adaptive pooling of an input whose batch is dynamic, nor one whose
+    sides are not multiples of ``size``; the same bins, as matrices of the traced sizes, it can."""
+    height, width = int(x.shape[2]), int(x.shape[3])
+    return _pool_matrix(height, size, x) @ x @ _pool_matrix(width, size, x).transpose(0, 1)
 
 
 class FrameAttention(BaseModule):
