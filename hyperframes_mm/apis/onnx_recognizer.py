@@ -244,7 +244,10 @@ class OnnxRecognizer:
         """``[N, num_classes]`` scores of N samples' ``inputs`` (``[K, 3T, H, W]`` each, or one
         per stream). A fixed-batch graph runs them in chunks of its batch, the last one padded
         with copies of its last sample (their scores dropped), so that the callers' batches
-        (a test loader's, a stream's windows) need not be its size."""
+        (a test loader's, a stream's windows) need not be its size. Streams given as a dict of
+        per-sample lists, as a test loader's collate gives them, are taken sample by sample."""
+        if isinstance(inputs, dict):
+            inputs = [dict(zip(inputs, parts)) for parts in zip(*inputs.values())]
         inputs = list(inputs)
         if self.batch is None or not inputs:
             return self.session.run(['scores'], onnx_feeds(self.inputs, inputs))[0]
