@@ -10,6 +10,8 @@ sampler of the pipeline that reads it.
 - ``unreadable-video``: a listed video that is missing or cannot be opened, or, for a pipeline
   that reads with decord (:func:`reads_with_decord`), whose first frame decord cannot decode or
   whose frames it returns out of place;
+- ``label-range`` (:func:`check_frame_label_range`, with the head's class count): window labels
+  of a ``FrameLabelVideoDataset`` outside the head's classes, by annotation ``file:line``;
 - ``interrupted-build``: a dataset folder holding the mark of a synthetic build that a kill or
   a crash stopped midway (part of its videos written, no lists, no meta.json).
 """
@@ -19,11 +21,13 @@ from dataclasses import dataclass
 from statistics import median
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from mmaction.registry import DATASETS
 from mmengine.config import Config
 from tqdm import tqdm
 
 from ..datasets.annotations import AnnotationError, read_list_lines
 from ..datasets.bad_video import DECORD_OPENERS, decodes_with_decord, decord_path
+from ..datasets.frame_label_dataset import FrameLabelVideoDataset
 from ..datasets.synthetic.generate import BUILDING, interrupted_build
 from ..datasets.transforms.pipeline_info import transform_type
 from .config_utils import SamplerSpec, sampler_spec, unique_pipelines
@@ -79,6 +83,48 @@ def annotation_videos(dataset: Dict) -> Tuple[List[str], Optional[str]]:
         paths = [decord_path(path) for path in paths]
     # A frame-label file lists a video once; a video list may repeat one in several lines.
     return list(dict.fromkeys(paths)), None
+
+
+def reads_frame_labels(dataset: Dict) -> bool:
+    """Whether the dataset config is a ``FrameLabelVideoDataset`` (JSON-lines annotation)."""
+    kind = dataset.get('type')
+    kind = kind if isinstance(kind, type) else DATASETS.get(kind)
+    return isinstance(kind, type) and issubclass(kind, FrameLabelVideoDataset)
+
+
+def check_frame_label_range(where: str, dataset: Dict, num_classes: int) -> List[Finding]:
+    """The window labels of a ``FrameLabelVideoDataset`` config outside ``0..num_classes - 1``,
+    by annotation ``file:line``, and the line its reader refuses. The dataset is built without
+    its pipeline: its windows are the samples a run reads, labelled by its ``label_mode``, and
+    the runner's check (:func:`~hyperframes_mm.engine.class_count.labels_outside`) reads them."""
+    from ..engine.class_count import labels_outside
+    if not osp.isfile(dataset_paths(dataset)[0]):
+        return []  # a missing list is the data check's finding
+    try:
+        built = DATASETS.build(dict(dataset, pipeline=[]))
+    except ValueError as error:
+        return [Finding('error', 'annotation', f'{where}: {error}',
+                        'correct that line: a run that reads the annotation stops there')]
+    outside = labels_outside(built, num_classes)
+    if not outside:
+        return []
+    # one line gives many windows: name each line once, with its labels
+    lines: Dict[str, List[int]] = {}
+    for _, line, _, label in outside:
+        lines.setdefault(line, [])
+        if label not in lines[line]:
+            lines[line].append(label)
+    shown = ', '.join(f'{line}: {", ".join(map(str, labels))}'
+                      for line, labels in list(lines.items())[:_LISTED])
+    more = f', and {len(lines) - _LISTED} more lines' if len(lines) > _LISTED else ''
+    largest = max(label for _, _, _, label in outside)
+    return [Finding(
+        'error', 'label-range',
+        f'{where}: {len(outside)} window label(s) of {built.ann_file} are outside '
+        f'0..{num_classes - 1}, the classes of the model\'s head (num_classes={num_classes}); a '
+        f'run that reads the annotation stops before its first step: {shown}{more}',
+        f'correct those labels, or, if the annotation is right, give the model\'s head '
+        f'{largest + 1} classes')]
 
 
 def dataset_paths(dataset: Dict) -> Tuple[str, str]:

@@ -24,7 +24,8 @@ one-line fix):
 - ``load-from``: the checkpoint training starts from (``load_from``, or with ``resume`` the one
   the work dir's ``last_checkpoint`` names) is missing, damaged, another model's, or (to
   resume) has no training state;
-- with data: ``label-range``, labels of a video list outside the classes of the model's head
+- with data: ``label-range``, labels of a video list or frame-label annotation outside the
+  classes of the model's head
   (the loss stops at the first with ``IndexError: Target 12 is out of bounds``, naming no file
   or line), and ``annotation``, a list that is not UTF-8 text, a line the datasets refuse (a
   blank line, a label that is not an integer) or a video listed twice in a validation or test
@@ -59,7 +60,7 @@ from ..engine.num_frames_hook import frame_count_mismatches, model_streams, need
 from ..engine.runner import OVERRIDE_FIX, top_level_overrides
 from ..engine.schedule_check import schedule_overruns
 from .config_utils import unique_pipelines
-from .data_checks import check_data
+from .data_checks import check_data, check_frame_label_range, reads_frame_labels
 from .findings import SEVERITIES, Finding
 from .memory import check_memory
 
@@ -343,11 +344,15 @@ def _malformed(where: str, dataset: Dict, lines: Sequence[ListLine],
 
 
 def check_labels(cfg: Config, num_classes: int) -> List[Finding]:
-    """Labels of every ``VideoDataset`` list outside ``0..num_classes - 1``, the classes of the
-    model's head; lists that cannot be read as UTF-8 text; and what else the datasets or the
-    runner refuse in a list (:func:`_malformed`)."""
+    """Labels of every ``VideoDataset`` list (and frame-label annotation:
+    :func:`~.data_checks.check_frame_label_range`) outside ``0..num_classes - 1``, the
+    classes of the model's head; lists that cannot be read as UTF-8 text; and what else the
+    datasets or the runner refuse in a list (:func:`_malformed`)."""
     findings = []
     for where, dataset, _ in unique_pipelines(cfg):
+        if reads_frame_labels(dataset):
+            findings += check_frame_label_range(where, dataset, num_classes)
+            continue
         ann_file = str(dataset.get('ann_file') or '')
         # a missing list is the data check's note ("data not checked")
         if not (ann_file and _reads_video_list(dataset) and osp.isfile(ann_file)):

@@ -22,9 +22,21 @@ from mmaction.registry import DATASETS
 from mmengine.logging import print_log
 
 from ..utils import int_at_least, is_int
+from ..utils.checks import finite_number
+from .annotations import read_list_lines
 
 LABEL_MODES = ('center', 'any', 'video')
 _KEYS = {'video', 'num_frames', 'fps', 'segments', 'frame_labels', 'label'}
+#: the most frames a line may give: its labels are allocated whole, one int64 per frame, and a
+#: mistyped count (a few zeros too many) asked for hundreds of GiB instead of naming the line
+MAX_FRAMES = 10 ** 8
+#: the largest label: labels are stored as int64, and a larger JSON int overflowed unnamed
+_MAX_LABEL = np.iinfo(np.int64).max
+
+
+def _is_label(value) -> bool:
+    """An int label that int64 holds (a class index is never near the bound)."""
+    return is_int(value) and 0 <= value <= _MAX_LABEL
 
 
 @dataclass
@@ -64,15 +76,15 @@ def _parse_line(record, where: str, background_label: int) -> Dict:
     if osp.isabs(video):
         raise ValueError(f'{where}: "video" {video!r} must be relative to the video root')
     num_frames = record.get('num_frames')
-    if num_frames is not None and not (is_int(num_frames) and num_frames >= 1):
-        raise ValueError(f'{where}: "num_frames" must be a positive int, got {num_frames!r}')
+    if num_frames is not None and not (is_int(num_frames) and 1 <= num_frames <= MAX_FRAMES):
+        raise ValueError(f'{where}: "num_frames" must be a positive int of at most '
+                         f'{MAX_FRAMES} frames, got {num_frames!r}')
     fps = record.get('fps')
-    if fps is not None and not (isinstance(fps, (int, float)) and not isinstance(fps, bool)
-                                and fps > 0):
-        raise ValueError(f'{where}: "fps" must be a positive number, got {fps!r}')
+    if fps is not None:
+        finite_number(fps, '"fps"', where, above=0)
     label = record.get('label')
-    if label is not None and not (is_int(label) and label >= 0):
-        raise ValueError(f'{where}: "label" must be an int >= 0, got {label!r}')
+    if label is not None and not _is_label(label):
+        raise ValueError(f'{where}: "label" must be an int >= 0 that int64 holds, got {label!r}')
     if ('segments' in record) == ('frame_labels' in record):
         raise ValueError(f'{where}: give exactly one of "segments" and "frame_labels"')
     if 'segments' in record:
@@ -81,9 +93,9 @@ def _parse_line(record, where: str, background_label: int) -> Dict:
         labels = _segment_labels(record['segments'], num_frames, background_label, where)
     else:
         labels = record['frame_labels']
-        if not isinstance(labels, list) or not labels or not all(
-                is_int(x) and x >= 0 for x in labels):
-            raise ValueError(f'{where}: "frame_labels" must be a non-empty list of ints >= 0')
+        if not isinstance(labels, list) or not labels or not all(_is_label(x) for x in labels):
+            raise ValueError(f'{where}: "frame_labels" must be a non-empty list of ints >= 0 '
+                             'that int64 holds')
         if num_frames is not None and num_frames != len(labels):
             raise ValueError(f'{where}: "num_frames" is {num_frames} but "frame_labels" has '
                              f'{len(labels)} entries')
@@ -107,8 +119,9 @@ def _segment_labels(segments, num_frames: int, background_label: int,
         if not 0 <= start < end <= num_frames:
             raise ValueError(f'{where}: segment {index} {segment} needs 0 <= start < end <= '
                              f'num_frames ({num_frames}); end is exclusive')
-        if label < 0:
-            raise ValueError(f'{where}: segment {index} {segment} has a negative label')
+        if not _is_label(label):
+            raise ValueError(f'{where}: segment {index} {segment} needs a label >= 0 that int64 '
+                             'holds')
         if taken[start:end].any():
             raise ValueError(f'{where}: segment {index} {segment} overlaps an earlier segment')
         taken[start:end] = True
@@ -147,25 +160,25 @@ def load_frame_annotations(ann_file: Union[str, os.PathLike],
     """
     annotations: List[FrameAnnotation] = []
     seen: Dict[str, int] = {}
-    with open(ann_file, encoding='utf-8') as handle:
-        for number, text in enumerate(handle, 1):
-            if not text.strip():
-                continue
-            where = f'{ann_file}:{number}'
-            try:
-                record = json.loads(text)
-            except json.JSONDecodeError as error:
-                raise ValueError(f'{where}: not valid JSON: {error}') from error
-            parsed = _parse_line(record, where, background_label)
-            if parsed['video'] in seen:
-                raise ValueError(f'{where}: video {parsed["video"]!r} is already annotated on '
-                                 f'line {seen[parsed["video"]]}')
-            seen[parsed['video']] = number
-            label = parsed['label']
-            annotations.append(FrameAnnotation(
-                video=parsed['video'], labels=parsed['labels'], fps=parsed['fps'], line=number,
-                video_label=derive_video_label(parsed['labels'], background_label)
-                if label is None else label))
+    # the list reader: a file that is not UTF-8 text is refused naming its file:line
+    for number, text, _ in read_list_lines(ann_file):
+        if not text.strip():
+            continue
+        where = f'{ann_file}:{number}'
+        try:
+            record = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f'{where}: not valid JSON: {error}') from error
+        parsed = _parse_line(record, where, background_label)
+        if parsed['video'] in seen:
+            raise ValueError(f'{where}: video {parsed["video"]!r} is already annotated on '
+                             f'line {seen[parsed["video"]]}')
+        seen[parsed['video']] = number
+        label = parsed['label']
+        annotations.append(FrameAnnotation(
+            video=parsed['video'], labels=parsed['labels'], fps=parsed['fps'], line=number,
+            video_label=derive_video_label(parsed['labels'], background_label)
+            if label is None else label))
     if not annotations:
         raise ValueError(f'{ann_file}: annotates no videos')
     return annotations
@@ -261,7 +274,8 @@ class FrameLabelVideoDataset(BaseActionDataset):
     path), ``label``, ``center_frame`` (``HyperframeSampleFrames`` centres its clips on it),
     ``window_start`` / ``window_end`` (frame range, end exclusive) and ``total_frames`` (the
     annotation's frame count; the loading transform replaces it with the decoded count, and
-    ``annotated_frames`` keeps it for the sampler to compare).
+    ``annotated_frames`` keeps it for the sampler to compare) and ``annotation`` (the
+    annotation's ``file:line``, which the run's checks name rather than a window's index).
 
     Args:
         ann_file (str): the JSON-lines annotation file.
@@ -330,7 +344,8 @@ class FrameLabelVideoDataset(BaseActionDataset):
             filename = osp.join(prefix, annotation.video)
             data_list.extend(
                 dict(filename=filename, total_frames=annotation.num_frames,
-                     annotated_frames=annotation.num_frames, **window)
+                     annotated_frames=annotation.num_frames,
+                     annotation=f'{self.ann_file}:{annotation.line}', **window)
                 for window in windows)
         if not data_list:
             raise ValueError(f'{self.ann_file}: no window left ({skipped} skipped as unstable '

@@ -39,11 +39,13 @@ def head_classes(model) -> Optional[int]:
     return count if isinstance(count, Integral) else None
 
 
-def labels_outside(dataset, num_classes: int) -> List[Tuple[str, int, str, int]]:
-    """``(list, sample index, file, label)`` of every single label of ``dataset`` outside
-    ``0..num_classes - 1``. Unlabelled samples (-1, mmaction2's inference lists) are not
-    labels; multi-label datasets are skipped (their label vectors are as wide as their own
-    ``num_classes``, which they check)."""
+def labels_outside(dataset, num_classes: int) -> List[Tuple[str, str, str, int]]:
+    """``(list, sample, file, label)`` of every single label of ``dataset`` outside
+    ``0..num_classes - 1``; the sample is its annotation's ``file:line`` where the record
+    gives one (a frame-label dataset's windows, whose index is no line), else its index.
+    Unlabelled samples (-1, mmaction2's inference lists) are not labels; multi-label datasets
+    are skipped (their label vectors are as wide as their own ``num_classes``, which they
+    check)."""
     outside = []
     for leaf, _ in leaf_datasets(dataset):
         if getattr(leaf, 'multi_class', False):
@@ -53,7 +55,8 @@ def labels_outside(dataset, num_classes: int) -> List[Tuple[str, int, str, int]]
             label = info.get('label') if isinstance(info, dict) else None
             if (isinstance(label, Integral) and label != -1
                     and not 0 <= label < num_classes):
-                outside.append((source, index, _sample_name(info), int(label)))
+                outside.append((source, info.get('annotation') or f'sample {index}',
+                                _sample_name(info), int(label)))
     return outside
 
 
@@ -99,8 +102,8 @@ def check_labels(dataset, num_classes: int, split: str) -> None:
     if not outside:
         return
     lists = ', '.join(dict.fromkeys(source for source, _, _, _ in outside))
-    shown = '; '.join(f'sample {index} ({name or "no file"}): {label}'
-                      for _, index, name, label in outside[:_SHOWN])
+    shown = '; '.join(f'{sample} ({name or "no file"}): {label}'
+                      for _, sample, name, label in outside[:_SHOWN])
     more = f'; and {len(outside) - _SHOWN} more' if len(outside) > _SHOWN else ''
     largest = max(label for _, _, _, label in outside)
     fix = 'correct those labels'

@@ -747,3 +747,26 @@ def test_a_flip_after_the_stack_and_a_missing_stack_are_pipeline_order_errors(ti
         'backbone reads [N, 3T, H, W] hyperframes: it will receive single 3-channel frames and '
         'refuse them at the first step',
         'replace FormatShape (pipeline[4]) by dict(type=\'HyperframeStack\')')
+
+
+def test_frame_label_annotations_outside_the_heads_classes(tmp_path):
+    """The runner's error sends the user to --data for a frame label past the head, which read
+    video lists alone (0 errors): the window labels (the centre frame's, not every frame's) are
+    read by annotation line."""
+    ann_file = tmp_path / 'ann.jsonl'
+    ann_file.write_text('{"video": "a.mp4", "num_frames": 40, "segments": [[10, 25, 1], '
+                        '[30, 40, 7]]}\n{"video": "b.mp4", "frame_labels": [0, 9, 5, 9, 9]}\n')
+    dataset = dict(type='FrameLabelVideoDataset', ann_file=str(ann_file), window=10, stride=10,
+                   data_prefix=dict(video=str(tmp_path)))
+    finding, = check_labels(_cfg([], **dataset), 3)
+    assert finding == Finding(
+        'error', 'label-range',
+        f'train_dataloader.dataset: 2 window label(s) of {ann_file} are outside 0..2, the '
+        "classes of the model's head (num_classes=3); a run that reads the annotation stops "
+        f'before its first step: {ann_file}:1: 7, {ann_file}:2: 5',
+        "correct those labels, or, if the annotation is right, give the model's head 8 classes")
+    ann_file.write_text('{"video": "a.mp4", "num_frames": 100000000000, "segments": []}\n')
+    finding, = check_labels(_cfg([], **dataset), 3)
+    assert (finding.code, finding.message) == ('annotation', (
+        f'train_dataloader.dataset: {ann_file}:1: "num_frames" must be a positive int of at '
+        'most 100000000 frames, got 100000000000'))

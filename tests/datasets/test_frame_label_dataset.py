@@ -144,13 +144,20 @@ GOOD = '{"video": "ok.mp4", "num_frames": 5, "segments": []}'
     ('{"video": "/abs/a.mp4", "num_frames": 5, "segments": []}',
      '"video" \'/abs/a.mp4\' must be relative to the video root'),
     ('{"video": "a.mp4", "num_frames": 0, "segments": []}',
-     '"num_frames" must be a positive int, got 0'),
+     '"num_frames" must be a positive int of at most 100000000 frames, got 0'),
     ('{"video": "a.mp4", "num_frames": true, "segments": []}',
-     '"num_frames" must be a positive int, got True'),
+     '"num_frames" must be a positive int of at most 100000000 frames, got True'),
+    # a mistyped count allocated a label per frame (hundreds of GiB) before any message
+    ('{"video": "a.mp4", "num_frames": 100000000000, "segments": []}',
+     '"num_frames" must be a positive int of at most 100000000 frames, got 100000000000'),
     ('{"video": "a.mp4", "num_frames": 5, "fps": -1, "segments": []}',
-     '"fps" must be a positive number, got -1'),
+     '"fps" must be a finite number > 0, got -1'),
+    ('{"video": "a.mp4", "num_frames": 5, "fps": Infinity, "segments": []}',
+     '"fps" must be a finite number > 0, got inf'),
     ('{"video": "a.mp4", "num_frames": 5, "label": -1, "segments": []}',
-     '"label" must be an int >= 0, got -1'),
+     '"label" must be an int >= 0 that int64 holds, got -1'),
+    ('{"video": "a.mp4", "num_frames": 5, "label": 99999999999999999999, "segments": []}',
+     '"label" must be an int >= 0 that int64 holds, got 99999999999999999999'),
     ('{"video": "a.mp4", "num_frames": 5}', 'give exactly one of "segments" and "frame_labels"'),
     ('{"video": "a.mp4", "segments": [], "frame_labels": [0]}', 'give exactly one of'),
     ('{"video": "a.mp4", "segments": []}', '"segments" need "num_frames"'),
@@ -162,11 +169,15 @@ GOOD = '{"video": "ok.mp4", "num_frames": 5, "segments": []}'
     ('{"video": "a.mp4", "num_frames": 5, "segments": [[0, 6, 1]]}',
      r'segment 0 \[0, 6, 1\] needs 0 <= start < end'),
     ('{"video": "a.mp4", "num_frames": 5, "segments": [[0, 2, -1]]}',
-     r'segment 0 \[0, 2, -1\] has a negative label'),
+     r'segment 0 \[0, 2, -1\] needs a label >= 0 that int64 holds'),
+    ('{"video": "a.mp4", "num_frames": 5, "segments": [[0, 2, 99999999999999999999]]}',
+     r'segment 0 \[0, 2, 99999999999999999999\] needs a label >= 0 that int64 holds'),
     ('{"video": "a.mp4", "num_frames": 5, "segments": [[0, 3, 1], [2, 4, 2]]}',
      r'segment 1 \[2, 4, 2\] overlaps an earlier segment'),
     ('{"video": "a.mp4", "frame_labels": []}', '"frame_labels" must be a non-empty list'),
     ('{"video": "a.mp4", "frame_labels": [0, -1]}', '"frame_labels" must be a non-empty list'),
+    ('{"video": "a.mp4", "frame_labels": [0, 99999999999999999999]}',
+     '"frame_labels" must be a non-empty list of ints >= 0 that int64 holds'),
     ('{"video": "a.mp4", "num_frames": 3, "frame_labels": [0, 1]}',
      '"num_frames" is 3 but "frame_labels" has 2 entries'),
     (GOOD, "video 'ok.mp4' is already annotated on line 1"),
@@ -175,6 +186,15 @@ def test_bad_annotations_name_file_and_line(tmp_path, line, message):
     path = tmp_path / 'bad.jsonl'
     path.write_text(GOOD + '\n' + line + '\n')
     with pytest.raises(ValueError, match=f'{path}:2: {message}'):
+        load_frame_annotations(path)
+
+
+def test_annotation_not_utf8_names_file_and_line(tmp_path):
+    path = tmp_path / 'latin1.jsonl'
+    line = '{"video": "caf\u00e9.mp4", "frame_labels": [0]}'
+    path.write_bytes(f'{GOOD}\n{line}\n'.encode('latin-1'))
+    with pytest.raises(ValueError, match=f'{path}:2: byte 0xe9 is not UTF-8 at column 15: not a '
+                       'UTF-8 text list'):
         load_frame_annotations(path)
 
 

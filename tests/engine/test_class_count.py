@@ -78,7 +78,8 @@ def test_labels_are_found_inside_dataset_wrappers_and_unlabelled_samples_pass():
     wrapped = SimpleNamespace(datasets=[SimpleNamespace(dataset=inner),
                                         leaf([[0, 9]], 'b.txt', multi_class=True),
                                         leaf([-2, 2], 'c.txt')])
-    assert labels_outside(wrapped, 3) == [('a.txt', 1, 'v1.mp4', 5), ('c.txt', 0, 'v0.mp4', -2)]
+    assert labels_outside(wrapped, 3) == [('a.txt', 'sample 1', 'v1.mp4', 5),
+                                         ('c.txt', 'sample 0', 'v0.mp4', -2)]
     check_labels(leaf([0, 2, -1]), 3, 'val')
     with pytest.raises(ClassCountError, match=r'^val list c\.txt: 1 label\(s\) outside 0\.\.2, '
                        r'.*: sample 0 \(v0\.mp4\): -2\. Correct those labels; tools'):
@@ -266,3 +267,21 @@ def test_a_flip_label_map_past_the_head_stops_training(runner_of):
                           pipeline[-2:], 'train_cfg.max_epochs': 1, 'train_cfg.val_begin': 2})
     runner.train()
     assert runner.iter == 4
+
+
+def test_frame_label_windows_outside_the_head_name_the_annotation_line(tmp_path):
+    """A window's index is no line of the annotation: the error names the line that gave the
+    label, as tools/doctor.py --data does."""
+    from hyperframes_mm.datasets.frame_label_dataset import FrameLabelVideoDataset
+    ann_file = tmp_path / 'ann.jsonl'
+    ann_file.write_text('{"video": "b.mp4", "num_frames": 20, "segments": []}\n'
+                        '{"video": "a.mp4", "num_frames": 40, "segments": [[30, 40, 7]]}\n')
+    dataset = FrameLabelVideoDataset(str(ann_file), [], window=10,
+                                     data_prefix=dict(video='videos'))
+    with pytest.raises(ClassCountError) as error:
+        check_labels(dataset, 3, 'train')
+    assert str(error.value) == (
+        f'train list {ann_file}: 1 label(s) outside 0..2, the classes of the model\'s head '
+        f'(model.cls_head.num_classes=3): {ann_file}:2 (videos/a.mp4): 7. Correct those labels, '
+        'or, if the list is right, give the head 8 classes (model.cls_head.num_classes); '
+        'tools/doctor.py --data lists every such line.')
