@@ -386,6 +386,15 @@ def test_bad_results_name_the_file():
         sampler(dict(filename='a.mp4', total_frames=30, center_frame=30))
     with pytest.raises(ValueError, match=r'a\.mp4: center_frame=-1'):
         sampler(dict(filename='a.mp4', total_frames=30, center_frame=-1))
+    # an annotation of a longer copy: the window past the end stopped an epoch midway, naming
+    # neither the annotation line nor the two frame counts
+    with pytest.raises(ValueError) as error:
+        sampler(dict(filename='a.mp4', total_frames=40, center_frame=45, annotated_frames=80,
+                     annotation='ann.jsonl:2'))
+    assert str(error.value) == (
+        'HyperframeSampleFrames: a.mp4: center_frame=45 is not a frame of this 40-frame video: '
+        'its annotation (ann.jsonl:2) gives 80 frames and the video decodes to 40; annotate '
+        'this copy of the video, or list the copy the annotation was made on')
     timed = HyperframeSampleFrames(num_frames=4, interval=0.5, time_based=True)
     with pytest.raises(ValueError, match=r'nofps\.mp4 has no usable frame rate \(avg_fps=None\)'):
         timed(dict(filename='nofps.mp4', total_frames=30))

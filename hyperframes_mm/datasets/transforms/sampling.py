@@ -352,8 +352,17 @@ class HyperframeSampleFrames(BaseTransform):
             return None
         if isinstance(center, bool) or not isinstance(center, (int, np.integer)) or \
                 not 0 <= center < total:
+            annotated, where = results.get('annotated_frames'), results.get('annotation')
+            cause = ''
+            if isinstance(center, (int, np.integer)) and annotated is not None and \
+                    annotated > total:
+                # the annotation was made on a longer copy of the video: its windows past the
+                # end stopped an epoch midway, the message naming neither line nor counts
+                cause = (f': its annotation{f" ({where})" if where else ""} gives {annotated} '
+                         f'frames and the video decodes to {total}; annotate this copy of the '
+                         'video, or list the copy the annotation was made on')
             raise ValueError(f'HyperframeSampleFrames: {filename}: center_frame={center!r} is '
-                             f'not a frame of this {total}-frame video')
+                             f'not a frame of this {total}-frame video{cause}')
         return int(center)
 
     def _sample(self, total: int, fps: Optional[float],
