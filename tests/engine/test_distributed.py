@@ -306,8 +306,15 @@ def test_ranks_decide_the_last_batch_check_together(tiny_dataset, tmp_path):
     # a norm synchronised over the ranks sees both ranks' sample: it trains, one epoch of 2
     # steps on each rank
     synced = train(config, tmp_path / 'synced', tiny_dataset,
-                   UNEVEN + ['train_dataloader.batch_size=6', 'sync_bn=torch'], nproc=2)
+                   UNEVEN + ['train_dataloader.batch_size=6', 'sync_bn=torch'], nproc=2,
+                   check=False)
     assert 'Epoch(train) [1][2/2]' in synced.stdout + synced.stderr
+    assert load(tmp_path / 'synced' / 'epoch_1.pth')['meta']['epoch'] == 1
+    # now and then a rank of this finished, saved run aborts as the interpreter exits: gloo's
+    # teardown (pytorch/pytorch#179291), which the plugin has no fix for; any other failure
+    # of the run fails the test
+    assert synced.returncode == 0 or 'terminate called without an active exception' in \
+        synced.stdout + synced.stderr, synced.stderr[-3000:]
     # a probe that fails otherwise on rank 1 alone: rank 0 waited in the gather for an answer
     # that never came; now both ranks stop, naming the rank
     crashed = train(config, tmp_path / 'crashed', tiny_dataset,
