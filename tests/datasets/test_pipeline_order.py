@@ -6,8 +6,6 @@ sampler's num_frames, which equalled the backbone's."""
 import copy
 
 import pytest
-from mmaction.registry import MODELS
-from mmengine.runner import BaseLoop
 
 from hyperframes_mm.apis.inference import load_config
 from hyperframes_mm.datasets.transforms.pipeline_order import (pipeline_order_problems,
@@ -16,6 +14,7 @@ from hyperframes_mm.engine import NumFramesHook
 from hyperframes_mm.engine.num_frames_hook import needs_stack
 
 from ..conftest import REPO
+from ..engine.test_num_frames_hook import _Runner
 
 GOOD = REPO / 'tests/analysis/configs/doctor/good.py'
 DECODE = [dict(type='SafeDecordInit'), dict(type='HyperframeSampleFrames', num_frames=5),
@@ -77,21 +76,6 @@ def test_a_stack_is_needed_by_backbones_of_several_frames_and_by_streams():
     assert not needs_stack({None: _Backbone(1)})
     assert needs_stack({None: _Backbone(5)})
     assert needs_stack({'fast': _Backbone(1), 'slow': _Backbone(1)})
-
-
-class _Loop(BaseLoop):
-    def run(self):
-        pass
-
-
-class _Runner:
-    """What the hook reads of a runner: its config, model and built loops."""
-
-    def __init__(self, cfg, *loops):
-        self.cfg = cfg
-        self.model = MODELS.build(cfg.model)
-        for name in loops:
-            setattr(self, f'_{name}_loop', _Loop(self, [0]))
 
 
 def test_the_runner_refuses_a_flip_after_the_stack_and_a_missing_stack_before_a_run():
